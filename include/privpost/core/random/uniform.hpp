@@ -1,0 +1,58 @@
+// privpost/core/random/uniform.hpp
+// draw_uniform: a double uniform on the open interval (0, 1) with 53 random bits, from any engine.
+// Every other draw in privpost is built on it, so that all draws are reproducible across standard libraries.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <limits>
+#include <random>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+
+namespace privpost {
+
+namespace detail {
+// 53 random bits from one 64-bit output, or two 32-bit outputs; other engines go through a bounded bit pump.
+template <random_engine G>
+inline std::uint64_t bits53(G& g) {
+  using R = typename std::remove_cvref_t<G>::result_type;
+  constexpr auto lo = std::remove_cvref_t<G>::min();
+  constexpr auto hi = std::remove_cvref_t<G>::max();
+  if constexpr (lo == 0 && hi == std::numeric_limits<std::uint64_t>::max()) {
+    return static_cast<std::uint64_t>(g()) >> 11;
+  } else if constexpr (lo == 0 && static_cast<std::uint64_t>(hi) == 0xFFFFFFFFull) {
+    const std::uint64_t a = static_cast<std::uint64_t>(g()) >> 5;  // 27 bits
+    const std::uint64_t b = static_cast<std::uint64_t>(g()) >> 6;  // 26 bits
+    return (a << 26) | b;
+  } else {
+    // Generic engines: collect one bit at a time from the largest power-of-two range below hi - lo + 1.
+    const std::uint64_t span = static_cast<std::uint64_t>(hi - lo);  // < 2^64 - 1 here
+    static_assert(hi > lo, "draw_uniform: the engine must produce at least two values");
+    const int width = std::bit_width(span + 1) - 1;  // largest power of two <= span + 1
+    const std::uint64_t mask = (std::uint64_t{1} << width) - 1;
+    std::uint64_t out = 0;
+    int have = 0;
+    // Each accepted output gives `width` bits; rejection of out-of-mask values happens with probability < 1/2,
+    // so 4096 tries is never reached in practice; the bound keeps a broken engine from hanging us.
+    for (int tries = 0; have < 53; ++tries) {
+      if (tries > 4096) throw retry_limit_exceeded("draw_uniform: engine produced too few usable bits");
+      const std::uint64_t v = static_cast<std::uint64_t>(static_cast<R>(g() - lo));
+      if (v > mask) continue;
+      const int take = (53 - have < width) ? 53 - have : width;
+      out = (out << take) | (v >> (width - take));
+      have += take;
+    }
+    return out;
+  }
+}
+}  // namespace detail
+
+/// Uniform on the open interval (0, 1): (k + 1/2) / 2^53 for a uniform 53-bit integer k.
+template <random_engine G>
+inline double draw_uniform(G& g) {
+  return (static_cast<double>(detail::bits53(g)) + 0.5) * 0x1.0p-53;
+}
+
+}  // namespace privpost

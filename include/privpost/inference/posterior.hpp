@@ -1,0 +1,96 @@
+// privpost/inference/posterior.hpp
+// posterior: the draws of one or more Markov chains for a scalar or vector parameter, with summaries (mean, sd,
+// quantiles, central intervals) and convergence diagnostics (split rank-normalised R-hat, bulk and tail ESS).
+#pragma once
+
+#include <Eigen/Core>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "privpost/core/errors.hpp"
+#include "privpost/diagnostics/calibration.hpp"
+#include "privpost/diagnostics/convergence.hpp"
+#include "privpost/diagnostics/sample_quantile.hpp"
+
+namespace privpost {
+
+/// Draws per chain: chain c is a matrix with one row per draw and one column per parameter coordinate.
+class posterior {
+ public:
+  /// Every chain must have the same shape, at least one draw and one coordinate, and only finite values.
+  explicit posterior(std::vector<Eigen::MatrixXd> chains) : chains_(std::move(chains)) {
+    if (chains_.empty()) throw_invalid("posterior", "number of chains", 0.0, "at least 1");
+    const auto rows = chains_.front().rows(), cols = chains_.front().cols();
+    if (rows < 1) throw_invalid("posterior", "draws per chain", static_cast<double>(rows), "at least 1");
+    if (cols < 1) throw_invalid("posterior", "parameter dimension", static_cast<double>(cols), "at least 1");
+    for (const auto& c : chains_) {
+      check_size_match("posterior", "chain draws", c.rows(), "first chain draws", rows);
+      check_size_match("posterior", "chain dimension", c.cols(), "first chain dimension", cols);
+      if (!c.allFinite()) throw std::invalid_argument("posterior: a chain contains a non-finite draw");
+    }
+  }
+
+  Eigen::Index num_chains() const noexcept { return static_cast<Eigen::Index>(chains_.size()); }
+  Eigen::Index draws_per_chain() const noexcept { return chains_.front().rows(); }
+  Eigen::Index dimension() const noexcept { return chains_.front().cols(); }
+  Eigen::Index size() const noexcept { return num_chains() * draws_per_chain(); }
+  const std::vector<Eigen::MatrixXd>& chains() const noexcept { return chains_; }
+
+  /// All draws of one coordinate, chains concatenated.
+  Eigen::VectorXd draws(Eigen::Index coordinate = 0) const {
+    check_coordinate(coordinate);
+    Eigen::VectorXd out(size());
+    for (Eigen::Index c = 0; c < num_chains(); ++c)
+      out.segment(c * draws_per_chain(), draws_per_chain()) = chains_[static_cast<std::size_t>(c)].col(coordinate);
+    return out;
+  }
+
+  /// All draws as a matrix (rows are draws, chains concatenated), for MMD and multivariate summaries.
+  Eigen::MatrixXd draw_matrix() const {
+    Eigen::MatrixXd out(size(), dimension());
+    for (Eigen::Index c = 0; c < num_chains(); ++c)
+      out.middleRows(c * draws_per_chain(), draws_per_chain()) = chains_[static_cast<std::size_t>(c)];
+    return out;
+  }
+
+  /// One coordinate as a draws x chains matrix (the layout of the convergence diagnostics).
+  Eigen::MatrixXd chain_matrix(Eigen::Index coordinate = 0) const {
+    check_coordinate(coordinate);
+    Eigen::MatrixXd out(draws_per_chain(), num_chains());
+    for (Eigen::Index c = 0; c < num_chains(); ++c) out.col(c) = chains_[static_cast<std::size_t>(c)].col(coordinate);
+    return out;
+  }
+
+  double mean(Eigen::Index coordinate = 0) const { return draws(coordinate).mean(); }
+
+  /// Sample standard deviation (n - 1 denominator); 0 for a single draw.
+  double sd(Eigen::Index coordinate = 0) const {
+    const Eigen::VectorXd x = draws(coordinate);
+    if (x.size() < 2) return 0.0;
+    return std::sqrt((x.array() - x.mean()).square().sum() / static_cast<double>(x.size() - 1));
+  }
+
+  double quantile(double p, Eigen::Index coordinate = 0) const { return sample_quantile(draws(coordinate), p); }
+
+  /// The central interval holding `level` of the draws.
+  credible_interval interval(double level, Eigen::Index coordinate = 0) const {
+    return central_interval(draws(coordinate), level);
+  }
+
+  double rhat(Eigen::Index coordinate = 0) const { return privpost::rhat(chain_matrix(coordinate)); }
+  double ess_bulk(Eigen::Index coordinate = 0) const { return privpost::ess_bulk(chain_matrix(coordinate)); }
+  double ess_tail(Eigen::Index coordinate = 0) const { return privpost::ess_tail(chain_matrix(coordinate)); }
+
+ private:
+  void check_coordinate(Eigen::Index coordinate) const {
+    if (coordinate < 0 || coordinate >= dimension())
+      throw_invalid("posterior", "coordinate", static_cast<double>(coordinate),
+                    "an index in [0, " + std::to_string(dimension() - 1) + "]");
+  }
+
+  std::vector<Eigen::MatrixXd> chains_;
+};
+
+}  // namespace privpost

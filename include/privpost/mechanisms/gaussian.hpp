@@ -1,0 +1,93 @@
+// privpost/mechanisms/gaussian.hpp
+// gaussian_mechanism: z = s + N(0, sigma^2) per coordinate, (epsilon, delta)-DP for L2 sensitivity D with sigma
+// from the classic or the analytic calibration (Balle & Wang 2018). Its scale-mixture view has the fixed variance sigma^2.
+#pragma once
+
+#include <Eigen/Core>
+#include <cmath>
+#include <numbers>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/random/normal.hpp"
+#include "privpost/core/random/os_random_engine.hpp"
+#include "privpost/mechanisms/analytic_gaussian.hpp"
+#include "privpost/mechanisms/detail/checks.hpp"
+
+namespace privpost {
+
+/// How the Gaussian mechanism's sigma was chosen.
+enum class gaussian_calibration { classic, analytic };
+
+/// The Gaussian mechanism. Built only through classic() or analytic(), so its sigma always carries its budget.
+class gaussian_mechanism {
+ public:
+  using mechanism_category = mechanism_tag;
+  using vector_type = Eigen::VectorXd;
+  /// The noise variance is known: samplers never redraw it.
+  static constexpr bool fixed_variance = true;
+
+  /// sigma = D sqrt(2 ln(1.25/delta)) / epsilon; throws std::domain_error for epsilon >= 1.
+  static gaussian_mechanism classic(double l2_sensitivity, double epsilon, double delta) {
+    return {classic_gaussian_sigma(epsilon, delta, l2_sensitivity), l2_sensitivity, {epsilon, delta},
+            gaussian_calibration::classic};
+  }
+
+  /// The smallest sigma that is (epsilon, delta)-DP (analytic calibration, any epsilon).
+  static gaussian_mechanism analytic(double l2_sensitivity, double epsilon, double delta) {
+    return {analytic_gaussian_sigma(epsilon, delta, l2_sensitivity), l2_sensitivity, {epsilon, delta},
+            gaussian_calibration::analytic};
+  }
+
+  double sigma() const noexcept { return sigma_; }
+  double l2_sensitivity() const noexcept { return sensitivity_; }
+  gaussian_calibration calibration() const noexcept { return calibration_; }
+  privacy_budget budget() const noexcept { return budget_; }
+
+  /// z = s + N(0, sigma^2 I), from the given engine (tests and simulation studies).
+  template <class Derived, random_engine G>
+  typename Derived::PlainObject release(const Eigen::MatrixBase<Derived>& s, G& g) const {
+    detail::check_statistics("gaussian_mechanism::release", "s", s);
+    typename Derived::PlainObject z(s.size());
+    for (Eigen::Index j = 0; j < s.size(); ++j) z(j) = s(j) + sigma_ * draw_normal(g);
+    return z;
+  }
+
+  /// z = s + noise from the operating system's CSPRNG (the default for real releases).
+  template <class Derived>
+  typename Derived::PlainObject release(const Eigen::MatrixBase<Derived>& s) const {
+    os_random_engine g;
+    return release(s, g);
+  }
+
+  /// log p(z | s) = sum_j [-log(sigma sqrt(2 pi)) - (z_j - s_j)^2 / (2 sigma^2)].
+  template <class DerivedZ, class DerivedS>
+  double log_likelihood(const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s) const {
+    check_size_match("gaussian_mechanism::log_likelihood", "z", z.size(), "s", s.size());
+    const double n = static_cast<double>(z.size());
+    return -n * std::log(sigma_ * std::sqrt(2.0 * std::numbers::pi)) - 0.5 * (z - s).squaredNorm() / (sigma_ * sigma_);
+  }
+
+  /// The (fixed) noise variance sigma^2; the engine is not used.
+  template <random_engine G>
+  double draw_variance(G&) const noexcept {
+    return sigma_ * sigma_;
+  }
+
+  /// The (fixed) noise variance sigma^2, whatever the residual.
+  template <random_engine G>
+  double redraw_variance(double, G&) const noexcept {
+    return sigma_ * sigma_;
+  }
+
+ private:
+  gaussian_mechanism(double sigma, double l2_sensitivity, privacy_budget budget, gaussian_calibration calibration)
+      : sigma_(sigma), sensitivity_(l2_sensitivity), budget_(budget), calibration_(calibration) {}
+
+  double sigma_;
+  double sensitivity_;
+  privacy_budget budget_;
+  gaussian_calibration calibration_;
+};
+
+}  // namespace privpost

@@ -1,0 +1,85 @@
+// privpost/mechanisms/laplace.hpp
+// laplace_mechanism: z = s + Lap(0, b) per coordinate with b = L1 sensitivity / epsilon (dissertation Ch. 2),
+// and its Gaussian scale-mixture view: w ~ Exp(1/(2 b^2)), 1/w | z - s ~ InverseGaussian(1/(b |z - s|), 1/b^2) (App. B.2).
+#pragma once
+
+#include <Eigen/Core>
+#include <cmath>
+#include <limits>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/random/exponential.hpp"
+#include "privpost/core/random/inverse_gaussian.hpp"
+#include "privpost/core/random/os_random_engine.hpp"
+#include "privpost/mechanisms/detail/checks.hpp"
+
+namespace privpost {
+
+/// The Laplace mechanism: epsilon-DP for statistics whose L1 sensitivity is at most `l1_sensitivity`.
+class laplace_mechanism {
+ public:
+  using mechanism_category = mechanism_tag;
+  using vector_type = Eigen::VectorXd;
+  /// The scale-mixture variances are latent and redrawn every sweep.
+  static constexpr bool fixed_variance = false;
+
+  /// Throws std::invalid_argument unless l1_sensitivity is finite and > 0 and epsilon is finite and >= 2^-50.
+  laplace_mechanism(double l1_sensitivity, double epsilon) : sensitivity_(l1_sensitivity), epsilon_(epsilon) {
+    detail::check_sensitivity("laplace_mechanism", "l1_sensitivity", l1_sensitivity);
+    detail::check_epsilon("laplace_mechanism", epsilon);
+    scale_ = sensitivity_ / epsilon_;
+    if (!std::isfinite(scale_)) throw_invalid("laplace_mechanism", "l1_sensitivity / epsilon", scale_, "a finite noise scale");
+  }
+
+  double l1_sensitivity() const noexcept { return sensitivity_; }
+  double epsilon() const noexcept { return epsilon_; }
+  /// The noise scale b = sensitivity / epsilon.
+  double scale() const noexcept { return scale_; }
+  privacy_budget budget() const noexcept { return {epsilon_, 0.0}; }
+
+  /// z = s + independent Lap(0, b) noise; draws from the given engine (tests and simulation studies).
+  template <class Derived, random_engine G>
+  typename Derived::PlainObject release(const Eigen::MatrixBase<Derived>& s, G& g) const {
+    detail::check_statistics("laplace_mechanism::release", "s", s);
+    typename Derived::PlainObject z(s.size());
+    for (Eigen::Index j = 0; j < s.size(); ++j) z(j) = draw_laplace(g, s(j), scale_);
+    return z;
+  }
+
+  /// z = s + noise drawn from the operating system's CSPRNG (the default for real releases).
+  template <class Derived>
+  typename Derived::PlainObject release(const Eigen::MatrixBase<Derived>& s) const {
+    os_random_engine g;
+    return release(s, g);
+  }
+
+  /// log p(z | s) = sum_j [-log(2 b) - |z_j - s_j| / b].
+  template <class DerivedZ, class DerivedS>
+  double log_likelihood(const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s) const {
+    check_size_match("laplace_mechanism::log_likelihood", "z", z.size(), "s", s.size());
+    return -static_cast<double>(z.size()) * std::log(2.0 * scale_) - (z - s).template lpNorm<1>() / scale_;
+  }
+
+  /// A draw of one coordinate's latent variance from its prior Exp(rate 1/(2 b^2)).
+  template <random_engine G>
+  double draw_variance(G& g) const {
+    return 2.0 * scale_ * scale_ * draw_exponential(g);
+  }
+
+  /// A draw of one coordinate's latent variance given the residual z_j - s_j (Park & Casella 2008; App. B.2):
+  /// 1/w ~ InverseGaussian(1 / (b |residual|), 1 / b^2).
+  template <random_engine G>
+  double redraw_variance(double residual, G& g) const {
+    const double r = std::abs(residual);
+    const double mu = (r > 0.0) ? 1.0 / (scale_ * r) : std::numeric_limits<double>::infinity();
+    return 1.0 / draw_inverse_gaussian(g, mu, 1.0 / (scale_ * scale_));
+  }
+
+ private:
+  double sensitivity_;
+  double epsilon_;
+  double scale_ = 0.0;
+};
+
+}  // namespace privpost

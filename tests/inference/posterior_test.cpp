@@ -1,0 +1,40 @@
+// Tests of privpost/inference/posterior.hpp: summaries of known draws (mean, sd, quantiles, intervals), layout of
+// vector parameters across chains, diagnostics delegated per coordinate, and bad input.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "privpost/inference/posterior.hpp"
+
+using namespace privpost;
+
+TEST_CASE("posterior summaries of known draws", "[posterior]") {
+  Eigen::MatrixXd c0(5, 2), c1(5, 2);
+  c0 << 1, 10, 2, 20, 3, 30, 4, 40, 5, 50;
+  c1 << 6, 60, 7, 70, 8, 80, 9, 90, 10, 100;
+  const posterior p({c0, c1});
+  CHECK(p.num_chains() == 2);
+  CHECK(p.draws_per_chain() == 5);
+  CHECK(p.dimension() == 2);
+  CHECK(p.mean() == 5.5);
+  CHECK(p.mean(1) == 55.0);
+  CHECK(p.sd() == Approx(3.0276503540974917));
+  CHECK(p.quantile(0.5) == 5.5);
+  CHECK(p.quantile(0.0, 1) == 10.0);
+  const auto ci = p.interval(0.5);
+  CHECK(ci.lower == Approx(3.25));
+  CHECK(ci.upper == Approx(7.75));
+  CHECK(p.chain_matrix(1)(4, 1) == 100.0);
+  CHECK(p.draw_matrix().rows() == 10);
+  CHECK(p.rhat() > 1.5);  // the two chains do not overlap at all
+}
+
+TEST_CASE("posterior bad input", "[posterior][errors]") {
+  CHECK_THROWS_AS(posterior(std::vector<Eigen::MatrixXd>{}), std::invalid_argument);
+  CHECK_THROWS_AS(posterior({Eigen::MatrixXd::Zero(5, 1), Eigen::MatrixXd::Zero(4, 1)}), std::invalid_argument);
+  Eigen::MatrixXd bad = Eigen::MatrixXd::Zero(5, 1);
+  bad(2, 0) = std::nan("");
+  CHECK_THROWS_AS(posterior({bad}), std::invalid_argument);
+  const posterior p({Eigen::MatrixXd::Zero(5, 1)});
+  CHECK_THROWS_AS(p.mean(1), std::invalid_argument);
+}
