@@ -1,0 +1,27 @@
+// privpost/core/numerical_events.hpp
+// numerical_events: counters of every numerical repair a sampler made (jitter added to a covariance, a projection onto
+// the valid set or the PSD cone, a bounded retry loop that gave up). DESIGN.md: counted, never hidden, never a hang.
+#pragma once
+
+#include <cstdint>
+
+namespace privpost {
+
+/// Counts of numerical repairs, kept by each sampler and summed by the driver over chains.
+struct numerical_events {
+  std::uint64_t jitter = 0;          ///< a Cholesky factorisation needed diagonal jitter
+  std::uint64_t projections = 0;     ///< a draw was projected onto the valid set (retries exhausted)
+  std::uint64_t rejected_draws = 0;  ///< draws outside the valid set that were retried
+  std::uint64_t psd_repairs = 0;     ///< a matrix was projected onto the PSD cone (eigenvalue clipping)
+
+  numerical_events& operator+=(const numerical_events& o) {
+    jitter += o.jitter;
+    projections += o.projections;
+    rejected_draws += o.rejected_draws;
+    psd_repairs += o.psd_repairs;
+    return *this;
+  }
+  friend bool operator==(const numerical_events&, const numerical_events&) = default;
+};
+
+}  // namespace privpost

@@ -1,0 +1,79 @@
+// privpost/families/binomial.hpp
+// binomial_family (Bernoulli records, t(x) = x, s in [0, n]) and its conjugate beta_prior (dissertation Sec. 4.4:
+// the binomial model of the calibration experiments). Bounded statistic: Gibbs-SS Algorithm 3 applies directly.
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/random/beta.hpp"
+#include "privpost/core/random/uniform.hpp"
+#include "privpost/families/family_concepts.hpp"
+
+namespace privpost {
+
+/// Bernoulli(theta) records; the sum of n records is Binomial(n, theta).
+struct binomial_family {
+  static constexpr int dimension = 1;
+  static constexpr int parameter_dimension = 1;
+  using record_type = double;     ///< 0 or 1
+  using parameter_type = double;  ///< success probability in [0, 1]
+  using vector_type = Eigen::Matrix<double, 1, 1>;
+
+  static vector_type statistic(double x) { return vector_type(x); }
+  /// Natural parameter eta = log(theta / (1 - theta)).
+  static vector_type natural_parameter(double theta) { return vector_type(std::log(theta / (1.0 - theta))); }
+  /// A(eta) = log(1 + e^eta), as a template over the scalar type (autodiff gives mean and variance).
+  template <class T>
+  static T log_partition(const Eigen::Matrix<T, 1, 1>& eta) {
+    using std::exp;
+    using std::log;
+    return log(1.0 + exp(eta(0)));
+  }
+  static vector_type mean_statistic(double theta) { return vector_type(theta); }
+  static Eigen::Matrix<double, 1, 1> covariance_statistic(double theta) { return Eigen::Matrix<double, 1, 1>(theta * (1.0 - theta)); }
+  static vector_type lower_bound(double) { return vector_type(0.0); }
+  static vector_type upper_bound(double n) { return vector_type(n); }
+  static bool is_valid(const vector_type& s, double n) { return s(0) >= 0.0 && s(0) <= n; }
+  static vector_type project(const vector_type& s, double n) { return vector_type(std::clamp(s(0), 0.0, n)); }
+  static Eigen::Matrix<double, 1, 1> to_vector(double theta) { return Eigen::Matrix<double, 1, 1>(theta); }
+  /// One record drawn from the model (simulation studies).
+  template <random_engine G>
+  static double draw_record(double theta, G& g) {
+    return draw_uniform(g) < theta ? 1.0 : 0.0;
+  }
+  /// max ||t(x) - t(x')|| over two records, L1 and L2: t is 0 or 1.
+  static constexpr double l1_sensitivity = 1.0;
+  static constexpr double l2_sensitivity = 1.0;
+};
+
+/// Beta(a, b) prior on the success probability.
+struct beta_prior {
+  using family = binomial_family;
+  double a = 1.0;
+  double b = 1.0;
+
+  beta_prior(double a_, double b_) : a(a_), b(b_) {
+    check_positive_finite("beta_prior", "a", a);
+    check_positive_finite("beta_prior", "b", b);
+  }
+
+  /// Conjugate-Update: Beta(a + s, b + n - s). Requires n > 0 and s in [0, n].
+  beta_prior update(const binomial_family::vector_type& s, double n) const {
+    if (!(n > 0.0 && std::isfinite(n))) throw_invalid("beta_prior::update", "n", n, "a finite number > 0");
+    if (!(s(0) >= 0.0 && s(0) <= n)) throw_invalid("beta_prior::update", "s", s(0), "a number in [0, n]");
+    return {a + s(0), b + n - s(0)};
+  }
+
+  template <random_engine G>
+  double draw(G& g) const {
+    return draw_beta(g, a, b);
+  }
+
+  double mean() const { return a / (a + b); }
+};
+
+}  // namespace privpost

@@ -1,0 +1,129 @@
+// privpost/families/multinomial.hpp
+// multinomial_family<K> (categorical records, t(x) = one-hot of the first K-1 categories, s_k >= 0, sum s <= n) and its
+// conjugate dirichlet_prior<K> (dissertation Sec. 4.4, the multinomial model). The K-th count is n - sum s (n is public).
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/random/dirichlet.hpp"
+#include "privpost/core/random/uniform.hpp"
+#include "privpost/families/family_concepts.hpp"
+
+namespace privpost {
+
+/// Categorical records with K >= 2 categories 0..K-1.
+template <int K>
+struct multinomial_family {
+  static_assert(K >= 2, "multinomial_family needs at least two categories");
+  static constexpr int dimension = K - 1;
+  static constexpr int parameter_dimension = K;
+  using record_type = int;                                ///< category index in [0, K)
+  using parameter_type = Eigen::Matrix<double, K, 1>;     ///< probabilities, summing to 1
+  using vector_type = Eigen::Matrix<double, K - 1, 1>;
+  using matrix_type = Eigen::Matrix<double, K - 1, K - 1>;
+
+  static vector_type statistic(int x) {
+    if (x < 0 || x >= K) throw_invalid("multinomial_family::statistic", "category", x, "an integer in [0, " + std::to_string(K - 1) + "]");
+    vector_type t = vector_type::Zero();
+    if (x < K - 1) t(x) = 1.0;
+    return t;
+  }
+  /// eta_k = log(theta_k / theta_K), k < K.
+  static vector_type natural_parameter(const parameter_type& theta) {
+    return (theta.template head<K - 1>().array() / theta(K - 1)).log().matrix();
+  }
+  /// A(eta) = log(1 + sum_k e^{eta_k}).
+  template <class T>
+  static T log_partition(const Eigen::Matrix<T, K - 1, 1>& eta) {
+    using std::exp;
+    using std::log;
+    T total = T(1.0);
+    for (int k = 0; k < K - 1; ++k) total = total + exp(eta(k));
+    return log(total);
+  }
+  static vector_type mean_statistic(const parameter_type& theta) { return theta.template head<K - 1>(); }
+  static matrix_type covariance_statistic(const parameter_type& theta) {
+    const vector_type p = theta.template head<K - 1>();
+    matrix_type c = -p * p.transpose();
+    c.diagonal() += p;
+    return c;
+  }
+  static vector_type lower_bound(double) { return vector_type::Zero(); }
+  static vector_type upper_bound(double n) { return vector_type::Constant(n); }
+  static bool is_valid(const vector_type& s, double n) { return (s.array() >= 0.0).all() && s.sum() <= n; }
+  /// Euclidean projection onto {s >= 0, sum s <= n}: clip at 0; if the sum still exceeds n, project onto the scaled
+  /// simplex {s >= 0, sum s = n} (sort-based algorithm of Held, Wolfe & Crowder 1974).
+  static vector_type project(const vector_type& s, double n) {
+    vector_type c = s.cwiseMax(0.0);
+    if (c.sum() <= n) return c;
+    std::array<double, K - 1> u{};
+    for (int k = 0; k < K - 1; ++k) u[static_cast<std::size_t>(k)] = s(k);
+    std::sort(u.begin(), u.end(), std::greater<>());
+    double cumulative = 0.0, tau = 0.0;
+    for (int k = 0; k < K - 1; ++k) {
+      cumulative += u[static_cast<std::size_t>(k)];
+      const double t = (cumulative - n) / (k + 1);
+      if (u[static_cast<std::size_t>(k)] - t > 0.0) tau = t;
+    }
+    vector_type out = (s.array() - tau).cwiseMax(0.0).matrix();
+    // Rounding can leave the sum a few ulps above n; scale it back onto the set.
+    const double total = out.sum();
+    if (total > n) out *= n / total;
+    for (int pass = 0; pass < 8 && out.sum() > n; ++pass) out *= (1.0 - 1e-15);  // each pass removes ~5 ulps
+    return out;
+  }
+  static parameter_type to_vector(const parameter_type& theta) { return theta; }
+  /// One record drawn from the model (simulation studies), by inversion of the cumulative probabilities.
+  template <random_engine G>
+  static int draw_record(const parameter_type& theta, G& g) {
+    double u = draw_uniform(g);
+    for (int k = 0; k < K - 1; ++k) {
+      if (u < theta(k)) return k;
+      u -= theta(k);
+    }
+    return K - 1;
+  }
+  /// A record moving from category i to j changes at most two coordinates of t by 1: L1 = 2, L2 = sqrt(2).
+  static constexpr double l1_sensitivity = 2.0;
+  static constexpr double l2_sensitivity = 1.4142135623730951;
+};
+
+/// Dirichlet(alpha) prior on the K category probabilities.
+template <int K>
+struct dirichlet_prior {
+  using family = multinomial_family<K>;
+  Eigen::Matrix<double, K, 1> alpha;
+
+  explicit dirichlet_prior(const Eigen::Matrix<double, K, 1>& alpha_) : alpha(alpha_) {
+    for (int k = 0; k < K; ++k) check_positive_finite("dirichlet_prior", "alpha[" + std::to_string(k) + "]", alpha(k));
+  }
+
+  /// Conjugate-Update: alpha_k + s_k for k < K, alpha_K + n - sum s. Requires s valid for n.
+  dirichlet_prior update(const typename family::vector_type& s, double n) const {
+    if (!(n > 0.0 && std::isfinite(n))) throw_invalid("dirichlet_prior::update", "n", n, "a finite number > 0");
+    if (!family::is_valid(s, n)) throw_invalid("dirichlet_prior::update", "sum of s", s.sum(), "s_k >= 0 and sum s <= n");
+    Eigen::Matrix<double, K, 1> a = alpha;
+    a.template head<K - 1>() += s;
+    a(K - 1) += n - s.sum();
+    return dirichlet_prior(a, unchecked{});
+  }
+
+  template <random_engine G>
+  Eigen::Matrix<double, K, 1> draw(G& g) const {
+    Eigen::Matrix<double, K, 1> out;
+    draw_dirichlet(g, alpha, out);
+    return out;
+  }
+
+ private:
+  struct unchecked {};
+  dirichlet_prior(const Eigen::Matrix<double, K, 1>& a, unchecked) : alpha(a) {}
+};
+
+}  // namespace privpost

@@ -1,0 +1,142 @@
+// privpost/inference/calibration_study.hpp
+// calibration_study: simulation-based calibration (Cook, Gelman & Rubin 2006; dissertation Sec. 4.4) for any set of
+// methods: per trial, each method's posterior draws and the true parameter; then KS of the quantiles per coordinate,
+// coverage of central 50% and 90% intervals, mean MMD^2 to the non-private posterior, and seconds per posterior.
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "privpost/core/errors.hpp"
+#include "privpost/diagnostics/calibration.hpp"
+#include "privpost/diagnostics/mmd.hpp"
+
+namespace privpost {
+
+/// One method's output in one trial.
+struct method_draws {
+  std::string method;
+  Eigen::VectorXd truth;  ///< the true parameter vector of the trial
+  Eigen::MatrixXd draws;  ///< rows are draws, columns parameter coordinates
+  double seconds = 0.0;   ///< wall time to produce the draws
+};
+
+/// One row of a calibration report: one method, one parameter coordinate.
+struct calibration_row {
+  std::string method;
+  int parameter = 0;
+  int trials = 0;
+  double ks = 0.0;
+  double ks_pvalue = 1.0;
+  double coverage50 = 0.0;
+  double coverage90 = 0.0;
+  std::optional<double> mmd2;  ///< mean MMD^2 to the "nonprivate" method's posterior, when that method ran
+  double seconds_per_posterior = 0.0;
+};
+
+/// Accumulates trials and reports. MMD uses at most `mmd_draws` evenly spaced draws of each posterior; 0 turns the
+/// (quadratic-cost) MMD off.
+class calibration_accumulator {
+ public:
+  explicit calibration_accumulator(int mmd_draws = 500) : mmd_draws_(mmd_draws) {
+    if (mmd_draws < 0 || mmd_draws == 1) throw_invalid("calibration_accumulator", "mmd_draws", mmd_draws, "0 (off) or an integer >= 2");
+  }
+
+  void add(const std::vector<method_draws>& trial) {
+    const method_draws* reference = nullptr;
+    for (const auto& m : trial)
+      if (m.method == "nonprivate") reference = &m;
+    for (const auto& m : trial) {
+      check_size_match("calibration_accumulator", "truth", m.truth.size(), "draw columns", m.draws.cols());
+      auto& acc = methods_[m.method];
+      if (acc.quantiles.empty()) {
+        acc.order = static_cast<int>(methods_.size());
+        acc.quantiles.resize(static_cast<std::size_t>(m.truth.size()));
+      }
+      check_size_match("calibration_accumulator", "truth", m.truth.size(), "earlier truths",
+                       static_cast<Eigen::Index>(acc.quantiles.size()));
+      for (Eigen::Index j = 0; j < m.truth.size(); ++j)
+        acc.quantiles[static_cast<std::size_t>(j)].push_back(posterior_quantile(m.truth(j), m.draws.col(j)));
+      acc.seconds.push_back(m.seconds);
+      if (mmd_draws_ > 0 && reference != nullptr && m.draws.rows() >= 2) acc.mmd2.push_back(mmd2(thin(m.draws), thin(reference->draws)));
+    }
+  }
+
+  /// Each trial's true-parameter quantile for one method and coordinate (for QQ plots).
+  const std::vector<double>& quantiles(const std::string& method, int parameter) const {
+    return methods_.at(method).quantiles.at(static_cast<std::size_t>(parameter));
+  }
+
+  std::vector<std::string> methods() const {
+    std::vector<std::pair<int, std::string>> ordered;
+    for (const auto& [name, acc] : methods_) ordered.emplace_back(acc.order, name);
+    std::sort(ordered.begin(), ordered.end());
+    std::vector<std::string> out;
+    for (auto& o : ordered) out.push_back(o.second);
+    return out;
+  }
+
+  std::vector<calibration_row> report() const {
+    std::vector<calibration_row> rows;
+    for (const auto& name : methods()) {
+      const auto& acc = methods_.at(name);
+      std::vector<double> secs = acc.seconds;
+      std::sort(secs.begin(), secs.end());
+      for (std::size_t j = 0; j < acc.quantiles.size(); ++j) {
+        const auto& q = acc.quantiles[j];
+        calibration_row r;
+        r.method = name;
+        r.parameter = static_cast<int>(j);
+        r.trials = static_cast<int>(q.size());
+        const auto ks = ks_uniform(q);
+        r.ks = ks.statistic;
+        r.ks_pvalue = ks.p_value;
+        r.coverage50 = coverage(q, 0.5);
+        r.coverage90 = coverage(q, 0.9);
+        if (!acc.mmd2.empty()) {
+          double total = 0.0;
+          for (double v : acc.mmd2) total += v;
+          r.mmd2 = total / static_cast<double>(acc.mmd2.size());
+        }
+        r.seconds_per_posterior = secs.empty() ? 0.0 : secs[secs.size() / 2];
+        rows.push_back(r);
+      }
+    }
+    return rows;
+  }
+
+ private:
+  struct per_method {
+    int order = 0;
+    std::vector<std::vector<double>> quantiles;
+    std::vector<double> seconds;
+    std::vector<double> mmd2;
+  };
+
+  Eigen::MatrixXd thin(const Eigen::MatrixXd& x) const {
+    if (x.rows() <= mmd_draws_) return x;
+    Eigen::MatrixXd out(mmd_draws_, x.cols());
+    for (int i = 0; i < mmd_draws_; ++i) out.row(i) = x.row(static_cast<Eigen::Index>(i) * x.rows() / mmd_draws_);
+    return out;
+  }
+
+  int mmd_draws_;
+  std::map<std::string, per_method> methods_;
+};
+
+/// Times a callable, returning its result and the seconds it took.
+template <class F>
+auto timed(F&& f, double& seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  auto result = f();
+  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace privpost
