@@ -5,6 +5,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "privpost/core/concepts.hpp"
@@ -28,10 +29,10 @@ struct binomial_family {
   static vector_type natural_parameter(double theta) { return vector_type(std::log(theta / (1.0 - theta))); }
   /// A(eta) = log(1 + e^eta), as a template over the scalar type (autodiff gives mean and variance).
   template <class T>
-  static T log_partition(const Eigen::Matrix<T, 1, 1>& eta) {
+  static T log_partition(const std::array<T, 1>& eta) {
     using std::exp;
     using std::log;
-    return log(1.0 + exp(eta(0)));
+    return log(1.0 + exp(eta[0]));
   }
   static vector_type mean_statistic(double theta) { return vector_type(theta); }
   static Eigen::Matrix<double, 1, 1> covariance_statistic(double theta) { return Eigen::Matrix<double, 1, 1>(theta * (1.0 - theta)); }

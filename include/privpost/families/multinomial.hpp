@@ -40,11 +40,11 @@ struct multinomial_family {
   }
   /// A(eta) = log(1 + sum_k e^{eta_k}).
   template <class T>
-  static T log_partition(const Eigen::Matrix<T, K - 1, 1>& eta) {
+  static T log_partition(const std::array<T, K - 1>& eta) {
     using std::exp;
     using std::log;
     T total = T(1.0);
-    for (int k = 0; k < K - 1; ++k) total = total + exp(eta(k));
+    for (const T& e : eta) total = total + exp(e);
     return log(total);
   }
   static vector_type mean_statistic(const parameter_type& theta) { return theta.template head<K - 1>(); }

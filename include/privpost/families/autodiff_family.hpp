@@ -1,0 +1,30 @@
+// privpost/families/autodiff_family.hpp
+// autodiff_mean_statistic / autodiff_covariance_statistic: E[t(x)] = grad A(eta) and Var[t(x)] = Hessian A(eta)
+// (dissertation Eq. 4.1) by automatic differentiation of a family's log_partition, for families without closed forms.
+#pragma once
+
+#include <Eigen/Core>
+#include <array>
+
+#include "privpost/families/detail/autodiff_moments.hpp"
+#include "privpost/families/family_concepts.hpp"
+
+namespace privpost {
+
+/// A family that gives A(eta) as `template <class T> static T log_partition(const std::array<T, dimension>&)` and
+/// `natural_parameter(theta)`.
+template <class F>
+concept log_partition_family = exponential_family<F> && requires(const std::array<double, F::dimension>& eta,
+                                                                 const typename F::parameter_type& theta) {
+  { F::log_partition(eta) } -> std::convertible_to<double>;
+  { F::natural_parameter(theta) } -> std::convertible_to<statistic_t<F>>;
+};
+
+/// Mean and covariance of t(x) at theta from derivatives of the log-partition function (Eq. 4.1).
+template <log_partition_family F>
+void autodiff_moments(const typename F::parameter_type& theta, statistic_t<F>& mean, covariance_t<F>& cov) {
+  const statistic_t<F> eta = F::natural_parameter(theta);
+  detail::autodiff_gradient_hessian<F::dimension>([](const auto& e) { return F::log_partition(e); }, eta, mean, cov);
+}
+
+}  // namespace privpost

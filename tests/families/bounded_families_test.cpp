@@ -1,0 +1,94 @@
+// Tests of privpost/families/binomial.hpp and multinomial.hpp. Properties:
+//  1. both model exponential_family / conjugate_prior / log_partition_family (static_assert);
+//  2. closed-form mean and covariance of t(x) equal the autodiff derivatives of the log-partition to 1e-10;
+//  3. conjugate updates match the textbook formulas; prior draws have the prior's mean (5 standard errors);
+//  4. projections land in the valid set and are idempotent; the multinomial projection is the Euclidean one
+//     (no valid point is closer, checked on random candidates);
+//  5. bad input (hyperparameters <= 0, n <= 0, invalid s, unknown category) throws.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "privpost/core/random/uniform.hpp"
+#include "privpost/families/autodiff_family.hpp"
+#include "privpost/families/binomial.hpp"
+#include "privpost/families/multinomial.hpp"
+
+using namespace privpost;
+
+static_assert(exponential_family<binomial_family>);
+static_assert(exponential_family<multinomial_family<3>>);
+static_assert(conjugate_prior<beta_prior>);
+static_assert(conjugate_prior<dirichlet_prior<4>>);
+static_assert(log_partition_family<binomial_family>);
+static_assert(log_partition_family<multinomial_family<5>>);
+static_assert(!exponential_family<int>);
+static_assert(!conjugate_prior<binomial_family>);
+
+TEST_CASE("binomial: closed-form moments equal autodiff of the log-partition", "[families][binomial]") {
+  for (double theta : {1e-6, 0.1, 0.5, 0.77, 0.999}) {
+    Eigen::Matrix<double, 1, 1> mean, cov;
+    autodiff_moments<binomial_family>(theta, mean, cov);
+    CHECK(mean(0) == Approx(binomial_family::mean_statistic(theta)(0)).epsilon(1e-10));
+    CHECK(cov(0, 0) == Approx(binomial_family::covariance_statistic(theta)(0, 0)).epsilon(1e-10));
+  }
+}
+
+TEST_CASE("multinomial: closed-form moments equal autodiff of the log-partition", "[families][multinomial]") {
+  Eigen::Vector4d theta(0.1, 0.2, 0.3, 0.4);
+  Eigen::Vector3d mean;
+  Eigen::Matrix3d cov;
+  autodiff_moments<multinomial_family<4>>(theta, mean, cov);
+  CHECK((mean - multinomial_family<4>::mean_statistic(theta)).norm() < 1e-10);
+  CHECK((cov - multinomial_family<4>::covariance_statistic(theta)).norm() < 1e-10);
+  theta << 0.97, 0.01, 0.01, 0.01;
+  autodiff_moments<multinomial_family<4>>(theta, mean, cov);
+  CHECK((cov - multinomial_family<4>::covariance_statistic(theta)).norm() < 1e-10);
+}
+
+TEST_CASE("conjugate updates and prior draws", "[families]") {
+  const beta_prior post = beta_prior(2.0, 3.0).update(Eigen::Matrix<double, 1, 1>(4.0), 10.0);
+  CHECK(post.a == 6.0);
+  CHECK(post.b == 9.0);
+  const dirichlet_prior<3> d(Eigen::Vector3d(1.0, 2.0, 3.0));
+  const auto dp = d.update(Eigen::Vector2d(4.0, 5.0), 12.0);
+  CHECK(dp.alpha == Eigen::Vector3d(5.0, 7.0, 6.0));
+  std::mt19937_64 g(3);
+  double total = 0.0;
+  for (int i = 0; i < 20000; ++i) total += post.draw(g);
+  // Beta(6, 9): mean 0.4, sd 0.1225 -> standard error of the mean of 20000 draws 8.7e-4.
+  CHECK(std::abs(total / 20000.0 - 0.4) < 5 * 8.7e-4);
+}
+
+TEST_CASE("projections onto the valid sets", "[families]") {
+  using mn = multinomial_family<4>;
+  CHECK(binomial_family::project(Eigen::Matrix<double, 1, 1>(-3.0), 10.0)(0) == 0.0);
+  CHECK(binomial_family::project(Eigen::Matrix<double, 1, 1>(13.0), 10.0)(0) == 10.0);
+  std::mt19937_64 g(4);
+  for (int i = 0; i < 2000; ++i) {
+    Eigen::Vector3d s;
+    for (int k = 0; k < 3; ++k) s(k) = 30.0 * draw_uniform(g) - 10.0;
+    const Eigen::Vector3d p = mn::project(s, 10.0);
+    REQUIRE(mn::is_valid(p, 10.0));
+    REQUIRE((mn::project(p, 10.0) - p).norm() < 1e-12);
+    // No random valid point is closer to s than its projection.
+    for (int c = 0; c < 20; ++c) {
+      Eigen::Vector3d q;
+      for (int k = 0; k < 3; ++k) q(k) = 10.0 * draw_uniform(g);
+      if (!mn::is_valid(q, 10.0)) continue;
+      REQUIRE((q - s).norm() >= (p - s).norm() - 1e-9);
+    }
+  }
+}
+
+TEST_CASE("bounded families: bad input", "[families][errors]") {
+  CHECK_THROWS_AS(beta_prior(0.0, 1.0), std::invalid_argument);
+  CHECK_THROWS_AS(beta_prior(1.0, -2.0), std::invalid_argument);
+  CHECK_THROWS_AS(beta_prior(1.0, 1.0).update(Eigen::Matrix<double, 1, 1>(1.0), 0.0), std::invalid_argument);
+  CHECK_THROWS_AS(beta_prior(1.0, 1.0).update(Eigen::Matrix<double, 1, 1>(11.0), 10.0), std::invalid_argument);
+  CHECK_THROWS_AS(dirichlet_prior<3>(Eigen::Vector3d(1.0, 0.0, 1.0)), std::invalid_argument);
+  CHECK_THROWS_AS(dirichlet_prior<3>(Eigen::Vector3d(1.0, 1.0, 1.0)).update(Eigen::Vector2d(6.0, 6.0), 10.0),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(multinomial_family<3>::statistic(3), std::invalid_argument);
+  CHECK_THROWS_AS(multinomial_family<3>::statistic(-1), std::invalid_argument);
+}
