@@ -11,20 +11,36 @@
 
 namespace privpost {
 
-/// A family that gives A(eta) as `template <class T> static T log_partition(const std::array<T, dimension>&)` and
-/// `natural_parameter(theta)`.
+namespace detail {
 template <class F>
-concept log_partition_family = exponential_family<F> && requires(const std::array<double, F::dimension>& eta,
-                                                                 const typename F::parameter_type& theta) {
+concept log_partition_of_eta = requires(const std::array<double, F::dimension>& eta) {
   { F::log_partition(eta) } -> std::convertible_to<double>;
-  { F::natural_parameter(theta) } -> std::convertible_to<statistic_t<F>>;
 };
+template <class F>
+concept log_partition_of_theta_eta = requires(const typename F::parameter_type& theta, const std::array<double, F::dimension>& eta) {
+  { F::log_partition(theta, eta) } -> std::convertible_to<double>;
+};
+}  // namespace detail
+
+/// A family that gives A(eta) as `template <class T> static T log_partition(const std::array<T, dimension>& eta)`
+/// (or, when A needs known constants carried by the parameter, `log_partition(theta, eta)`; derivatives are in eta only)
+/// and `natural_parameter(theta)`.
+template <class F>
+concept log_partition_family =
+    exponential_family<F> && (detail::log_partition_of_eta<F> || detail::log_partition_of_theta_eta<F>) &&
+    requires(const typename F::parameter_type& theta) {
+      { F::natural_parameter(theta) } -> std::convertible_to<statistic_t<F>>;
+    };
 
 /// Mean and covariance of t(x) at theta from derivatives of the log-partition function (Eq. 4.1).
 template <log_partition_family F>
 void autodiff_moments(const typename F::parameter_type& theta, statistic_t<F>& mean, covariance_t<F>& cov) {
   const statistic_t<F> eta = F::natural_parameter(theta);
-  detail::autodiff_gradient_hessian<F::dimension>([](const auto& e) { return F::log_partition(e); }, eta, mean, cov);
+  if constexpr (detail::log_partition_of_eta<F>) {
+    detail::autodiff_gradient_hessian<F::dimension>([](const auto& e) { return F::log_partition(e); }, eta, mean, cov);
+  } else {
+    detail::autodiff_gradient_hessian<F::dimension>([&](const auto& e) { return F::log_partition(theta, e); }, eta, mean, cov);
+  }
 }
 
 }  // namespace privpost

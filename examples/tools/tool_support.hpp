@@ -1,0 +1,101 @@
+// Shared helpers of the command-line tools (not part of the library): parsing comma lists, printing calibration
+// reports as a table or JSON, writing per-trial ranks, and a throttled progress line on stderr.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <privpost/inference/calibration_study.hpp>
+
+namespace privpost::tools {
+
+inline std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+inline void print_table(const std::vector<calibration_row>& rows, std::ostream& os) {
+  os << std::left << std::setw(12) << "method" << std::setw(10) << "parameter" << std::right << std::setw(9) << "KS"
+     << std::setw(12) << "KS p" << std::setw(9) << "cov50" << std::setw(9) << "cov90" << std::setw(12) << "MMD^2"
+     << std::setw(14) << "s/posterior" << '\n';
+  for (const auto& r : rows) {
+    os << std::left << std::setw(12) << r.method << std::setw(10) << r.parameter << std::right << std::fixed
+       << std::setprecision(4) << std::setw(9) << r.ks << std::setw(12) << std::scientific << std::setprecision(2)
+       << r.ks_pvalue << std::fixed << std::setprecision(3) << std::setw(9) << r.coverage50 << std::setw(9)
+       << r.coverage90;
+    if (r.mmd2) {
+      os << std::setw(12) << std::scientific << std::setprecision(2) << *r.mmd2;
+    } else {
+      os << std::setw(12) << "-";
+    }
+    os << std::setw(14) << std::scientific << std::setprecision(2) << r.seconds_per_posterior << '\n';
+    os << std::defaultfloat;
+  }
+}
+
+inline nlohmann::json to_json(const std::vector<calibration_row>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : rows) {
+    out.push_back({{"method", r.method},
+                   {"parameter", r.parameter},
+                   {"trials", r.trials},
+                   {"ks", r.ks},
+                   {"ks_pvalue", r.ks_pvalue},
+                   {"coverage50", r.coverage50},
+                   {"coverage90", r.coverage90},
+                   {"mmd2", r.mmd2 ? nlohmann::json(*r.mmd2) : nlohmann::json(nullptr)},
+                   {"seconds_per_posterior", r.seconds_per_posterior}});
+  }
+  return out;
+}
+
+/// trial,method,parameter,quantile rows for QQ plots.
+inline void write_ranks(const calibration_accumulator& acc, const std::vector<calibration_row>& rows, const std::string& path) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot open --ranks file '" + path + "' for writing");
+  f << "trial,method,parameter,quantile\n";
+  f.precision(17);
+  for (const auto& r : rows) {
+    const auto& q = acc.quantiles(r.method, r.parameter);
+    for (std::size_t t = 0; t < q.size(); ++t) f << t << ',' << r.method << ',' << r.parameter << ',' << q[t] << '\n';
+  }
+  if (!f) throw std::runtime_error("error writing --ranks file '" + path + "'");
+}
+
+/// A progress line on stderr, at most twice a second, only once the run has lasted two seconds.
+class progress_line {
+ public:
+  explicit progress_line(std::string what) : what_(std::move(what)), start_(std::chrono::steady_clock::now()) {}
+  void operator()(long done, long total) {
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    if (done < total && (elapsed < 2.0 || std::chrono::duration<double>(now - last_).count() < 0.5)) return;
+    last_ = now;
+    if (elapsed < 2.0 && !shown_) return;
+    shown_ = true;
+    const double eta = done > 0 ? elapsed * static_cast<double>(total - done) / static_cast<double>(done) : 0.0;
+    std::fprintf(stderr, "\r%s: %ld/%ld (%.0f%%), %.1f s elapsed, ~%.1f s left   ", what_.c_str(), done, total,
+                 100.0 * static_cast<double>(done) / static_cast<double>(total), elapsed, eta);
+    if (done >= total) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  std::string what_;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_{};
+  bool shown_ = false;
+};
+
+}  // namespace privpost::tools

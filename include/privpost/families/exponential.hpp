@@ -1,0 +1,86 @@
+// privpost/families/exponential.hpp
+// exponential_rate_family (records x >= 0 ~ Exp(rate lambda), t(x) = x, unbounded: truncated release) and its conjugate
+// exponential_gamma_prior (dissertation Sec. 4.4, the exponential model). eta = -lambda, A(eta) = -log(-eta).
+#pragma once
+
+#include <Eigen/Core>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/interval.hpp"
+#include "privpost/core/random/exponential.hpp"
+#include "privpost/core/random/gamma.hpp"
+#include "privpost/families/detail/jet.hpp"
+#include "privpost/families/family_concepts.hpp"
+
+namespace privpost {
+
+struct exponential_rate_family {
+  static constexpr int dimension = 1;
+  static constexpr int parameter_dimension = 1;
+  static constexpr bool discrete = false;
+  using record_type = double;     ///< x >= 0
+  using parameter_type = double;  ///< rate lambda > 0
+  using vector_type = Eigen::Matrix<double, 1, 1>;
+
+  /// t(x) generic in the scalar type (double or privpost::interval): sensitivities come from it by interval arithmetic.
+  template <class T>
+  static std::array<T, 1> generic_statistic(const T& x) {
+    return {x};
+  }
+  static vector_type statistic(double x) { return vector_type(x); }
+  static vector_type natural_parameter(double lambda) { return vector_type(-lambda); }
+  template <class T>
+  static T log_partition(const std::array<T, 1>& eta) {
+    using std::log;
+    return -log(-eta[0]);
+  }
+  static vector_type mean_statistic(double lambda) { return vector_type(1.0 / lambda); }
+  static Eigen::Matrix<double, 1, 1> covariance_statistic(double lambda) { return Eigen::Matrix<double, 1, 1>(1.0 / (lambda * lambda)); }
+  /// log P(v <= x <= w) = log(e^{-lambda v'} - e^{-lambda w}) = eta v' + log(1 - e^{eta (w - v')}), v' = max(v, 0).
+  template <class T>
+  static T log_region_probability(double, const std::array<T, 1>& eta, double v, double w) {
+    const double lo = std::max(v, 0.0);
+    if (!(w > lo)) return T(-std::numeric_limits<double>::infinity());
+    if (std::isinf(w)) return eta[0] * lo;
+    return eta[0] * lo + detail::log1mexp(eta[0] * (w - lo));
+  }
+  /// CDF of one record.
+  static double cdf(double x, double lambda) { return x <= 0.0 ? 0.0 : -std::expm1(-lambda * x); }
+  static vector_type lower_bound(double) { return vector_type(0.0); }
+  static vector_type upper_bound(double) { return vector_type(std::numeric_limits<double>::infinity()); }
+  static bool is_valid(const vector_type& s, double) { return s(0) >= 0.0; }
+  static vector_type project(const vector_type& s, double) { return vector_type(std::max(s(0), 0.0)); }
+  static Eigen::Matrix<double, 1, 1> to_vector(double lambda) { return Eigen::Matrix<double, 1, 1>(lambda); }
+  template <random_engine G>
+  static double draw_record(double lambda, G& g) {
+    return draw_exponential(g, lambda);
+  }
+};
+
+/// Gamma(shape, rate) prior on the exponential rate.
+struct exponential_gamma_prior {
+  using family = exponential_rate_family;
+  double shape = 1.0;
+  double rate = 1.0;
+
+  exponential_gamma_prior(double shape_, double rate_) : shape(shape_), rate(rate_) {
+    check_positive_finite("exponential_gamma_prior", "shape", shape);
+    check_positive_finite("exponential_gamma_prior", "rate", rate);
+  }
+  /// Conjugate-Update: Gamma(shape + n, rate + s). Requires n > 0, s >= 0.
+  exponential_gamma_prior update(const exponential_rate_family::vector_type& s, double n) const {
+    if (!(n > 0.0 && std::isfinite(n))) throw_invalid("exponential_gamma_prior::update", "n", n, "a finite number > 0");
+    if (!(s(0) >= 0.0 && std::isfinite(s(0)))) throw_invalid("exponential_gamma_prior::update", "s", s(0), "a finite number >= 0");
+    return {shape + n, rate + s(0)};
+  }
+  template <random_engine G>
+  double draw(G& g) const {
+    return draw_gamma(g, shape, 1.0 / rate);
+  }
+};
+
+}  // namespace privpost

@@ -1,0 +1,110 @@
+// privpost/families/normal.hpp
+// normal_family (x ~ N(mu, sigma^2), both unknown, t(x) = (x, x^2), unbounded: truncated release) and its conjugate
+// normal_inverse_gamma_prior. eta = (mu / sigma^2, -1 / (2 sigma^2)); valid sums satisfy s2 >= s1^2 / n.
+#pragma once
+
+#include <Eigen/Core>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/interval.hpp"
+#include "privpost/core/random/gamma.hpp"
+#include "privpost/core/random/normal.hpp"
+#include "privpost/families/detail/jet.hpp"
+#include "privpost/families/family_concepts.hpp"
+
+namespace privpost {
+
+struct normal_parameter {
+  double mean = 0.0;
+  double variance = 1.0;
+};
+
+struct normal_family {
+  static constexpr int dimension = 2;
+  static constexpr int parameter_dimension = 2;
+  static constexpr bool discrete = false;
+  using record_type = double;
+  using parameter_type = normal_parameter;
+  using vector_type = Eigen::Vector2d;
+
+  /// t(x) generic in the scalar type (double or privpost::interval): sensitivities come from it by interval arithmetic.
+  template <class T>
+  static std::array<T, 2> generic_statistic(const T& x) {
+    return {x, square(x)};
+  }
+  static vector_type statistic(double x) { return {x, x * x}; }
+  static vector_type natural_parameter(const parameter_type& p) { return {p.mean / p.variance, -0.5 / p.variance}; }
+  template <class T>
+  static T log_partition(const std::array<T, 2>& eta) {
+    using std::log;
+    return -eta[0] * eta[0] / (4.0 * eta[1]) - 0.5 * log(-2.0 * eta[1]);
+  }
+  static vector_type mean_statistic(const parameter_type& p) { return {p.mean, p.mean * p.mean + p.variance}; }
+  static Eigen::Matrix2d covariance_statistic(const parameter_type& p) {
+    const double m = p.mean, v = p.variance;
+    Eigen::Matrix2d c;
+    c << v, 2.0 * m * v, 2.0 * m * v, 4.0 * m * m * v + 2.0 * v * v;
+    return c;
+  }
+  /// log P(v <= x <= w) with mu = -eta1 / (2 eta2), sd = sqrt(-1 / (2 eta2)), in log space.
+  template <class T>
+  static T log_region_probability(const parameter_type&, const std::array<T, 2>& eta, double v, double w) {
+    using std::sqrt;
+    if (!(w > v)) return T(-std::numeric_limits<double>::infinity());
+    const T mu = -eta[0] / (2.0 * eta[1]);
+    const T sd = sqrt(-1.0 / (2.0 * eta[1]));
+    const T a = std::isinf(v) ? T(0.0) : (v - mu) / sd;
+    const T b = std::isinf(w) ? T(0.0) : (w - mu) / sd;
+    return detail::log_normal_interval(a, b, std::isinf(v), std::isinf(w));
+  }
+  static double cdf(double x, const parameter_type& p) { return detail::normal_cdf((x - p.mean) / std::sqrt(p.variance)); }
+  static vector_type lower_bound(double) { return {-std::numeric_limits<double>::infinity(), 0.0}; }
+  static vector_type upper_bound(double) { return vector_type::Constant(std::numeric_limits<double>::infinity()); }
+  /// Sums of n records satisfy s2 >= s1^2 / n (Cauchy-Schwarz).
+  static bool is_valid(const vector_type& s, double n) { return std::isfinite(s(0)) && std::isfinite(s(1)) && s(1) >= s(0) * s(0) / n; }
+  /// Raises s2 to s1^2 / n when it is below (a projection along s2; not the Euclidean one).
+  static vector_type project(const vector_type& s, double n) { return {s(0), std::max(s(1), s(0) * s(0) / n)}; }
+  static vector_type to_vector(const parameter_type& p) { return {p.mean, p.variance}; }
+  template <random_engine G>
+  static double draw_record(const parameter_type& p, G& g) {
+    return p.mean + std::sqrt(p.variance) * draw_normal(g);
+  }
+};
+
+/// Normal-inverse-gamma prior: sigma^2 ~ InverseGamma(a, b), mu | sigma^2 ~ N(m, sigma^2 / kappa).
+struct normal_inverse_gamma_prior {
+  using family = normal_family;
+  double m = 0.0;
+  double kappa = 1.0;
+  double a = 1.0;
+  double b = 1.0;
+
+  normal_inverse_gamma_prior(double m_, double kappa_, double a_, double b_) : m(m_), kappa(kappa_), a(a_), b(b_) {
+    check_finite("normal_inverse_gamma_prior", "m", m);
+    check_positive_finite("normal_inverse_gamma_prior", "kappa", kappa);
+    check_positive_finite("normal_inverse_gamma_prior", "a", a);
+    check_positive_finite("normal_inverse_gamma_prior", "b", b);
+  }
+  /// Conjugate-Update with s = (sum x, sum x^2): kappa + n, (kappa m + s1) / (kappa + n), a + n/2,
+  /// b + (s2 - s1^2/n)/2 + kappa n (s1/n - m)^2 / (2 (kappa + n)). Requires s2 >= s1^2 / n.
+  normal_inverse_gamma_prior update(const normal_family::vector_type& s, double n) const {
+    if (!(n > 0.0 && std::isfinite(n))) throw_invalid("normal_inverse_gamma_prior::update", "n", n, "a finite number > 0");
+    if (!normal_family::is_valid(s, n))
+      throw_invalid("normal_inverse_gamma_prior::update", "s2", s(1), "a finite number >= s1^2 / n");
+    const double xbar = s(0) / n;
+    const double kn = kappa + n;
+    const double scatter = std::max(0.0, s(1) - s(0) * xbar);
+    return {(kappa * m + s(0)) / kn, kn, a + 0.5 * n, b + 0.5 * scatter + 0.5 * kappa * n * (xbar - m) * (xbar - m) / kn};
+  }
+  template <random_engine G>
+  normal_parameter draw(G& g) const {
+    const double variance = draw_inverse_gamma(g, a, b);
+    return {m + std::sqrt(variance / kappa) * draw_normal(g), variance};
+  }
+};
+
+}  // namespace privpost

@@ -1,0 +1,95 @@
+// privpost/families/normal_known_variance.hpp
+// normal_known_variance_family (x ~ N(mu, sigma^2) with sigma known, t(x) = x, unbounded: truncated release) and its
+// conjugate normal_mean_prior. eta = mu / sigma^2; the parameter carries the known sigma so every formula can see it.
+#pragma once
+
+#include <Eigen/Core>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/interval.hpp"
+#include "privpost/core/random/normal.hpp"
+#include "privpost/families/detail/jet.hpp"
+#include "privpost/families/family_concepts.hpp"
+
+namespace privpost {
+
+/// The mean of a normal with known standard deviation `sd` (sd is fixed by the prior, not inferred).
+struct normal_mean_parameter {
+  double mean = 0.0;
+  double sd = 1.0;
+};
+
+struct normal_known_variance_family {
+  static constexpr int dimension = 1;
+  static constexpr int parameter_dimension = 1;
+  static constexpr bool discrete = false;
+  using record_type = double;
+  using parameter_type = normal_mean_parameter;
+  using vector_type = Eigen::Matrix<double, 1, 1>;
+
+  /// t(x) generic in the scalar type (double or privpost::interval): sensitivities come from it by interval arithmetic.
+  template <class T>
+  static std::array<T, 1> generic_statistic(const T& x) {
+    return {x};
+  }
+  static vector_type statistic(double x) { return vector_type(x); }
+  static vector_type natural_parameter(const parameter_type& p) { return vector_type(p.mean / (p.sd * p.sd)); }
+  /// A(eta) = sd^2 eta^2 / 2 (sd known, carried by the parameter).
+  template <class T>
+  static T log_partition(const parameter_type& p, const std::array<T, 1>& eta) {
+    return 0.5 * (p.sd * p.sd) * eta[0] * eta[0];
+  }
+  static vector_type mean_statistic(const parameter_type& p) { return vector_type(p.mean); }
+  static Eigen::Matrix<double, 1, 1> covariance_statistic(const parameter_type& p) { return Eigen::Matrix<double, 1, 1>(p.sd * p.sd); }
+  /// log P(v <= x <= w) = log(Phi((w - mu)/sd) - Phi((v - mu)/sd)) with mu = eta sd^2, in log space (exact in tails).
+  template <class T>
+  static T log_region_probability(const parameter_type& p, const std::array<T, 1>& eta, double v, double w) {
+    if (!(w > v)) return T(-std::numeric_limits<double>::infinity());
+    const T mu = eta[0] * (p.sd * p.sd);
+    const T a = std::isinf(v) ? T(0.0) : (v - mu) / p.sd;
+    const T b = std::isinf(w) ? T(0.0) : (w - mu) / p.sd;
+    return detail::log_normal_interval(a, b, std::isinf(v), std::isinf(w));
+  }
+  static double cdf(double x, const parameter_type& p) { return detail::normal_cdf((x - p.mean) / p.sd); }
+  static vector_type lower_bound(double) { return vector_type(-std::numeric_limits<double>::infinity()); }
+  static vector_type upper_bound(double) { return vector_type(std::numeric_limits<double>::infinity()); }
+  static bool is_valid(const vector_type& s, double) { return std::isfinite(s(0)); }
+  static vector_type project(const vector_type& s, double) { return s; }
+  static Eigen::Matrix<double, 1, 1> to_vector(const parameter_type& p) { return Eigen::Matrix<double, 1, 1>(p.mean); }
+  template <random_engine G>
+  static double draw_record(const parameter_type& p, G& g) {
+    return p.mean + p.sd * draw_normal(g);
+  }
+};
+
+/// N(mean0, sd0^2) prior on mu, with the known record standard deviation sigma.
+struct normal_mean_prior {
+  using family = normal_known_variance_family;
+  double mean0 = 0.0;
+  double sd0 = 1.0;
+  double sigma = 1.0;
+
+  normal_mean_prior(double mean0_, double sd0_, double sigma_) : mean0(mean0_), sd0(sd0_), sigma(sigma_) {
+    check_finite("normal_mean_prior", "mean0", mean0);
+    check_positive_finite("normal_mean_prior", "sd0", sd0);
+    check_positive_finite("normal_mean_prior", "sigma", sigma);
+  }
+  /// Conjugate-Update: precision 1/sd0^2 + n/sigma^2, mean (mean0/sd0^2 + s/sigma^2) / precision.
+  normal_mean_prior update(const normal_known_variance_family::vector_type& s, double n) const {
+    if (!(n > 0.0 && std::isfinite(n))) throw_invalid("normal_mean_prior::update", "n", n, "a finite number > 0");
+    check_finite("normal_mean_prior::update", "s", s(0));
+    const double precision = 1.0 / (sd0 * sd0) + n / (sigma * sigma);
+    const double mean = (mean0 / (sd0 * sd0) + s(0) / (sigma * sigma)) / precision;
+    return {mean, 1.0 / std::sqrt(precision), sigma};
+  }
+  template <random_engine G>
+  normal_mean_parameter draw(G& g) const {
+    return {mean0 + sd0 * draw_normal(g), sigma};
+  }
+};
+
+}  // namespace privpost

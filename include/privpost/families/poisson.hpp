@@ -1,0 +1,106 @@
+// privpost/families/poisson.hpp
+// poisson_family (count records x ~ Poisson(lambda), t(x) = x, unbounded: truncated release) and its conjugate
+// poisson_gamma_prior. eta = log lambda, A(eta) = e^eta; region probabilities are finite sums over the integers.
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/interval.hpp"
+#include "privpost/core/random/gamma.hpp"
+#include "privpost/core/random/poisson.hpp"
+#include "privpost/families/detail/jet.hpp"
+#include "privpost/families/family_concepts.hpp"
+
+namespace privpost {
+
+struct poisson_family {
+  static constexpr int dimension = 1;
+  static constexpr int parameter_dimension = 1;
+  static constexpr bool discrete = true;
+  using record_type = double;     ///< a count 0, 1, 2, ...
+  using parameter_type = double;  ///< rate lambda > 0
+  using vector_type = Eigen::Matrix<double, 1, 1>;
+
+  /// t(x) generic in the scalar type (double or privpost::interval): sensitivities come from it by interval arithmetic.
+  template <class T>
+  static std::array<T, 1> generic_statistic(const T& x) {
+    return {x};
+  }
+  static vector_type statistic(double x) { return vector_type(x); }
+  static vector_type natural_parameter(double lambda) { return vector_type(std::log(lambda)); }
+  template <class T>
+  static T log_partition(const std::array<T, 1>& eta) {
+    using std::exp;
+    return exp(eta[0]);
+  }
+  static vector_type mean_statistic(double lambda) { return vector_type(lambda); }
+  static Eigen::Matrix<double, 1, 1> covariance_statistic(double lambda) { return Eigen::Matrix<double, 1, 1>(lambda); }
+
+  /// log P(v <= x <= w) = log sum_{k = ceil(v)}^{floor(w)} exp(eta k - e^eta - log k!). The sum runs outward from the
+  /// term nearest the mode until terms fall below e^-50 of the largest (at most 100000 terms): exact to rounding.
+  template <class T>
+  static T log_region_probability(double, const std::array<T, 1>& eta, double v, double w) {
+    using std::exp;
+    using std::log;
+    const double k_lo = std::max(0.0, std::ceil(v));
+    const double k_hi = std::floor(w);  // may be +inf
+    if (!(k_hi >= k_lo)) return T(-std::numeric_limits<double>::infinity());
+    const double e0 = detail::value_of(eta[0]);
+    const double lambda = std::exp(e0);
+    auto term = [&](double k) { return e0 * k - lambda - std::lgamma(k + 1.0); };
+    const double mode = std::clamp(std::floor(lambda), k_lo, std::isinf(k_hi) ? std::max(k_lo, std::floor(lambda)) : k_hi);
+    const double top = term(mode);
+    double first = mode, last = mode;
+    for (int i = 0; i < 50000 && first > k_lo && term(first - 1.0) > top - 50.0; ++i) first -= 1.0;
+    for (int i = 0; i < 50000 && last < k_hi && term(last + 1.0) > top - 50.0; ++i) last += 1.0;
+    T total = T(0.0);
+    const T lam = exp(eta[0]);
+    for (double k = first; k <= last; k += 1.0) total = total + exp(eta[0] * k - lam - (std::lgamma(k + 1.0) + top));
+    // total = sum exp(term_k - top) with the autodiff dependence on eta kept; add back top.
+    return log(total) + top;
+  }
+  static double cdf(double x, double lambda) {
+    if (x < 0.0) return 0.0;
+    std::array<double, 1> e{std::log(lambda)};
+    return std::exp(log_region_probability(lambda, e, 0.0, std::floor(x)));
+  }
+  static vector_type lower_bound(double) { return vector_type(0.0); }
+  static vector_type upper_bound(double) { return vector_type(std::numeric_limits<double>::infinity()); }
+  static bool is_valid(const vector_type& s, double) { return s(0) >= 0.0; }
+  static vector_type project(const vector_type& s, double) { return vector_type(std::max(s(0), 0.0)); }
+  static Eigen::Matrix<double, 1, 1> to_vector(double lambda) { return Eigen::Matrix<double, 1, 1>(lambda); }
+  template <random_engine G>
+  static double draw_record(double lambda, G& g) {
+    return draw_poisson(g, lambda);
+  }
+};
+
+/// Gamma(shape, rate) prior on the Poisson rate.
+struct poisson_gamma_prior {
+  using family = poisson_family;
+  double shape = 1.0;
+  double rate = 1.0;
+
+  poisson_gamma_prior(double shape_, double rate_) : shape(shape_), rate(rate_) {
+    check_positive_finite("poisson_gamma_prior", "shape", shape);
+    check_positive_finite("poisson_gamma_prior", "rate", rate);
+  }
+  /// Conjugate-Update: Gamma(shape + s, rate + n). Requires n > 0, s >= 0.
+  poisson_gamma_prior update(const poisson_family::vector_type& s, double n) const {
+    if (!(n > 0.0 && std::isfinite(n))) throw_invalid("poisson_gamma_prior::update", "n", n, "a finite number > 0");
+    if (!(s(0) >= 0.0 && std::isfinite(s(0)))) throw_invalid("poisson_gamma_prior::update", "s", s(0), "a finite number >= 0");
+    return {shape + s(0), rate + n};
+  }
+  template <random_engine G>
+  double draw(G& g) const {
+    return draw_gamma(g, shape, 1.0 / rate);
+  }
+};
+
+}  // namespace privpost
