@@ -1,0 +1,60 @@
+// Shared declarations of privpost-calibrate's translation units (split so that the heavy template instantiations of the
+// bounded and the truncated models compile in parallel).
+#pragma once
+
+#include <cstdint>
+#include <iostream>
+#include <string>
+
+#include <privpost/inference/family_study.hpp>
+
+#include "tool_support.hpp"
+
+namespace privpost::tools::calibrate {
+
+
+struct cli_options {
+  std::string model = "binomial";
+  std::string methods = "gibbs,naive,nonprivate";
+  double n = 100;
+  double epsilon = 0.1;
+  std::string mechanism = "laplace";
+  double delta = 1e-5;
+  int trials = 300;
+  int draws = 1000;
+  int burnin = 500;
+  int thin = 5;
+  std::uint64_t seed = 1;
+  int categories = 3;
+  double truncation = 0.05;
+  std::string format = "table";
+  std::string ranks;
+  int mmd_draws = 500;
+};
+
+template <class Study>
+inline int run(const Study& study, const cli_options& o) {
+  privpost::tools::progress_line progress("privpost-calibrate: trial");
+  privpost::calibration_options co;
+  co.trials = o.trials;
+  co.seed = o.seed;
+  co.mmd_draws = o.mmd_draws;
+  const auto acc = privpost::run_calibration(study, co, [&](int done, int total) { progress(done, total); });
+  const auto rows = acc.report();
+  if (o.format == "json") {
+    std::cout << privpost::tools::to_json(rows).dump(2) << '\n';
+  } else {
+    std::cout << "model " << o.model << ", n " << o.n << ", epsilon " << o.epsilon << ", mechanism " << o.mechanism
+              << (o.mechanism == "gaussian" ? ", delta " + std::to_string(o.delta) : std::string()) << ", trials " << o.trials
+              << ", burn-in " << o.burnin << ", draws " << o.draws << " (thin " << o.thin << "), seed " << o.seed << "\n";
+    privpost::tools::print_table(rows, std::cout);
+  }
+  if (!o.ranks.empty()) privpost::tools::write_ranks(acc, rows, o.ranks);
+  return 0;
+}
+
+
+int run_bounded_model(const cli_options& o, const privpost::study_settings& settings);
+int run_unbounded_model(const cli_options& o, const privpost::study_settings& settings);
+
+}  // namespace privpost::tools::calibrate
