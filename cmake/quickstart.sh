@@ -19,4 +19,4 @@ fi
 
 cmake --preset default
 cmake --build --preset example
-./build/default/examples/privpost_release_demo
+./build/default/examples/privpost_binomial_end_to_end

@@ -20,11 +20,11 @@ int main() {
             << " (dissertation App. B.3 bound " << privpost::dissertation_truncated_sensitivity(stat.image()) << ")\n";
 
   const privpost::laplace_mechanism laplace(stat.l1_sensitivity(), 1.0);
-  const Eigen::VectorXd z1 = privpost::release_statistic(stat, std::span(ages), laplace);  // OS CSPRNG
+  const Eigen::VectorXd z1 = privpost::release_statistic(stat, ages, laplace);  // OS CSPRNG
   std::cout << "Laplace, epsilon = 1:             scale " << laplace.scale() << ", released (" << z1(0) << ", " << z1(1) << ")\n";
 
   const auto gaussian = privpost::gaussian_mechanism::analytic(stat.l2_sensitivity(), 1.0, 1e-6);
-  const Eigen::VectorXd z2 = privpost::release_statistic(stat, std::span(ages), gaussian);
+  const Eigen::VectorXd z2 = privpost::release_statistic(stat, ages, gaussian);
   std::cout << "Gaussian (analytic), eps 1, 1e-6: sigma " << gaussian.sigma() << ", released (" << z2(0) << ", " << z2(1)
             << ")\n";
   std::cout << "(the exact statistic is never printed: only the releases may leave the data owner)\n";

@@ -43,6 +43,7 @@
 #include "privpost/families/normal.hpp"
 #include "privpost/families/normal_known_variance.hpp"
 #include "privpost/families/poisson.hpp"
+#include "privpost/families/special_functions.hpp"
 #include "privpost/families/truncation.hpp"
 
 #include "privpost/samplers/gibbs_ss.hpp"

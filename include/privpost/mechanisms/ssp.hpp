@@ -166,11 +166,13 @@ void check_mechanism_covers(const bounded_statistic<P, Statistic>& stat, const M
   }
 }
 
-/// Computes the statistic over the records and releases it through the mechanism, drawing the noise from `g`
+/// Computes the statistic over the records (any contiguous range of std::array<double, P>: a vector, an array, a span)
+/// and releases it through the mechanism, drawing the noise from `g`
 /// (pass an explicitly seeded engine only for tests and simulation studies).
 template <std::size_t P, class Statistic, release_mechanism M, random_engine G>
 Eigen::VectorXd release_statistic(const bounded_statistic<P, Statistic>& stat,
-                                  std::span<const std::array<double, P>> records, const M& mechanism, G& g) {
+                                  std::type_identity_t<std::span<const std::array<double, P>>> records, const M& mechanism,
+                                  G& g) {
   check_mechanism_covers(stat, mechanism);
   const Eigen::VectorXd s = stat.compute(records).statistic;
   return mechanism.release(s, g);
@@ -179,7 +181,7 @@ Eigen::VectorXd release_statistic(const bounded_statistic<P, Statistic>& stat,
 /// As above, with noise from the operating system's CSPRNG: the default for a real release.
 template <std::size_t P, class Statistic, release_mechanism M>
 Eigen::VectorXd release_statistic(const bounded_statistic<P, Statistic>& stat,
-                                  std::span<const std::array<double, P>> records, const M& mechanism) {
+                                  std::type_identity_t<std::span<const std::array<double, P>>> records, const M& mechanism) {
   os_random_engine g;
   return release_statistic(stat, records, mechanism, g);
 }

@@ -1,0 +1,18 @@
+# Runs one command-line tool invocation for CTest: -DCOMMAND="a;b;c" -DEXPECT=success|failure -DREGEX=... [-DWORKDIR=...]
+# Fails unless the exit status is as expected and the combined output matches REGEX.
+if(NOT DEFINED COMMAND OR NOT DEFINED EXPECT)
+  message(FATAL_ERROR "run_tool_test.cmake: -DCOMMAND and -DEXPECT are required")
+endif()
+if(NOT DEFINED WORKDIR)
+  set(WORKDIR "${CMAKE_CURRENT_BINARY_DIR}")
+endif()
+execute_process(COMMAND ${COMMAND} WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}${err}")
+if(EXPECT STREQUAL "success" AND NOT rc EQUAL 0)
+  message(FATAL_ERROR "expected success, got exit status ${rc}")
+elseif(EXPECT STREQUAL "failure" AND rc EQUAL 0)
+  message(FATAL_ERROR "expected a non-zero exit status")
+endif()
+if(DEFINED REGEX AND NOT "${out}${err}" MATCHES "${REGEX}")
+  message(FATAL_ERROR "output does not match '${REGEX}'")
+endif()

@@ -1,0 +1,61 @@
+// binomial_end_to_end: the main example. A hospital releases how many of its 200 patients have a condition, with the
+// Laplace mechanism at epsilon = 0.1 (noise from the OS CSPRNG); an analyst then compares the naive posterior, which
+// treats the noisy count as exact, with privpost's noise-aware Gibbs-SS posterior (dissertation Sec. 4.2).
+#include <privpost/privpost.hpp>
+
+#include <array>
+#include <cstdio>
+#include <random>
+#include <span>
+#include <vector>
+
+namespace {
+void print_row(const char* name, const privpost::posterior& p) {
+  const auto ci = p.interval(0.9);
+  std::printf("  %-26s mean %.3f  sd %.3f  90%% interval [%.3f, %.3f]\n", name, p.mean(), p.sd(), ci.lower, ci.upper);
+}
+}  // namespace
+
+int main() {
+  // ---- the data owner ------------------------------------------------------------------------------------------
+  // 200 records, 0 or 1; the owner declares the bounds [0, 1] (clamping anything else) and releases the count.
+  std::mt19937_64 simulate(2024);  // only to make up the example's private records
+  std::vector<std::array<double, 1>> records(200);
+  for (auto& r : records) r[0] = privpost::draw_uniform(simulate) < 0.3 ? 1.0 : 0.0;
+  const auto identity = [](const auto& x) { return std::array{x[0]}; };
+  const privpost::bounded_statistic<1, decltype(identity)> count(identity, {privpost::interval(0.0, 1.0)},
+                                                                 privpost::out_of_bounds::clamp);
+  const double epsilon = 0.1;
+  const privpost::laplace_mechanism mechanism(count.l1_sensitivity(), epsilon);
+  const Eigen::VectorXd z = privpost::release_statistic(count, records, mechanism);  // OS CSPRNG noise
+  std::printf("data owner: n = %zu, sensitivity %.0f, epsilon %.2f, Laplace scale %.1f -> released count z = %.2f\n",
+              records.size(), count.l1_sensitivity(), epsilon, mechanism.scale(), z(0));
+
+  // ---- the analyst: sees z, n, the mechanism; prior Beta(1, 1) ---------------------------------------------------
+  const double n = static_cast<double>(records.size());
+  const privpost::beta_prior prior(1.0, 1.0);
+  privpost::inference_options options;
+  options.chains = 4;
+  options.burnin = 1000;
+  options.draws = 2000;
+  options.thin = 2;
+  options.seed = 7;  // inference is reproducible from a seed
+  options.parallel = true;
+  const auto naive = privpost::infer([&](auto& g) { return privpost::naive_sampler(prior, z, n, g); }, options);
+  const auto aware = privpost::infer([&](auto& g) { return privpost::gibbs_ss(prior, mechanism, z, n, g); }, options);
+
+  // ---- for the example only: the non-private posterior, which no analyst could compute --------------------------
+  const Eigen::Matrix<double, 1, 1> exact = count.compute(records).statistic;
+  const auto oracle = privpost::infer([&](auto& g) { return privpost::nonprivate_sampler(prior, exact, n, g); }, options);
+
+  std::printf("\nposterior of the prevalence theta (4 chains x 2000 draws):\n");
+  print_row("naive (z taken as exact)", naive.draws);
+  print_row("noise-aware Gibbs-SS", aware.draws);
+  print_row("non-private (reference)", oracle.draws);
+  std::printf("\nGibbs-SS diagnostics: R-hat %.3f, bulk ESS %.0f, tail ESS %.0f, numerical repairs %llu\n", aware.draws.rhat(),
+              aware.draws.ess_bulk(), aware.draws.ess_tail(),
+              static_cast<unsigned long long>(aware.events.projections + aware.events.jitter + aware.events.psd_repairs));
+  std::printf("The naive interval ignores the Laplace noise (sd %.1f counts) and is too narrow; Gibbs-SS accounts for it.\n",
+              mechanism.scale() * 1.4142135623730951);
+  return 0;
+}

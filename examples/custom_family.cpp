@@ -1,0 +1,97 @@
+// custom_family: a user adds a family privpost does not ship, and gets the truncated release, the noise-aware sampler
+// and the calibration study for free. Here: Weibull records with known shape 2 (Rayleigh) and unknown scale lambda,
+// with an inverse-gamma prior on theta = lambda^2, which is conjugate: t(x) = x^2, eta = -1/theta.
+#include <privpost/privpost.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace my {
+
+struct rayleigh_family {
+  // --- sizes and types -------------------------------------------------------------------------------------------
+  static constexpr int dimension = 1;            // t(x) = x^2
+  static constexpr int parameter_dimension = 1;  // theta = lambda^2
+  static constexpr bool discrete = false;
+  using record_type = double;
+  using parameter_type = double;
+  using vector_type = Eigen::Matrix<double, 1, 1>;
+
+  // --- the exponential family: p(x | theta) = (2x / theta) exp(-x^2 / theta), x >= 0 -------------------------------
+  static vector_type statistic(double x) { return vector_type(x * x); }
+  template <class T>
+  static std::array<T, 1> generic_statistic(const T& x) {  // doubles and privpost::interval (for the sensitivity)
+    return {privpost::square(x)};
+  }
+  static vector_type natural_parameter(double theta) { return vector_type(-1.0 / theta); }
+  template <class T>
+  static T log_partition(const std::array<T, 1>& eta) {  // A(eta) = -log(-eta); autodiff checks the moments below
+    using std::log;
+    return -log(-eta[0]);
+  }
+  static vector_type mean_statistic(double theta) { return vector_type(theta); }       // E[x^2] = theta
+  static Eigen::Matrix<double, 1, 1> covariance_statistic(double theta) { return Eigen::Matrix<double, 1, 1>(theta * theta); }
+
+  // --- truncation: log P(v <= x <= w) = log(e^{eta v^2} - e^{eta w^2}) ---------------------------------------------
+  template <class T>
+  static T log_region_probability(double, const std::array<T, 1>& eta, double v, double w) {
+    const double lo = std::max(v, 0.0);
+    if (!(w > lo)) return T(-std::numeric_limits<double>::infinity());
+    if (std::isinf(w)) return eta[0] * (lo * lo);
+    return eta[0] * (lo * lo) + privpost::log1mexp(eta[0] * (w * w - lo * lo));
+  }
+
+  // --- the valid set of sums, the parameter as a vector, simulation ------------------------------------------------
+  static vector_type lower_bound(double) { return vector_type(0.0); }
+  static vector_type upper_bound(double) { return vector_type(std::numeric_limits<double>::infinity()); }
+  static bool is_valid(const vector_type& s, double) { return s(0) >= 0.0; }
+  static vector_type project(const vector_type& s, double) { return vector_type(std::max(s(0), 0.0)); }
+  static Eigen::Matrix<double, 1, 1> to_vector(double theta) { return Eigen::Matrix<double, 1, 1>(theta); }
+  template <class G>
+  static double draw_record(double theta, G& g) {
+    return std::sqrt(theta * privpost::draw_exponential(g));  // x^2 ~ Exp(mean theta)
+  }
+};
+
+// Inverse-gamma(a, b) prior on theta: posterior IG(a + n, b + sum x^2).
+struct rayleigh_prior {
+  using family = rayleigh_family;
+  double a, b;
+  rayleigh_prior update(const rayleigh_family::vector_type& s, double n) const { return {a + n, b + s(0)}; }
+  template <class G>
+  double draw(G& g) const {
+    return privpost::draw_inverse_gamma(g, a, b);
+  }
+};
+
+}  // namespace my
+
+static_assert(privpost::truncatable_family<my::rayleigh_family>);
+static_assert(privpost::conjugate_prior<my::rayleigh_prior>);
+
+int main() {
+  // The family's closed-form moments agree with autodiff of its log-partition.
+  Eigen::Matrix<double, 1, 1> mean, cov;
+  privpost::autodiff_moments<my::rayleigh_family>(2.5, mean, cov);
+  std::printf("theta = 2.5: E[x^2] %.12f (closed form 2.5), Var[x^2] %.12f (closed form 6.25)\n", mean(0), cov(0, 0));
+
+  // A calibration study with the same machinery as the built-in models: truncated release at the central 95% of the
+  // prior predictive, Laplace noise at epsilon = 0.5, n = 200, 200 trials.
+  privpost::study_settings settings;
+  settings.n = 200;
+  settings.burnin = 300;
+  settings.draws = 1000;
+  settings.thin = 2;
+  const privpost::truncated_family_study<my::rayleigh_prior, privpost::laplace_mechanism> study(
+      my::rayleigh_prior{20.0, 20.0}, 0.05, [](double l1, double) { return privpost::laplace_mechanism(l1, 0.5); }, settings);
+  std::printf("declared bounds [%.3f, %.3f], L1 sensitivity %.3f\n", study.lower(), study.upper(),
+              study.statistic().l1_sensitivity());
+  const auto rows = privpost::run_calibration(study, {200, 9, 0}).report();
+  for (const auto& r : rows)
+    std::printf("  %-11s KS %.3f (p %.3g)  coverage 50%% %.2f  90%% %.2f\n", r.method.c_str(), r.ks, r.ks_pvalue, r.coverage50,
+                r.coverage90);
+  std::printf("('naive' here is the dissertation's cheating naive on the untruncated sum: not private, shown for contrast)\n");
+  return 0;
+}

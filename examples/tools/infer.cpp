@@ -1,0 +1,216 @@
+// privpost-infer: the analyst's tool. Reads a JSON release record and a prior, runs noise-aware Gibbs-SS (and, on
+// request, the naive method for comparison), prints a posterior summary (mean, sd, 5/50/95% quantiles, R-hat, bulk and
+// tail ESS, numerical repairs) and optionally writes the draws to CSV.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <privpost/privpost.hpp>
+
+#include "release_record.hpp"
+#include "tool_support.hpp"
+
+namespace {
+
+struct options {
+  std::string release, prior, draws_csv;
+  bool compare_naive = false, parallel = false;
+  int chains = 4, burnin = 1000, draws = 1000, thin = 2;
+  std::uint64_t seed = 1;
+};
+
+std::vector<double> prior_values(const std::string& text, std::size_t count, const std::string& meaning) {
+  std::vector<double> v;
+  for (const auto& item : privpost::tools::split_list(text)) {
+    char* end = nullptr;
+    const double x = std::strtod(item.c_str(), &end);
+    if (end != item.c_str() + item.size()) throw std::invalid_argument("--prior: '" + item + "' is not a number");
+    v.push_back(x);
+  }
+  if (v.size() != count)
+    throw std::invalid_argument("--prior has " + std::to_string(v.size()) + " values; accepted: " + std::to_string(count) + " (" + meaning + ")");
+  return v;
+}
+
+void summarise(const char* method, const privpost::inference_result& r, const std::vector<std::string>& names) {
+  std::printf("%s\n  %-10s %10s %10s %10s %10s %10s %7s %8s %8s\n", method, "parameter", "mean", "sd", "q5", "q50", "q95", "R-hat",
+              "ESS bulk", "ESS tail");
+  for (Eigen::Index j = 0; j < r.draws.dimension(); ++j) {
+    std::printf("  %-10s %10.4g %10.4g %10.4g %10.4g %10.4g %7.3f %8.0f %8.0f\n", names[static_cast<std::size_t>(j)].c_str(),
+                r.draws.mean(j), r.draws.sd(j), r.draws.quantile(0.05, j), r.draws.quantile(0.5, j), r.draws.quantile(0.95, j),
+                r.draws.rhat(j), r.draws.ess_bulk(j), r.draws.ess_tail(j));
+  }
+  const auto& e = r.events;
+  std::printf("  numerical repairs: %llu projections, %llu jitter, %llu PSD repairs, %llu rejected draws\n",
+              static_cast<unsigned long long>(e.projections), static_cast<unsigned long long>(e.jitter),
+              static_cast<unsigned long long>(e.psd_repairs), static_cast<unsigned long long>(e.rejected_draws));
+}
+
+void write_draws(const std::string& path, const std::vector<std::pair<std::string, privpost::inference_result>>& results,
+                 const std::vector<std::string>& names) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot open --draws-csv file '" + path + "'");
+  f << "method,chain,draw";
+  for (const auto& n : names) f << ',' << n;
+  f << '\n';
+  f.precision(17);
+  for (const auto& [method, r] : results) {
+    for (std::size_t c = 0; c < r.draws.chains().size(); ++c) {
+      const auto& m = r.draws.chains()[c];
+      for (Eigen::Index i = 0; i < m.rows(); ++i) {
+        f << method << ',' << c << ',' << i;
+        for (Eigen::Index j = 0; j < m.cols(); ++j) f << ',' << m(i, j);
+        f << '\n';
+      }
+    }
+  }
+  if (!f) throw std::runtime_error("error writing '" + path + "'");
+}
+
+template <class Prior, class Mechanism>
+int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::release_record& rec, const options& o,
+        const std::vector<std::string>& names) {
+  using family = typename Prior::family;
+  const Eigen::VectorXd z = Eigen::Map<const Eigen::VectorXd>(rec.noisy_statistics.data(), static_cast<Eigen::Index>(rec.noisy_statistics.size()));
+  if (z.size() != family::dimension)
+    throw std::invalid_argument("release record: " + std::to_string(z.size()) + " noisy statistics; the " + rec.model + " model has " +
+                                std::to_string(family::dimension));
+  privpost::inference_options io;
+  io.chains = o.chains;
+  io.burnin = o.burnin;
+  io.draws = o.draws;
+  io.thin = o.thin;
+  io.seed = o.seed;
+  io.parallel = o.parallel;
+  privpost::tools::progress_line progress("privpost-infer: sweeps");
+  auto tick = [&](const privpost::inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
+  std::vector<std::pair<std::string, privpost::inference_result>> results;
+  if constexpr (privpost::truncatable_family<family>) {
+    if (!rec.has_bounds) throw std::invalid_argument("release record: the " + rec.model + " model needs bounds");
+    if (rec.policy != "drop") throw std::invalid_argument("release record: truncation_policy '" + rec.policy + "'; accepted: drop");
+    results.emplace_back("gibbs", privpost::infer([&](auto& g) {
+      return privpost::gibbs_ss_truncated(prior, mechanism, z, rec.n, rec.lower, rec.upper, g);
+    }, io, tick));
+  } else {
+    results.emplace_back("gibbs", privpost::infer([&](auto& g) { return privpost::gibbs_ss(prior, mechanism, z, rec.n, g); }, io, tick));
+  }
+  if (o.compare_naive)
+    results.emplace_back("naive", privpost::infer([&](auto& g) { return privpost::naive_sampler(prior, z, rec.n, g); }, io));
+  std::printf("release: model %s, n %.0f, %s mechanism (epsilon %g%s), privpost %s\n", rec.model.c_str(), rec.n, rec.mechanism.c_str(),
+              rec.epsilon, rec.mechanism == "gaussian" ? (", delta " + std::to_string(rec.delta)).c_str() : "", rec.version.c_str());
+  std::printf("%d chains x %d draws (burn-in %d, thin %d, seed %llu)\n\n", o.chains, o.draws, o.burnin, o.thin,
+              static_cast<unsigned long long>(o.seed));
+  for (const auto& [method, r] : results) {
+    summarise(method == "gibbs" ? (privpost::truncatable_family<family> ? "noise-aware Gibbs-SS (truncated release)" : "noise-aware Gibbs-SS")
+                                : "naive (treats the release as exact; for comparison only)",
+              r, names);
+  }
+  if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
+  return 0;
+}
+
+template <class Prior>
+int with_mechanism(const Prior& prior, const privpost::tools::release_record& rec, const options& o, const std::vector<std::string>& names) {
+  if (rec.mechanism == "laplace") {
+    const privpost::laplace_mechanism m(rec.sensitivity, rec.epsilon);
+    if (std::abs(m.scale() - rec.noise) > 1e-9 * rec.noise)
+      throw std::invalid_argument("release record: Laplace scale does not equal sensitivity / epsilon");
+    return run(prior, m, rec, o, names);
+  }
+  const auto m = privpost::gaussian_mechanism::analytic(rec.sensitivity, rec.epsilon, rec.delta);
+  if (std::abs(m.sigma() - rec.noise) > 1e-9 * rec.noise)
+    throw std::invalid_argument("release record: Gaussian sigma does not match the analytic calibration of (epsilon, delta, sensitivity)");
+  return run(prior, m, rec, o, names);
+}
+
+template <int K>
+int multinomial(const privpost::tools::release_record& rec, const options& o) {
+  const auto a = prior_values(o.prior.empty() ? std::string() : o.prior, K, "Dirichlet alpha_1..alpha_K");
+  Eigen::Matrix<double, K, 1> alpha;
+  for (int k = 0; k < K; ++k) alpha(k) = a[static_cast<std::size_t>(k)];
+  std::vector<std::string> names;
+  for (int k = 0; k < K; ++k) names.push_back("theta_" + std::to_string(k));
+  return with_mechanism(privpost::dirichlet_prior<K>(alpha), rec, o, names);
+}
+
+int dispatch(const privpost::tools::release_record& rec, options o) {
+  const std::string& m = rec.model;
+  if (m == "binomial") {
+    const auto p = prior_values(o.prior.empty() ? "1,1" : o.prior, 2, "Beta a,b");
+    return with_mechanism(privpost::beta_prior(p[0], p[1]), rec, o, {"theta"});
+  }
+  if (m == "multinomial") {
+    if (o.prior.empty()) {
+      for (int k = 0; k < rec.categories; ++k) o.prior += (k ? ",1" : "1");
+    }
+    switch (rec.categories) {
+      case 2: return multinomial<2>(rec, o);
+      case 3: return multinomial<3>(rec, o);
+      case 4: return multinomial<4>(rec, o);
+      case 5: return multinomial<5>(rec, o);
+      default: throw std::invalid_argument("release record: categories is " + std::to_string(rec.categories) + "; accepted: 2 to 5");
+    }
+  }
+  if (m == "exponential") {
+    const auto p = prior_values(o.prior.empty() ? "1,1" : o.prior, 2, "Gamma shape,rate of the rate");
+    return with_mechanism(privpost::exponential_gamma_prior(p[0], p[1]), rec, o, {"rate"});
+  }
+  if (m == "poisson") {
+    const auto p = prior_values(o.prior.empty() ? "1,1" : o.prior, 2, "Gamma shape,rate of the rate");
+    return with_mechanism(privpost::poisson_gamma_prior(p[0], p[1]), rec, o, {"rate"});
+  }
+  if (m == "normal-known-var") {
+    if (o.prior.empty()) throw std::invalid_argument("--prior is required for normal-known-var: mean0,sd0,sigma (sigma: the known record sd)");
+    const auto p = prior_values(o.prior, 3, "mean0,sd0,sigma");
+    return with_mechanism(privpost::normal_mean_prior(p[0], p[1], p[2]), rec, o, {"mean"});
+  }
+  if (m == "normal") {
+    const auto p = prior_values(o.prior.empty() ? "0,1,1,1" : o.prior, 4, "normal-inverse-gamma m,kappa,a,b");
+    return with_mechanism(privpost::normal_inverse_gamma_prior(p[0], p[1], p[2], p[3]), rec, o, {"mean", "variance"});
+  }
+  throw std::invalid_argument("release record: model '" + m + "'; accepted: binomial, multinomial, poisson, exponential, normal-known-var, normal");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"privpost-infer: noise-aware posterior from a privpost release record"};
+  options o;
+  app.add_option("release", o.release, "the JSON release record written by privpost-release")->required();
+  app.add_option("--prior", o.prior,
+                 "comma list: binomial a,b (default 1,1); multinomial alpha_1..K (default 1s); exponential/poisson Gamma shape,rate "
+                 "(default 1,1); normal-known-var mean0,sd0,sigma (required); normal m,kappa,a,b (default 0,1,1,1)");
+  app.add_flag("--compare-naive", o.compare_naive, "also run the naive method (treats the release as exact)");
+  app.add_option("--chains", o.chains, "number of chains")->check(CLI::Range(1, 256));
+  app.add_option("--burnin", o.burnin, "burn-in sweeps per chain")->check(CLI::Range(0, 100000000));
+  app.add_option("--draws", o.draws, "kept draws per chain")->check(CLI::Range(4, 100000000));
+  app.add_option("--thin", o.thin, "keep every thin-th sweep")->check(CLI::Range(1, 100000));
+  app.add_option("--seed", o.seed, "seed (inference is reproducible from it)");
+  app.add_flag("--parallel", o.parallel, "run the chains in parallel threads");
+  app.add_option("--draws-csv", o.draws_csv, "write every draw to this CSV file");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    std::ifstream f(o.release);
+    if (!f) throw std::invalid_argument("cannot open release record '" + o.release + "'");
+    nlohmann::json j;
+    try {
+      f >> j;
+    } catch (const nlohmann::json::exception& e) {
+      throw std::invalid_argument(std::string("malformed release record: ") + e.what());
+    }
+    privpost::tools::release_record rec;
+    try {
+      rec = privpost::tools::from_json(j);
+    } catch (const nlohmann::json::exception& e) {
+      throw std::invalid_argument(std::string("malformed release record: ") + e.what());
+    }
+    return dispatch(rec, o);
+  } catch (const std::exception& e) {
+    std::cerr << "privpost-infer: error: " << e.what() << '\n';
+    return 1;
+  }
+}

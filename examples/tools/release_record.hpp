@@ -1,0 +1,141 @@
+// The JSON release record shared by privpost-release (writes it) and privpost-infer (reads it), and CSV reading.
+// A release record holds only public information: the model, n, the mechanism and its parameters, the declared bounds
+// and policy, and the noisy statistics.
+#pragma once
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace privpost::tools {
+
+struct release_record {
+  std::string model;                ///< binomial|multinomial|poisson|exponential|normal-known-var|normal
+  double n = 0;                     ///< number of records (public)
+  int categories = 0;               ///< K, multinomial only
+  std::string mechanism;            ///< laplace|gaussian
+  double epsilon = 0, delta = 0;
+  double sensitivity = 0;           ///< L1 (Laplace) or L2 (Gaussian)
+  double noise = 0;                 ///< Laplace scale b, or Gaussian sigma
+  std::string calibration;          ///< Gaussian only: analytic
+  bool has_bounds = false;
+  double lower = 0, upper = 0;      ///< declared record bounds
+  std::string policy;               ///< drop|clamp
+  std::vector<double> noisy_statistics;
+  std::string version;
+};
+
+inline nlohmann::json to_json(const release_record& r) {
+  nlohmann::json mech = {{"name", r.mechanism}, {"epsilon", r.epsilon}, {"sensitivity", r.sensitivity}};
+  if (r.mechanism == "laplace") {
+    mech["sensitivity_norm"] = "L1";
+    mech["scale"] = r.noise;
+  } else {
+    mech["sensitivity_norm"] = "L2";
+    mech["delta"] = r.delta;
+    mech["sigma"] = r.noise;
+    mech["calibration"] = r.calibration;
+  }
+  nlohmann::json j = {{"format", "privpost-release-1"}, {"privpost_version", r.version}, {"model", r.model},
+                      {"n", r.n}, {"mechanism", mech}, {"truncation_policy", r.policy},
+                      {"noisy_statistics", r.noisy_statistics}};
+  if (r.model == "multinomial") j["categories"] = r.categories;
+  if (r.has_bounds) j["bounds"] = {{"lower", r.lower}, {"upper", r.upper}};
+  return j;
+}
+
+/// Parses and checks a release record; throws std::invalid_argument naming the offending field.
+inline release_record from_json(const nlohmann::json& j) {
+  auto need = [&](const nlohmann::json& obj, const char* key) -> const nlohmann::json& {
+    if (!obj.is_object() || !obj.contains(key)) throw std::invalid_argument(std::string("release record: missing field '") + key + "'");
+    return obj.at(key);
+  };
+  auto number = [&](const nlohmann::json& obj, const char* key) {
+    const auto& v = need(obj, key);
+    if (!v.is_number()) throw std::invalid_argument(std::string("release record: field '") + key + "' is not a number");
+    const double x = v.get<double>();
+    if (!std::isfinite(x)) throw std::invalid_argument(std::string("release record: field '") + key + "' is not finite");
+    return x;
+  };
+  release_record r;
+  if (need(j, "format") != "privpost-release-1") throw std::invalid_argument("release record: unknown format (expected privpost-release-1)");
+  r.model = need(j, "model").get<std::string>();
+  r.n = number(j, "n");
+  if (!(r.n >= 1 && std::floor(r.n) == r.n)) throw std::invalid_argument("release record: n is " + std::to_string(r.n) + "; accepted: a whole number >= 1");
+  const auto& m = need(j, "mechanism");
+  r.mechanism = need(m, "name").get<std::string>();
+  r.epsilon = number(m, "epsilon");
+  r.sensitivity = number(m, "sensitivity");
+  if (r.mechanism == "laplace") {
+    r.noise = number(m, "scale");
+  } else if (r.mechanism == "gaussian") {
+    r.delta = number(m, "delta");
+    r.noise = number(m, "sigma");
+    r.calibration = need(m, "calibration").get<std::string>();
+  } else {
+    throw std::invalid_argument("release record: mechanism '" + r.mechanism + "'; accepted: laplace, gaussian");
+  }
+  r.policy = need(j, "truncation_policy").get<std::string>();
+  if (j.contains("bounds")) {
+    r.has_bounds = true;
+    r.lower = number(j.at("bounds"), "lower");
+    r.upper = number(j.at("bounds"), "upper");
+  }
+  if (r.model == "multinomial") r.categories = static_cast<int>(number(j, "categories"));
+  const auto& z = need(j, "noisy_statistics");
+  if (!z.is_array()) throw std::invalid_argument("release record: noisy_statistics is not an array");
+  for (const auto& v : z) {
+    if (!v.is_number() || !std::isfinite(v.get<double>())) throw std::invalid_argument("release record: a noisy statistic is not a finite number");
+    r.noisy_statistics.push_back(v.get<double>());
+  }
+  r.version = j.value("privpost_version", std::string("unknown"));
+  return r;
+}
+
+/// Reads one named numeric column of a CSV file with a header row (comma-separated, no quoting). Throws with the line
+/// number on a missing column, a short row, an unparsable or non-finite value.
+inline std::vector<double> read_csv_column(const std::string& path, const std::string& column) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot open CSV file '" + path + "'");
+  std::string line;
+  if (!std::getline(in, line)) throw std::invalid_argument("CSV file '" + path + "' is empty");
+  auto split = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::string cell;
+    std::stringstream ss(s);
+    while (std::getline(ss, cell, ',')) {
+      while (!cell.empty() && (cell.back() == '\r' || cell.back() == ' ')) cell.pop_back();
+      while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
+      out.push_back(cell);
+    }
+    if (!s.empty() && s.back() == ',') out.emplace_back();
+    return out;
+  };
+  const auto header = split(line);
+  std::size_t index = header.size();
+  for (std::size_t i = 0; i < header.size(); ++i)
+    if (header[i] == column) index = i;
+  if (index == header.size()) throw std::invalid_argument("CSV file '" + path + "' has no column '" + column + "'");
+  std::vector<double> values;
+  for (std::size_t number = 2; std::getline(in, line); ++number) {
+    if (line.empty() || line == "\r") continue;
+    if (line.find('"') != std::string::npos) throw std::invalid_argument("CSV line " + std::to_string(number) + ": quoted fields are not supported");
+    const auto cells = split(line);
+    if (cells.size() <= index) throw std::invalid_argument("CSV line " + std::to_string(number) + ": too few fields");
+    char* end = nullptr;
+    const double x = std::strtod(cells[index].c_str(), &end);
+    if (cells[index].empty() || end != cells[index].c_str() + cells[index].size() || !std::isfinite(x))
+      throw std::invalid_argument("CSV line " + std::to_string(number) + ": '" + cells[index] + "' in column '" + column +
+                                  "' is not a finite number");
+    values.push_back(x);
+  }
+  if (values.empty()) throw std::invalid_argument("CSV file '" + path + "' has no data rows");
+  return values;
+}
+
+}  // namespace privpost::tools
