@@ -1,14 +1,19 @@
 // Benchmarks of one Gibbs-SS sweep (theta | s, s | theta w z, w | s z) per family, Laplace mechanism, n = 1000,
-// epsilon = 0.1, std::mt19937_64. Issue #3 targets: binomial <= 0.5 us, multinomial K = 3 <= 1.5 us.
+// epsilon = 0.1, std::mt19937_64. Issue #3 targets: binomial <= 0.5 us, multinomial K = 3 <= 1.5 us,
+// truncated exponential <= 5 us.
 #include <benchmark/benchmark.h>
 
 #include <random>
 
 #include "privpost/families/binomial.hpp"
+#include "privpost/families/exponential.hpp"
 #include "privpost/families/multinomial.hpp"
+#include "privpost/families/normal.hpp"
+#include "privpost/families/poisson.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
+#include "privpost/samplers/gibbs_ss_truncated.hpp"
 
 using namespace privpost;
 
@@ -47,3 +52,40 @@ static void gibbs_sweep_multinomial_k3(benchmark::State& st) {
   }
 }
 BENCHMARK(gibbs_sweep_multinomial_k3);
+
+// Truncated releases (Sec. 4.3): the joint (s, s_c) update with Lemma 1 moments by autodiff. Target: exponential <= 5 us.
+static void gibbs_sweep_truncated_exponential(benchmark::State& st) {
+  std::mt19937_64 g(1);
+  Eigen::VectorXd z(1);
+  z << 900.0;
+  gibbs_ss_truncated sampler(exponential_gamma_prior(20.0, 20.0), laplace_mechanism(4.0, 0.1), z, 1000.0, 0.0, 4.0, g);
+  for (auto _ : st) {
+    sampler.step(g);
+    benchmark::DoNotOptimize(sampler.parameter());
+  }
+}
+BENCHMARK(gibbs_sweep_truncated_exponential);
+
+static void gibbs_sweep_truncated_poisson(benchmark::State& st) {
+  std::mt19937_64 g(1);
+  Eigen::VectorXd z(1);
+  z << 4800.0;
+  gibbs_ss_truncated sampler(poisson_gamma_prior(10.0, 2.0), laplace_mechanism(11.0, 0.1), z, 1000.0, 1.0, 11.0, g);
+  for (auto _ : st) {
+    sampler.step(g);
+    benchmark::DoNotOptimize(sampler.parameter());
+  }
+}
+BENCHMARK(gibbs_sweep_truncated_poisson);
+
+static void gibbs_sweep_truncated_normal(benchmark::State& st) {
+  std::mt19937_64 g(1);
+  Eigen::VectorXd z(2);
+  z << 20.0, 950.0;
+  gibbs_ss_truncated sampler(normal_inverse_gamma_prior(0.0, 1.0, 10.0, 10.0), laplace_mechanism(12.0, 0.1), z, 1000.0, -3.0, 3.0, g);
+  for (auto _ : st) {
+    sampler.step(g);
+    benchmark::DoNotOptimize(sampler.parameter().mean);
+  }
+}
+BENCHMARK(gibbs_sweep_truncated_normal);
