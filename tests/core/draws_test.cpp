@@ -156,7 +156,9 @@ TEST_CASE("draw_inverse_gamma fits InverseGamma(shape, scale)", "[draws]") {
 
 TEST_CASE("draw_beta fits Beta(a, b), including tiny shapes", "[draws]") {
   std::mt19937_64 g(31);
-  for (auto [a, b] : {std::pair{0.5, 0.5}, std::pair{2.0, 5.0}, std::pair{0.05, 0.2}, std::pair{300.0, 20.0}}) {
+  for (const auto& pair_ : {std::pair{0.5, 0.5}, std::pair{2.0, 5.0}, std::pair{0.05, 0.2}, std::pair{300.0, 20.0}}) {
+    const auto a = pair_.first;
+    const auto b = pair_.second;
     INFO("Beta(" << a << ", " << b << ")");
     const auto xs = sample(ks_draws, [&] { return draw_beta(g, a, b); });
     for (double x : xs) REQUIRE((x >= 0.0 && x <= 1.0));
@@ -169,7 +171,9 @@ TEST_CASE("draw_beta fits Beta(a, b), including tiny shapes", "[draws]") {
 
 TEST_CASE("draw_inverse_gaussian fits IG(mu, lambda), including huge and infinite mu", "[draws]") {
   std::mt19937_64 g(37);
-  for (auto [mu, lambda] : {std::pair{1.0, 1.0}, std::pair{0.5, 4.0}, std::pair{1e3, 1.0}, std::pair{1e8, 0.01}}) {
+  for (const auto& pair_ : {std::pair{1.0, 1.0}, std::pair{0.5, 4.0}, std::pair{1e3, 1.0}, std::pair{1e8, 0.01}}) {
+    const auto mu = pair_.first;
+    const auto lambda = pair_.second;
     INFO("IG(" << mu << ", " << lambda << ")");
     const auto xs = sample(ks_draws, [&] { return draw_inverse_gaussian(g, mu, lambda); });
     require_fits(xs, [&](double x) { return bm::cdf(bm::inverse_gaussian_distribution<>(mu, lambda), x); });

@@ -103,7 +103,9 @@ TEST_CASE("unbounded families: closed-form moments equal autodiff of the log-par
 
 TEST_CASE("Lemma 1 equals quadrature: exponential", "[families][truncation]") {
   const double lambda = 0.5;
-  for (auto [v, w] : {std::pair{0.0, 3.0}, std::pair{1.0, 4.0}, std::pair{2.0, inf}, std::pair{100.0, 110.0}, std::pair{2000.0, 2000.5}}) {
+  for (const auto& pair_ : {std::pair{0.0, 3.0}, std::pair{1.0, 4.0}, std::pair{2.0, inf}, std::pair{100.0, 110.0}, std::pair{2000.0, 2000.5}}) {
+    const auto v = pair_.first;
+    const auto w = pair_.second;
     INFO("[" << v << ", " << w << "]");
     const auto r = truncated_moments<exponential_rate_family>(lambda, v, w);
     Eigen::Matrix<double, 1, 1> mean, cov;
@@ -118,7 +120,9 @@ TEST_CASE("Lemma 1 equals quadrature: exponential", "[families][truncation]") {
 
 TEST_CASE("Lemma 1 equals quadrature: normal with known variance and normal-inverse-gamma", "[families][truncation]") {
   const normal_mean_parameter p{1.0, 2.0};
-  for (auto [v, w] : {std::pair{-1.0, 2.0}, std::pair{3.0, 7.0}, std::pair{-inf, -2.0}, std::pair{41.0, 45.0}, std::pair{-80.0, -79.0}}) {
+  for (const auto& pair_ : {std::pair{-1.0, 2.0}, std::pair{3.0, 7.0}, std::pair{-inf, -2.0}, std::pair{41.0, 45.0}, std::pair{-80.0, -79.0}}) {
+    const auto v = pair_.first;
+    const auto w = pair_.second;
     INFO("known variance, [" << v << ", " << w << "]");
     const auto r = truncated_moments<normal_known_variance_family>(p, v, w);
     Eigen::Matrix<double, 1, 1> mean, cov;
@@ -126,7 +130,9 @@ TEST_CASE("Lemma 1 equals quadrature: normal with known variance and normal-inve
     require_close(r, mean, cov, 1e-8);
   }
   const normal_parameter q{0.5, 1.7};
-  for (auto [v, w] : {std::pair{-1.0, 2.0}, std::pair{0.9, 1.3}, std::pair{10.0, inf}, std::pair{-inf, -12.0}}) {
+  for (const auto& pair_ : {std::pair{-1.0, 2.0}, std::pair{0.9, 1.3}, std::pair{10.0, inf}, std::pair{-inf, -12.0}}) {
+    const auto v = pair_.first;
+    const auto w = pair_.second;
     INFO("normal, [" << v << ", " << w << "]");
     const auto r = truncated_moments<normal_family>(q, v, w);
     Eigen::Vector2d mean;
@@ -139,7 +145,9 @@ TEST_CASE("Lemma 1 equals quadrature: normal with known variance and normal-inve
 
 TEST_CASE("Lemma 1 equals direct summation: Poisson", "[families][truncation]") {
   for (double lambda : {0.7, 12.0, 400.0}) {
-    for (auto [v, w] : {std::pair{0.0, 3.0}, std::pair{2.0, 20.0}, std::pair{5.0, inf}, std::pair{std::floor(lambda) + 60.0, std::floor(lambda) + 70.0}}) {
+    for (const auto& pair_ : {std::pair{0.0, 3.0}, std::pair{2.0, 20.0}, std::pair{5.0, inf}, std::pair{std::floor(lambda) + 60.0, std::floor(lambda) + 70.0}}) {
+    const auto v = pair_.first;
+    const auto w = pair_.second;
       INFO("lambda " << lambda << ", [" << v << ", " << w << "]");
       const auto r = truncated_moments<poisson_family>(lambda, v, w);
       long double z = 0, m1 = 0, m2 = 0;
