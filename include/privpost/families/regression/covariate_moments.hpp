@@ -1,0 +1,85 @@
+// privpost/families/regression/covariate_moments.hpp
+// covariate_moments: second and fourth non-central moments of a design row x~ = (c, x), what Gibbs-SS for regression
+// needs of the covariates (001 Sec. 3.4.1): in closed form for x ~ N(mu, Sigma) by Isserlis/Wick, or by Monte Carlo from
+// any sampler the user provides (Gibbs-SS-Prior).
+#pragma once
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "privpost/core/errors.hpp"
+#include "privpost/families/regression/regression_layout.hpp"
+
+namespace privpost {
+
+/// E[x~_a x~_b] and E[x~_a x~_b x~_c x~_d] for a design row of p columns.
+struct covariate_moments {
+  int p = 0;
+  Eigen::MatrixXd m2;
+  std::vector<double> m4;  ///< p^4 entries, index ((a p + b) p + c) p + d
+
+  double fourth(int a, int b, int c, int d) const {
+    return m4[static_cast<std::size_t>(((a * p + b) * p + c) * p + d)];
+  }
+};
+
+/// Moments of x~ = (c, x) (or x) for x ~ N(mu, Sigma), by Isserlis/Wick for non-central normals:
+/// E[x_a x_b x_c x_d] = m_a m_b m_c m_d + the six m m S terms + S_ab S_cd + S_ac S_bd + S_ad S_bc, with the intercept as a
+/// coordinate of mean c and variance 0.
+inline covariate_moments normal_covariate_moments(const regression_layout& layout, const Eigen::VectorXd& mu, const Eigen::MatrixXd& sigma) {
+  check_size_match("normal_covariate_moments", "mu", mu.size(), "covariates", layout.covariates());
+  check_size_match("normal_covariate_moments", "Sigma rows", sigma.rows(), "covariates", layout.covariates());
+  check_size_match("normal_covariate_moments", "Sigma cols", sigma.cols(), "covariates", layout.covariates());
+  const int p = layout.columns();
+  const int off = layout.intercept() ? 1 : 0;
+  Eigen::VectorXd m(p);
+  Eigen::MatrixXd s = Eigen::MatrixXd::Zero(p, p);
+  if (layout.intercept()) m(0) = layout.intercept_value();
+  m.tail(layout.covariates()) = mu;
+  s.bottomRightCorner(layout.covariates(), layout.covariates()) = sigma;
+  (void)off;
+  covariate_moments out;
+  out.p = p;
+  out.m2 = s + m * m.transpose();
+  out.m4.resize(static_cast<std::size_t>(p) * p * p * p);
+  for (int a = 0; a < p; ++a)
+    for (int b = 0; b < p; ++b)
+      for (int c = 0; c < p; ++c)
+        for (int d = 0; d < p; ++d) {
+          const double v = m(a) * m(b) * m(c) * m(d) + m(a) * m(b) * s(c, d) + m(a) * m(c) * s(b, d) + m(a) * m(d) * s(b, c) +
+                           m(b) * m(c) * s(a, d) + m(b) * m(d) * s(a, c) + m(c) * m(d) * s(a, b) + s(a, b) * s(c, d) +
+                           s(a, c) * s(b, d) + s(a, d) * s(b, c);
+          out.m4[static_cast<std::size_t>(((a * p + b) * p + c) * p + d)] = v;
+        }
+  return out;
+}
+
+/// Moments of x~ estimated from `draws` covariate vectors x = sample(g) (Eigen::VectorXd of size d), with a fixed seed.
+template <class Sampler>
+covariate_moments monte_carlo_covariate_moments(const regression_layout& layout, Sampler sample, int draws, std::uint64_t seed) {
+  if (draws < 2) throw_invalid("monte_carlo_covariate_moments", "draws", draws, "an integer >= 2");
+  const int p = layout.columns();
+  covariate_moments out;
+  out.p = p;
+  out.m2 = Eigen::MatrixXd::Zero(p, p);
+  out.m4.assign(static_cast<std::size_t>(p) * p * p * p, 0.0);
+  std::mt19937_64 g(seed);
+  for (int i = 0; i < draws; ++i) {
+    const Eigen::VectorXd x = sample(g);
+    const Eigen::VectorXd r = layout.design_row(x);
+    out.m2 += r * r.transpose();
+    for (int a = 0; a < p; ++a)
+      for (int b = 0; b < p; ++b)
+        for (int c = 0; c < p; ++c) {
+          const double abc = r(a) * r(b) * r(c);
+          for (int d = 0; d < p; ++d) out.m4[static_cast<std::size_t>(((a * p + b) * p + c) * p + d)] += abc * r(d);
+        }
+  }
+  out.m2 /= draws;
+  for (double& v : out.m4) v /= draws;
+  return out;
+}
+
+}  // namespace privpost

@@ -1,0 +1,156 @@
+// Tests of privpost/families/regression and privpost/samplers/regression (issue #4, model pieces). Properties:
+//  1. the layout holds the unique entries of [X^T X, X^T y, y^T y] (no duplicates; the intercept's n c^2 is public),
+//     gram() and statistic_of() are inverse, and the interval sensitivity is never above the paper's bound for boxes
+//     containing 0 (and is reported beside it);
+//  2. second and fourth moments of N(mu, Sigma) covariates in closed form (Isserlis) equal Monte Carlo (d = 3);
+//  3. the mean and covariance of t(x, y) (Eqs. 2-3 generalised) equal Monte Carlo of simulated records (d = 2 + intercept);
+//  4. the NIG update equals the textbook formulas and its draws have the posterior mean;
+//  5. the PSD projection keeps n c^2 and the sums and yields a PSD Gram matrix;
+//  6. bad input: d = 0, non-finite data, a release of the wrong length, a non-PD prior precision.
+#include <catch2/catch.hpp>
+
+#include <Eigen/Eigenvalues>
+#include <cmath>
+#include <random>
+
+#include "privpost/core/random/multivariate_normal.hpp"
+#include "privpost/core/random/normal.hpp"
+#include "privpost/families/regression/covariate_moments.hpp"
+#include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
+#include "privpost/families/regression/regression_layout.hpp"
+#include "privpost/families/regression/regression_moments.hpp"
+#include "privpost/mechanisms/laplace.hpp"
+#include "privpost/mechanisms/published_bounds.hpp"
+#include "privpost/samplers/regression/covariate_models.hpp"
+#include "privpost/samplers/regression/gibbs_ss_regression.hpp"
+
+using namespace privpost;
+
+TEST_CASE("regression layout: unique entries, public intercept entry, sensitivity", "[regression]") {
+  const regression_layout with(2, true), without(2, false);
+  CHECK(with.columns() == 3);
+  CHECK(with.size() == 9);  // unique entries of the 4 x 4 matrix u u^T (10), minus the public (0, 0)
+  CHECK(without.size() == 6);
+  Eigen::VectorXd s(9);
+  s << 1, 2, 3, 4, 5, 6, 7, 8, 9;
+  const Eigen::MatrixXd b = with.gram(s, 10.0);
+  CHECK(b(0, 0) == 10.0);
+  CHECK((b - b.transpose()).norm() == 0.0);
+  CHECK(with.statistic_of(b) == s);
+  // Sensitivity by intervals for x, y in [-1, 1], one covariate and an intercept: x (2) + x^2 (1) + y (2) + x y (2) +
+  // y^2 (1) = 8; the paper's bound for d = 2 columns of width 2 (the intercept counted as a covariate) is 24.
+  const regression_layout one(1, true);
+  const auto [l1, l2] = one.sensitivity({interval(-1.0, 1.0)}, interval(-1.0, 1.0));
+  CHECK(l1 == 8.0);
+  CHECK(l2 == Approx(std::sqrt(4.0 + 1.0 + 4.0 + 4.0 + 1.0)));
+  CHECK(l1 <= regression_paper_sensitivity(2.0, 2.0, 2));
+  for (int d = 1; d <= 6; ++d) {
+    const regression_layout layout(d, false);
+    const std::vector<interval> box(static_cast<std::size_t>(d), interval(-1.0, 1.0));
+    CHECK(layout.sensitivity(box, interval(-2.0, 3.0)).first <= regression_paper_sensitivity(2.0, 5.0, static_cast<std::size_t>(d)));
+  }
+}
+
+TEST_CASE("Isserlis fourth moments equal Monte Carlo", "[regression]") {
+  const regression_layout layout(3, true, 1.0);
+  Eigen::Vector3d mu(0.3, -0.5, 1.0);
+  Eigen::Matrix3d sigma;
+  sigma << 1.0, 0.3, -0.2, 0.3, 0.5, 0.1, -0.2, 0.1, 0.8;
+  const auto exact = normal_covariate_moments(layout, mu, sigma);
+  const Eigen::Matrix3d l = sigma.llt().matrixL();
+  const auto mc = monte_carlo_covariate_moments(layout, [&](auto& g) { return Eigen::VectorXd(draw_multivariate_normal(g, mu, l)); },
+                                                400000, 17);
+  CHECK((exact.m2 - mc.m2).cwiseAbs().maxCoeff() < 0.02);
+  double worst = 0.0;
+  for (std::size_t i = 0; i < exact.m4.size(); ++i) worst = std::max(worst, std::abs(exact.m4[i] - mc.m4[i]) / (1.0 + std::abs(exact.m4[i])));
+  INFO("largest relative difference of a fourth moment " << worst);
+  CHECK(worst < 0.03);
+}
+
+TEST_CASE("moments of t(x, y) equal Monte Carlo of records", "[regression]") {
+  const regression_layout layout(2, true);
+  const Eigen::Vector2d mu(0.2, -0.1);
+  Eigen::Matrix2d sigma;
+  sigma << 0.5, 0.1, 0.1, 0.3;
+  const Eigen::Vector3d theta(0.5, -1.0, 2.0);
+  const double s2 = 0.4;
+  Eigen::VectorXd mean;
+  Eigen::MatrixXd cov;
+  regression_statistic_moments(layout, theta, s2, normal_covariate_moments(layout, mu, sigma), mean, cov);
+  std::mt19937_64 g(19);
+  const Eigen::Matrix2d l = sigma.llt().matrixL();
+  const int draws = 400000;
+  Eigen::VectorXd m = Eigen::VectorXd::Zero(layout.size());
+  Eigen::MatrixXd c = Eigen::MatrixXd::Zero(layout.size(), layout.size());
+  for (int i = 0; i < draws; ++i) {
+    const Eigen::VectorXd x = draw_multivariate_normal(g, mu, l);
+    const double y = theta.dot(layout.design_row(x)) + std::sqrt(s2) * draw_normal(g);
+    const Eigen::VectorXd t = layout.record_statistic(x, y);
+    m += t;
+    c += t * t.transpose();
+  }
+  m /= draws;
+  c = c / draws - m * m.transpose();
+  INFO("mean " << mean.transpose() << "\nMC   " << m.transpose());
+  CHECK((mean - m).cwiseAbs().maxCoeff() < 0.02 * (1.0 + mean.cwiseAbs().maxCoeff()));
+  CHECK((cov - c).cwiseAbs().maxCoeff() < 0.03 * (1.0 + cov.cwiseAbs().maxCoeff()));
+  // The covariance of the unique entries is positive definite (no duplicated entries).
+  CHECK(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(cov).eigenvalues().minCoeff() > 0.0);
+}
+
+TEST_CASE("NIG update equals the textbook formulas", "[regression]") {
+  const Eigen::Vector2d mu0(0.5, -0.5);
+  Eigen::Matrix2d lambda0;
+  lambda0 << 2.0, 0.5, 0.5, 1.0;
+  const nig_regression_prior prior(mu0, lambda0, 3.0, 2.0);
+  Eigen::Matrix2d xtx;
+  xtx << 10.0, 4.0, 4.0, 6.0;
+  const Eigen::Vector2d xty(3.0, 2.0);
+  const double yty = 5.0;
+  const auto post = prior.update(xtx, xty, yty, 10.0);
+  const Eigen::Matrix2d ln = xtx + lambda0;
+  const Eigen::Vector2d mn = ln.inverse() * (xty + lambda0 * mu0);
+  CHECK((post.mu() - mn).norm() < 1e-12);
+  CHECK(post.a() == 8.0);
+  CHECK(post.b() == Approx(2.0 + 0.5 * (yty + mu0.dot(lambda0 * mu0) - mn.dot(ln * mn))));
+  std::mt19937_64 g(23);
+  Eigen::Vector2d total = Eigen::Vector2d::Zero();
+  for (int i = 0; i < 40000; ++i) total += post.draw(g).theta;
+  CHECK((total / 40000.0 - mn).norm() < 0.01);
+}
+
+TEST_CASE("PSD projection of the Gram matrix keeps the public entry and the sums", "[regression]") {
+  const regression_layout layout(2, true);
+  Eigen::VectorXd s(9);
+  s << 3.0, -1.0, 0.1, 0.0, 0.1, 2.0, 1.0, 0.5, -4.0;  // y^T y < 0: not PSD
+  Eigen::MatrixXd b = layout.gram(s, 10.0);
+  numerical_events ev;
+  REQUIRE(project_gram(layout, b, ev));
+  CHECK(ev.psd_repairs == 1);
+  CHECK(b(0, 0) == 10.0);
+  CHECK(b.row(0).tail(3).transpose() == layout.gram(s, 10.0).row(0).tail(3).transpose());
+  CHECK(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(b).eigenvalues().minCoeff() > -1e-9);
+}
+
+TEST_CASE("regression: bad input", "[regression][errors]") {
+  CHECK_THROWS_AS(regression_layout(0, true), std::invalid_argument);
+  CHECK_THROWS_AS(regression_layout(2, true, 0.0), std::invalid_argument);
+  const regression_layout layout(1, true);
+  CHECK_THROWS_AS(layout.record_statistic(Eigen::VectorXd::Constant(1, std::nan("")), 1.0), std::invalid_argument);
+  CHECK_THROWS_AS(layout.record_statistic(Eigen::VectorXd::Zero(1), std::numeric_limits<double>::infinity()), std::invalid_argument);
+  CHECK_THROWS_AS(layout.sensitivity({interval(-1.0, 1.0)}, interval(1.0, 1.0)), std::invalid_argument);
+  Eigen::Matrix2d not_pd;
+  not_pd << 1.0, 2.0, 2.0, 1.0;
+  CHECK_THROWS_AS(nig_regression_prior(Eigen::Vector2d::Zero(), not_pd, 1.0, 1.0), std::invalid_argument);
+  const nig_regression_prior prior(Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity(), 2.0, 1.0);
+  std::mt19937_64 g(1);
+  const laplace_mechanism m(8.0, 0.1);
+  const auto cm = normal_covariate_moments(layout, Eigen::VectorXd::Zero(1), Eigen::MatrixXd::Identity(1, 1));
+  CHECK_THROWS_AS(gibbs_ss_regression(layout, prior, fixed_covariates(cm), m, Eigen::VectorXd::Zero(4), 10.0, g), std::invalid_argument);
+  CHECK_THROWS_AS(gibbs_ss_regression(layout, prior, fixed_covariates(cm), m, Eigen::VectorXd::Zero(5), 0.0, g), std::invalid_argument);
+  Eigen::VectorXd z = Eigen::VectorXd::Zero(5);
+  z(2) = std::nan("");
+  CHECK_THROWS_AS(gibbs_ss_regression(layout, prior, fixed_covariates(cm), m, z, 10.0, g), std::invalid_argument);
+  niw_hyperprior h{Eigen::VectorXd::Zero(1), 1.0, Eigen::MatrixXd::Identity(1, 1), 5.0};
+  CHECK_THROWS_AS(hierarchical_normal_covariates(regression_layout(1, false), h, g), std::invalid_argument);
+}
