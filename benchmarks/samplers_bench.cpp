@@ -14,6 +14,8 @@
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/samplers/regression/covariate_models.hpp"
+#include "privpost/samplers/regression/gibbs_ss_regression.hpp"
 
 using namespace privpost;
 
@@ -89,3 +91,29 @@ static void gibbs_sweep_truncated_normal(benchmark::State& st) {
   }
 }
 BENCHMARK(gibbs_sweep_truncated_normal);
+
+// Linear regression (issue #4): one Gibbs-SS-Update sweep with D design columns (D - 1 covariates plus an intercept), at
+// n = 1e3 and 1e6 (the sweep cost does not depend on n). Targets: D = 2 <= 10 us, D = 4 <= 30 us, D = 10 <= 500 us.
+static void gibbs_sweep_regression_update(benchmark::State& st) {
+  const int columns = static_cast<int>(st.range(0));
+  const double n = static_cast<double>(st.range(1));
+  const regression_layout layout(columns - 1, true);
+  const int d = columns - 1;
+  std::mt19937_64 g(1);
+  const nig_regression_prior prior(Eigen::VectorXd::Zero(columns), Eigen::MatrixXd::Identity(columns, columns) * 38.0, 20.0, 0.5);
+  const niw_hyperprior h{Eigen::VectorXd::Zero(d), 1.0, Eigen::MatrixXd::Identity(d, d), 50.0};
+  // A plausible release: the statistic of n records with x ~ N(0, I/49), y ~ N(0, 0.026), plus Laplace noise.
+  Eigen::VectorXd z = Eigen::VectorXd::Zero(layout.size());
+  const Eigen::MatrixXd b = n * Eigen::MatrixXd::Identity(columns + 1, columns + 1) * 0.02;
+  Eigen::MatrixXd bb = b;
+  bb(0, 0) = n;
+  z = layout.statistic_of(bb);
+  const laplace_mechanism mech(layout.sensitivity(std::vector<interval>(static_cast<std::size_t>(d), interval(-1, 1)), interval(-1, 1)).first, 0.1);
+  z = mech.release(z, g);
+  gibbs_ss_regression sampler(layout, prior, hierarchical_normal_covariates(layout, h, g), mech, z, n, g);
+  for (auto _ : st) {
+    sampler.step(g);
+    benchmark::DoNotOptimize(sampler.parameter().variance);
+  }
+}
+BENCHMARK(gibbs_sweep_regression_update)->Args({2, 1000})->Args({2, 1000000})->Args({4, 1000})->Args({4, 1000000})->Args({10, 1000})->Args({10, 1000000});

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <privpost/inference/family_study.hpp>
+#include <privpost/mechanisms/published_bounds.hpp>
 
 #include "tool_support.hpp"
 
@@ -30,6 +31,8 @@ struct cli_options {
   std::string format = "table";
   std::string ranks;
   int mmd_draws = 500;
+  int dim = 1;                    ///< linreg: covariates (an intercept is added)
+  std::string moments = "update"; ///< linreg: noisy|prior|update
 };
 
 template <class Study>
@@ -56,5 +59,6 @@ inline int run(const Study& study, const cli_options& o) {
 
 int run_bounded_model(const cli_options& o, const privpost::study_settings& settings);
 int run_unbounded_model(const cli_options& o, const privpost::study_settings& settings);
+int run_regression_model(const cli_options& o, const privpost::study_settings& settings);
 
 }  // namespace privpost::tools::calibrate

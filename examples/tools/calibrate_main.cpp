@@ -19,6 +19,7 @@ int dispatch(const cli_options& o) {
   settings.thin = o.thin;
   settings.methods = privpost::tools::split_list(o.methods);
   if (o.model == "binomial" || o.model == "multinomial") return run_bounded_model(o, settings);
+  if (o.model == "linreg") return run_regression_model(o, settings);
   return run_unbounded_model(o, settings);
 }
 
@@ -27,8 +28,10 @@ int dispatch(const cli_options& o) {
 int main(int argc, char** argv) {
   CLI::App app{"privpost-calibrate: simulation-based calibration of noise-aware and baseline posteriors"};
   cli_options o;
-  app.add_option("--model", o.model, "binomial|multinomial|poisson|exponential|normal-known-var|normal")
-      ->check(CLI::IsMember({"binomial", "multinomial", "poisson", "exponential", "normal-known-var", "normal"}));
+  app.add_option("--model", o.model, "binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg")
+      ->check(CLI::IsMember({"binomial", "multinomial", "poisson", "exponential", "normal-known-var", "normal", "linreg"}));
+  app.add_option("--dim", o.dim, "linreg: number of covariates D (an intercept is added)");
+  app.add_option("--moments", o.moments, "linreg: covariate moments for Gibbs-SS: noisy|prior|update");
   app.add_option("--methods", o.methods, "comma list of gibbs, naive, nonprivate, ops (ops: binomial only)");
   app.add_option("--n", o.n, "records per trial")->check(CLI::Range(1.0, 1e7));
   app.add_option("--epsilon", o.epsilon, "privacy budget epsilon");

@@ -32,7 +32,7 @@ void run(covariate_scenario scenario, int d, double n, std::uint64_t seed) {
   s.methods = {"gibbs", "naive", "nonprivate"};
   const std::vector<interval> bounds(static_cast<std::size_t>(d), interval(-1.0, 1.0));
   const regression_study<laplace_mechanism> study(layout, prior, covariates, scenario, bounds, interval(-1.0, 1.0),
-                                                  [](double l1, double) { return laplace_mechanism(l1, 0.1); }, s);
+                                                  [](double l1, double, double share) { return laplace_mechanism(l1, 0.1 * share); }, s);
   const auto acc = run_calibration(study, {trials, seed, 0});
   double covered = 0.0;
   bool naive_rejected = false;

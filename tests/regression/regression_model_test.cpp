@@ -16,6 +16,7 @@
 #include "privpost/core/random/multivariate_normal.hpp"
 #include "privpost/core/random/normal.hpp"
 #include "privpost/families/regression/covariate_moments.hpp"
+#include "privpost/families/regression/noisy_moments.hpp"
 #include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
 #include "privpost/families/regression/regression_layout.hpp"
 #include "privpost/families/regression/regression_moments.hpp"
@@ -153,4 +154,31 @@ TEST_CASE("regression: bad input", "[regression][errors]") {
   CHECK_THROWS_AS(gibbs_ss_regression(layout, prior, fixed_covariates(cm), m, z, 10.0, g), std::invalid_argument);
   niw_hyperprior h{Eigen::VectorXd::Zero(1), 1.0, Eigen::MatrixXd::Identity(1, 1), 5.0};
   CHECK_THROWS_AS(hierarchical_normal_covariates(regression_layout(1, false), h, g), std::invalid_argument);
+}
+
+TEST_CASE("Gibbs-SS-Noisy uses the released (noisy, normalised) moments, not the exact ones", "[regression]") {
+  const regression_layout layout(1, true);
+  const moment_release_layout moments(layout);
+  CHECK(moments.size() == 4);  // (0,0,0,1), (0,0,1,1), (0,1,1,1), (1,1,1,1); (0,0,0,0) = c^4 is public
+  std::mt19937_64 g(29);
+  std::vector<Eigen::VectorXd> xs;
+  for (int i = 0; i < 50; ++i) xs.push_back(Eigen::VectorXd::Constant(1, 0.3 * draw_normal(g)));
+  const Eigen::VectorXd exact = moments.sample_moments(xs);
+  const auto [l1, l2] = moments.sensitivity({interval(-1.0, 1.0)}, 50.0);
+  CHECK(l1 == Approx((2.0 + 1.0 + 2.0 + 1.0) / 50.0));
+  (void)l2;
+  const Eigen::VectorXd released = laplace_mechanism(l1, 0.05).release(exact, g);
+  const nig_regression_prior prior(Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity(), 2.0, 1.0);
+  const laplace_mechanism m(8.0, 0.05);
+  Eigen::VectorXd z = Eigen::VectorXd::Zero(5);
+  const gibbs_ss_regression sampler(layout, prior, fixed_covariates(moments.moments_from_release(released)), m, z, 50.0, g);
+  const covariate_moments& used = sampler.covariates().moments();
+  for (int k = 0; k < moments.size(); ++k) {
+    const auto& s = moments.index_set(k);
+    CHECK(used.fourth(s[0], s[1], s[2], s[3]) == released(k));
+    CHECK(used.fourth(s[3], s[2], s[1], s[0]) == released(k));  // filled by symmetry
+    CHECK(used.fourth(s[0], s[1], s[2], s[3]) != exact(k));
+  }
+  CHECK(used.m2(1, 1) == released(1));  // E[x^2] = m4(0, 0, 1, 1) / c^2
+  CHECK(used.m2(0, 1) == released(0));
 }

@@ -35,17 +35,18 @@ struct study_settings {
 };
 
 namespace detail {
-inline void check_study_settings(const char* who, const study_settings& s, bool ops_allowed) {
+inline void check_study_settings(const char* who, const study_settings& s, bool ops_allowed, bool noisy_allowed = false) {
   if (!(s.n >= 1.0 && s.n <= 1e9 && std::floor(s.n) == s.n)) throw_invalid(who, "n", s.n, "a whole number in [1, 1e9]");
   if (s.burnin < 0) throw_invalid(who, "burnin", s.burnin, "an integer >= 0");
   if (s.draws < 2) throw_invalid(who, "draws", s.draws, "an integer >= 2");
   if (s.thin < 1) throw_invalid(who, "thin", s.thin, "an integer >= 1");
   if (s.methods.empty()) throw std::invalid_argument(std::string(who) + ": methods is empty; accepted: gibbs, naive, nonprivate, ops");
   for (const auto& m : s.methods) {
-    const bool known = m == "gibbs" || m == "naive" || m == "nonprivate" || (m == "ops" && ops_allowed);
+    const bool known = m == "gibbs" || m == "naive" || m == "nonprivate" || (m == "ops" && ops_allowed) || (m == "noisy" && noisy_allowed);
     if (!known)
       throw std::invalid_argument(std::string(who) + ": method is '" + m + "'; accepted: gibbs, naive, nonprivate" +
-                                  (ops_allowed ? ", ops" : " (ops only for the binomial model)"));
+                                  (ops_allowed ? ", ops" : "") + (noisy_allowed ? ", noisy" : "") +
+                                  " (ops: binomial only; noisy: linear regression only)");
   }
 }
 

@@ -18,6 +18,7 @@
 #include "privpost/core/random/normal.hpp"
 #include "privpost/core/random/wishart.hpp"
 #include "privpost/families/regression/covariate_moments.hpp"
+#include "privpost/families/regression/noisy_moments.hpp"
 #include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
 #include "privpost/families/regression/regression_layout.hpp"
 #include "privpost/inference/calibration_study.hpp"
@@ -32,11 +33,14 @@ enum class covariate_scenario {
   hierarchical,  ///< (mu_x, Sigma_x) ~ NIW per trial, x ~ N(mu_x, Sigma_x); method gibbs = Gibbs-SS-Update
   fixed          ///< x ~ N(0, E[Sigma_x]) for every trial; method gibbs = Gibbs-SS-Prior with those moments in closed form
 };
+// Method "noisy" (either scenario) is Gibbs-SS-Noisy: half the budget on the statistic, half on the covariates' fourth
+// sample moments, whose noisy values it uses as fixed moments (no inference over their noise, as in the paper).
 
 template <scale_mixture_noise Mechanism>
 class regression_study {
  public:
-  /// make_mechanism(l1, l2) builds the mechanism from the layout's interval sensitivity over the declared bounds.
+  /// make_mechanism(l1, l2, share) builds a mechanism with `share` of the budget (1, or 1/2 for each of Gibbs-SS-Noisy's
+  /// two releases) from an interval sensitivity over the declared bounds.
   template <class MakeMechanism>
   regression_study(const regression_layout& layout, const nig_regression_prior& prior, const niw_hyperprior& covariate_prior,
                    covariate_scenario scenario, const std::vector<interval>& covariate_bounds, interval response_bounds,
@@ -46,9 +50,13 @@ class regression_study {
         covariate_prior_(covariate_prior),
         scenario_(scenario),
         sensitivity_(layout.sensitivity(covariate_bounds, response_bounds)),
-        mechanism_(make_mechanism(sensitivity_.first, sensitivity_.second)),
+        mechanism_(make_mechanism(sensitivity_.first, sensitivity_.second, 1.0)),
+        half_mechanism_(make_mechanism(sensitivity_.first, sensitivity_.second, 0.5)),
+        moments_(layout),
+        moment_mechanism_(make_mechanism(moments_.sensitivity(covariate_bounds, settings.n).first,
+                                         moments_.sensitivity(covariate_bounds, settings.n).second, 0.5)),
         settings_(std::move(settings)) {
-    detail::check_study_settings("regression_study", settings_, false);
+    detail::check_study_settings("regression_study", settings_, false, true);
     const int d = layout_.covariates();
     fixed_cov_ = covariate_prior_.psi / (covariate_prior_.nu - d - 1.0);
     if (!(covariate_prior_.nu > d + 1.0)) throw_invalid("regression_study", "nu", covariate_prior_.nu, "a number > d + 1 (finite mean)");
@@ -72,12 +80,17 @@ class regression_study {
     Eigen::VectorXd s = Eigen::VectorXd::Zero(layout_.size());
     const auto n_records = static_cast<long>(settings_.n);
     const double sd = std::sqrt(truth.variance);
+    std::vector<Eigen::VectorXd> xs;
+    xs.reserve(static_cast<std::size_t>(n_records));
     for (long i = 0; i < n_records; ++i) {
-      const Eigen::VectorXd x = draw_multivariate_normal(g, mu, l);
-      const double y = truth.theta.dot(layout_.design_row(x)) + sd * draw_normal(g);
-      s += layout_.record_statistic(x, y);
+      xs.push_back(draw_multivariate_normal(g, mu, l));
+      const double y = truth.theta.dot(layout_.design_row(xs.back())) + sd * draw_normal(g);
+      s += layout_.record_statistic(xs.back(), y);
     }
     const Eigen::VectorXd z = mechanism_.release(s, g);
+    // Gibbs-SS-Noisy's two releases, each with half of the budget (001 Sec. 3.4.4).
+    const Eigen::VectorXd z_half = half_mechanism_.release(s, g);
+    const Eigen::VectorXd z_moments = moment_mechanism_.release(moments_.sample_moments(xs), g);
     Eigen::VectorXd truth_vector(truth.theta.size() + 1);
     truth_vector << truth.theta, truth.variance;
     const double n = settings_.n;
@@ -98,6 +111,13 @@ class regression_study {
             }, settings_.burnin, settings_.draws, g, settings_.thin);
           }, r.seconds);
         }
+      } else if (m == "noisy") {
+        r.draws = timed([&] {
+          return detail::single_chain([&](auto& cg) {
+            return gibbs_ss_regression(layout_, prior_, fixed_covariates(moments_.moments_from_release(z_moments)), half_mechanism_,
+                                       z_half, n, cg);
+          }, settings_.burnin, settings_.draws, g, settings_.thin);
+        }, r.seconds);
       } else if (m == "naive" || m == "nonprivate") {
         const Eigen::VectorXd& stat = (m == "naive") ? z : s;
         r.draws = timed([&] {
@@ -117,6 +137,9 @@ class regression_study {
   covariate_scenario scenario_;
   std::pair<double, double> sensitivity_;
   Mechanism mechanism_;
+  Mechanism half_mechanism_;
+  moment_release_layout moments_;
+  Mechanism moment_mechanism_;
   study_settings settings_;
   Eigen::MatrixXd fixed_cov_;
   covariate_moments fixed_moments_;
