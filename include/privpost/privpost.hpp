@@ -63,5 +63,6 @@
 #include "privpost/inference/family_study.hpp"
 #include "privpost/inference/infer.hpp"
 #include "privpost/inference/posterior.hpp"
+#include "privpost/inference/predictive.hpp"
 #include "privpost/inference/regression_study.hpp"
 #include "privpost/inference/truncated_study.hpp"

@@ -20,6 +20,7 @@
 #include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
 #include "privpost/families/regression/regression_layout.hpp"
 #include "privpost/families/regression/regression_moments.hpp"
+#include "privpost/inference/predictive.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/published_bounds.hpp"
 #include "privpost/samplers/regression/covariate_models.hpp"
@@ -181,4 +182,21 @@ TEST_CASE("Gibbs-SS-Noisy uses the released (noisy, normalised) moments, not the
   }
   CHECK(used.m2(1, 1) == released(1));  // E[x^2] = m4(0, 0, 1, 1) / c^2
   CHECK(used.m2(0, 1) == released(0));
+}
+
+TEST_CASE("posterior predictive draws: mean and spread of y* = theta^T x + sigma e", "[regression]") {
+  const regression_layout layout(1, true);
+  // A posterior with theta = (1, 2) and sigma^2 = 0.25 exactly (every draw equal): y* at x = 3 is N(7, 0.25).
+  Eigen::MatrixXd chain(20000, 3);
+  chain.col(0).setConstant(1.0);
+  chain.col(1).setConstant(2.0);
+  chain.col(2).setConstant(0.25);
+  const posterior p({chain});
+  std::mt19937_64 g(31);
+  const Eigen::VectorXd y = predictive_draws(p, layout, Eigen::VectorXd::Constant(1, 3.0), g);
+  CHECK(y.mean() == Approx(7.0).margin(0.02));
+  CHECK(std::sqrt((y.array() - y.mean()).square().sum() / (y.size() - 1)) == Approx(0.5).epsilon(0.02));
+  const auto ci = predictive_interval(p, layout, Eigen::VectorXd::Constant(1, 3.0), 0.9, g);
+  CHECK(ci.lower == Approx(7.0 - 1.6449 * 0.5).margin(0.03));
+  CHECK_THROWS_AS(predictive_draws(posterior({Eigen::MatrixXd::Zero(10, 2)}), layout, Eigen::VectorXd::Zero(1), g), std::invalid_argument);
 }
