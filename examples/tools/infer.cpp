@@ -17,7 +17,7 @@
 namespace {
 
 struct options {
-  std::string release, prior, draws_csv;
+  std::string release, prior, draws_csv, moments;
   bool compare_naive = false, parallel = false;
   int chains = 4, burnin = 1000, draws = 1000, thin = 2;
   std::uint64_t seed = 1;
@@ -137,8 +137,99 @@ int multinomial(const privpost::tools::release_record& rec, const options& o) {
   return with_mechanism(privpost::dirichlet_prior<K>(alpha), rec, o, names);
 }
 
+template <class Mechanism>
+int run_regression_with(const privpost::tools::release_record& rec, const options& o, const Mechanism& mechanism) {
+  using namespace privpost;
+  const int d = static_cast<int>(rec.covariates.size());
+  const regression_layout layout(d, rec.intercept);
+  const int p = layout.columns();
+  const Eigen::VectorXd z = Eigen::Map<const Eigen::VectorXd>(rec.noisy_statistics.data(), static_cast<Eigen::Index>(rec.noisy_statistics.size()));
+  if (z.size() != layout.size())
+    throw std::invalid_argument("release record: " + std::to_string(z.size()) + " noisy statistics; linreg with " + std::to_string(d) +
+                                " covariate(s) has " + std::to_string(layout.size()));
+  std::string defaults;
+  for (int k = 0; k < p; ++k) defaults += "0,";
+  for (int k = 0; k < p; ++k) defaults += "1,";
+  defaults += "2,1";
+  const auto v = prior_values(o.prior.empty() ? defaults : o.prior, static_cast<std::size_t>(2 * p + 2),
+                              "mu_0..mu_{p-1}, diagonal precision lambda_0..lambda_{p-1}, a, b");
+  Eigen::VectorXd mu(p), lambda(p);
+  for (int k = 0; k < p; ++k) {
+    mu(k) = v[static_cast<std::size_t>(k)];
+    lambda(k) = v[static_cast<std::size_t>(p + k)];
+  }
+  const nig_regression_prior prior(mu, lambda.asDiagonal(), v[static_cast<std::size_t>(2 * p)], v[static_cast<std::size_t>(2 * p + 1)]);
+  // Covariate model defaults from the declared bounds: centre m, spread (width / 4)^2 per covariate.
+  Eigen::VectorXd centre(d), spread(d);
+  for (int k = 0; k < d; ++k) {
+    const auto& b = rec.covariate_bounds[static_cast<std::size_t>(k)];
+    centre(k) = 0.5 * (b.first + b.second);
+    spread(k) = (b.second - b.first) * (b.second - b.first) / 16.0;
+  }
+  const std::string moments = o.moments.empty() ? (rec.noisy_moments.empty() ? "update" : "noisy") : o.moments;
+  inference_options io;
+  io.chains = o.chains;
+  io.burnin = o.burnin;
+  io.draws = o.draws;
+  io.thin = o.thin;
+  io.seed = o.seed;
+  io.parallel = o.parallel;
+  tools::progress_line progress("privpost-infer: sweeps");
+  auto tick = [&](const inference_progress& pr) { progress(static_cast<long>(pr.done), static_cast<long>(pr.total)); };
+  std::vector<std::pair<std::string, inference_result>> results;
+  if (moments == "update") {
+    const double nu = d + 3.0;
+    const niw_hyperprior h{centre, 1.0, Eigen::MatrixXd(spread.asDiagonal()) * (nu - d - 1.0), nu};
+    results.emplace_back("gibbs", infer([&](auto& g) {
+      return gibbs_ss_regression(layout, prior, hierarchical_normal_covariates(layout, h, g), mechanism, z, rec.n, g);
+    }, io, tick));
+  } else if (moments == "prior") {
+    const auto cm = normal_covariate_moments(layout, centre, Eigen::MatrixXd(spread.asDiagonal()));
+    results.emplace_back("gibbs", infer([&](auto& g) {
+      return gibbs_ss_regression(layout, prior, fixed_covariates(cm), mechanism, z, rec.n, g);
+    }, io, tick));
+  } else if (moments == "noisy") {
+    if (rec.noisy_moments.empty()) throw std::invalid_argument("--moments noisy: the release record holds no noisy_moments (release with --noisy-moments)");
+    const moment_release_layout ml(layout);
+    const Eigen::VectorXd zm = Eigen::Map<const Eigen::VectorXd>(rec.noisy_moments.data(), static_cast<Eigen::Index>(rec.noisy_moments.size()));
+    const auto cm = ml.moments_from_release(zm);
+    results.emplace_back("gibbs", infer([&](auto& g) {
+      return gibbs_ss_regression(layout, prior, fixed_covariates(cm), mechanism, z, rec.n, g);
+    }, io, tick));
+  } else {
+    throw std::invalid_argument("--moments is '" + moments + "'; accepted: update, prior, noisy");
+  }
+  if (o.compare_naive)
+    results.emplace_back("naive", infer([&](auto& g) { return regression_conjugate_sampler(layout, prior, z, rec.n, g); }, io));
+  std::vector<std::string> names;
+  for (int k = 0; k < p; ++k) names.push_back((rec.intercept && k == 0) ? std::string("intercept") : rec.covariates[static_cast<std::size_t>(k - (rec.intercept ? 1 : 0))]);
+  names.push_back("sigma^2");
+  std::printf("release: model linreg (%d covariate(s)%s), n %.0f, %s mechanism (epsilon %g), privpost %s\n", d,
+              rec.intercept ? " + intercept" : "", rec.n, rec.mechanism.c_str(), rec.epsilon, rec.version.c_str());
+  std::printf("%d chains x %d draws (burn-in %d, thin %d, seed %llu); covariate moments: %s\n\n", o.chains, o.draws, o.burnin, o.thin,
+              static_cast<unsigned long long>(o.seed), moments.c_str());
+  for (const auto& [method, r] : results)
+    summarise(method == "gibbs" ? ("noise-aware Gibbs-SS-" + moments).c_str() : "naive (treats the release as exact; for comparison only)", r, names);
+  if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
+  return 0;
+}
+
+int run_regression(const privpost::tools::release_record& rec, const options& o) {
+  if (rec.mechanism == "laplace") {
+    const privpost::laplace_mechanism m(rec.sensitivity, rec.epsilon);
+    if (std::abs(m.scale() - rec.noise) > 1e-9 * rec.noise) throw std::invalid_argument("release record: Laplace scale does not equal sensitivity / epsilon");
+    return run_regression_with(rec, o, m);
+  }
+  const auto m = privpost::gaussian_mechanism::analytic(rec.sensitivity, rec.epsilon, rec.delta);
+  if (std::abs(m.sigma() - rec.noise) > 1e-9 * rec.noise)
+    throw std::invalid_argument("release record: Gaussian sigma does not match the analytic calibration of (epsilon, delta, sensitivity)");
+  return run_regression_with(rec, o, m);
+}
+
 int dispatch(const privpost::tools::release_record& rec, options o) {
   const std::string& m = rec.model;
+  if (m == "linreg") return run_regression(rec, o);
+  if (!o.moments.empty()) throw std::invalid_argument("--moments applies to linreg releases only");
   if (m == "binomial") {
     const auto p = prior_values(o.prior.empty() ? "1,1" : o.prior, 2, "Beta a,b");
     return with_mechanism(privpost::beta_prior(p[0], p[1]), rec, o, {"theta"});
@@ -183,8 +274,11 @@ int main(int argc, char** argv) {
   app.add_option("release", o.release, "the JSON release record written by privpost-release")->required();
   app.add_option("--prior", o.prior,
                  "comma list: binomial a,b (default 1,1); multinomial alpha_1..K (default 1s); exponential/poisson Gamma shape,rate "
-                 "(default 1,1); normal-known-var mean0,sd0,sigma (required); normal m,kappa,a,b (default 0,1,1,1)");
+                 "(default 1,1); normal-known-var mean0,sd0,sigma (required); normal m,kappa,a,b (default 0,1,1,1); linreg "
+                 "mu_0..mu_{p-1},lambda_0..lambda_{p-1} (diagonal precision),a,b (default zeros, ones, 2, 1)");
   app.add_flag("--compare-naive", o.compare_naive, "also run the naive method (treats the release as exact)");
+  app.add_option("--moments", o.moments,
+                 "linreg: covariate moments update (hierarchical normal, default), prior (normal from the bounds) or noisy (released)");
   app.add_option("--chains", o.chains, "number of chains")->check(CLI::Range(1, 256));
   app.add_option("--burnin", o.burnin, "burn-in sweeps per chain")->check(CLI::Range(0, 100000000));
   app.add_option("--draws", o.draws, "kept draws per chain")->check(CLI::Range(4, 100000000));

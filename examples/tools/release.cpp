@@ -3,6 +3,7 @@
 // writes a JSON release record. Unbounded models refuse to run without bounds; records outside them are dropped.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include <privpost/privpost.hpp>
 
 #include "release_record.hpp"
+#include "tool_support.hpp"
 
 namespace {
 
@@ -23,6 +25,9 @@ struct options {
   double epsilon = 0, delta = 1e-6;
   std::optional<double> lower, upper;
   int categories = 0;
+  // linreg
+  std::string covariates, response, x_bounds, y_bounds;
+  bool no_intercept = false, noisy_moments = false;
 };
 
 template <class Mechanism>
@@ -32,8 +37,89 @@ void finish(privpost::tools::release_record& r, const Mechanism& m, const Eigen:
   r.noisy_statistics.assign(z.data(), z.data() + z.size());
 }
 
+std::pair<double, double> parse_bounds(const std::string& text, const char* flag) {
+  const auto v = privpost::tools::split_list(text);
+  if (v.size() != 2) throw std::invalid_argument(std::string(flag) + " is '" + text + "'; accepted: lo,hi");
+  double lo = 0, hi = 0;
+  try {
+    lo = std::stod(v[0]);
+    hi = std::stod(v[1]);
+  } catch (const std::exception&) {
+    throw std::invalid_argument(std::string(flag) + " is '" + text + "'; accepted: two numbers lo,hi");
+  }
+  if (!(std::isfinite(lo) && std::isfinite(hi) && lo < hi)) throw std::invalid_argument(std::string(flag) + ": accepted finite lo < hi");
+  return {lo, hi};
+}
+
+// Linear regression: [X^T X, X^T y, y^T y] (unique entries, the intercept's n c^2 public), records clamped into the
+// declared box; with --noisy-moments the budget is split evenly with a release of the fourth sample moments.
+privpost::tools::release_record make_regression_release(const options& o) {
+  using namespace privpost;
+  if (o.covariates.empty() || o.response.empty()) throw std::invalid_argument("linreg needs --covariates a,b,... and --response y");
+  if (o.x_bounds.empty() || o.y_bounds.empty())
+    throw std::invalid_argument("linreg needs declared bounds: --x-bounds lo,hi (every covariate) and --y-bounds lo,hi");
+  tools::release_record r;
+  r.model = "linreg";
+  r.mechanism = o.mechanism;
+  r.version = privpost::version_string;
+  r.covariates = tools::split_list(o.covariates);
+  r.response = o.response;
+  r.intercept = !o.no_intercept;
+  const auto xb = parse_bounds(o.x_bounds, "--x-bounds");
+  r.response_bounds = parse_bounds(o.y_bounds, "--y-bounds");
+  r.covariate_bounds.assign(r.covariates.size(), xb);
+  r.policy = "clamp";
+  const int d = static_cast<int>(r.covariates.size());
+  const regression_layout layout(d, r.intercept);
+  std::vector<std::vector<double>> columns;
+  for (const auto& c : r.covariates) columns.push_back(tools::read_csv_column(o.input, c));
+  const std::vector<double> y = tools::read_csv_column(o.input, o.response);
+  r.n = static_cast<double>(y.size());
+  Eigen::VectorXd s = Eigen::VectorXd::Zero(layout.size());
+  std::vector<Eigen::VectorXd> xs;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    Eigen::VectorXd x(d);
+    for (int k = 0; k < d; ++k) x(k) = std::clamp(columns[static_cast<std::size_t>(k)][i], xb.first, xb.second);
+    xs.push_back(x);
+    s += layout.record_statistic(x, std::clamp(y[i], r.response_bounds.first, r.response_bounds.second));
+  }
+  std::vector<interval> box(static_cast<std::size_t>(d), interval(xb.first, xb.second));
+  const auto [l1, l2] = layout.sensitivity(box, interval(r.response_bounds.first, r.response_bounds.second));
+  const double share = o.noisy_moments ? 0.5 : 1.0;
+  if (o.mechanism == "laplace") {
+    const laplace_mechanism m(l1, o.epsilon * share);
+    r.sensitivity = l1;
+    r.noise = m.scale();
+    finish(r, m, m.release(s));
+  } else {
+    const auto m = gaussian_mechanism::analytic(l2, o.epsilon * share, o.delta * share);
+    r.sensitivity = l2;
+    r.noise = m.sigma();
+    r.calibration = "analytic";
+    finish(r, m, m.release(s));
+  }
+  if (o.noisy_moments) {
+    if (!r.intercept) throw std::invalid_argument("--noisy-moments needs the intercept column");
+    const moment_release_layout moments(layout);
+    const double ml1 = moments.sensitivity(box, r.n).first;
+    const laplace_mechanism mm(ml1, o.epsilon * share);
+    const Eigen::VectorXd zm = mm.release(moments.sample_moments(xs));
+    r.noisy_moments.assign(zm.data(), zm.data() + zm.size());
+    r.moment_sensitivity = ml1;
+    r.moment_noise = mm.scale();
+    r.moment_epsilon = o.epsilon * share;
+  }
+  std::cerr << "privpost-release: linreg statistic L1 sensitivity " << l1 << " by intervals (the paper's bound would be "
+            << regression_paper_sensitivity(xb.second - xb.first, r.response_bounds.second - r.response_bounds.first,
+                                            static_cast<std::size_t>(layout.columns()))
+            << ")\n";
+  return r;
+}
+
+
 privpost::tools::release_record make_release(const options& o) {
   using namespace privpost;
+  if (o.model == "linreg") return make_regression_release(o);
   const std::vector<double> x = tools::read_csv_column(o.input, o.column);
   tools::release_record r;
   r.model = o.model;
@@ -111,10 +197,17 @@ int main(int argc, char** argv) {
   CLI::App app{"privpost-release: release a model's sufficient statistics under differential privacy"};
   options o;
   app.add_option("--input", o.input, "CSV file with a header row")->required();
-  app.add_option("--column", o.column, "the column holding one value per record")->required();
-  app.add_option("--model", o.model, "binomial|multinomial|poisson|exponential|normal-known-var|normal")
+  app.add_option("--column", o.column, "the column holding one value per record (all models but linreg)");
+  app.add_option("--model", o.model, "binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg")
       ->required()
-      ->check(CLI::IsMember({"binomial", "multinomial", "poisson", "exponential", "normal-known-var", "normal"}));
+      ->check(CLI::IsMember({"binomial", "multinomial", "poisson", "exponential", "normal-known-var", "normal", "linreg"}));
+  app.add_option("--covariates", o.covariates, "linreg: comma list of covariate columns");
+  app.add_option("--response", o.response, "linreg: the response column");
+  app.add_option("--x-bounds", o.x_bounds, "linreg: lo,hi declared for every covariate (records are clamped into it)");
+  app.add_option("--y-bounds", o.y_bounds, "linreg: lo,hi declared for the response (records are clamped into it)");
+  app.add_flag("--no-intercept", o.no_intercept, "linreg: no intercept column");
+  app.add_flag("--noisy-moments", o.noisy_moments,
+               "linreg: also release the covariates' fourth sample moments (Gibbs-SS-Noisy), splitting epsilon evenly");
   app.add_option("--epsilon", o.epsilon, "privacy budget epsilon")->required();
   app.add_option("--mechanism", o.mechanism, "laplace|gaussian (analytic calibration)")->check(CLI::IsMember({"laplace", "gaussian"}));
   app.add_option("--delta", o.delta, "delta of the Gaussian mechanism");
@@ -124,6 +217,7 @@ int main(int argc, char** argv) {
   app.add_option("--output", o.output, "write the release record here (default: standard output)");
   CLI11_PARSE(app, argc, argv);
   try {
+    if (o.model != "linreg" && o.column.empty()) throw std::invalid_argument("--column is required for the " + o.model + " model");
     const auto record = make_release(o);
     const std::string text = privpost::tools::to_json(record).dump(2) + "\n";
     if (o.output.empty()) {

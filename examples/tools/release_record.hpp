@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace privpost::tools {
@@ -28,6 +29,14 @@ struct release_record {
   std::string policy;               ///< drop|clamp
   std::vector<double> noisy_statistics;
   std::string version;
+  // linreg only
+  std::vector<std::string> covariates;  ///< covariate column names
+  std::string response;
+  bool intercept = true;
+  std::vector<std::pair<double, double>> covariate_bounds;
+  std::pair<double, double> response_bounds{0, 0};
+  std::vector<double> noisy_moments;    ///< Gibbs-SS-Noisy: released normalised fourth moments (may be empty)
+  double moment_sensitivity = 0, moment_noise = 0, moment_epsilon = 0;
 };
 
 inline nlohmann::json to_json(const release_record& r) {
@@ -46,6 +55,18 @@ inline nlohmann::json to_json(const release_record& r) {
                       {"noisy_statistics", r.noisy_statistics}};
   if (r.model == "multinomial") j["categories"] = r.categories;
   if (r.has_bounds) j["bounds"] = {{"lower", r.lower}, {"upper", r.upper}};
+  if (r.model == "linreg") {
+    nlohmann::json xb = nlohmann::json::array();
+    for (const auto& b : r.covariate_bounds) xb.push_back({b.first, b.second});
+    j["regression"] = {{"covariates", r.covariates}, {"response", r.response}, {"intercept", r.intercept},
+                       {"covariate_bounds", xb}, {"response_bounds", {r.response_bounds.first, r.response_bounds.second}}};
+    if (!r.noisy_moments.empty()) {
+      j["regression"]["noisy_moments"] = r.noisy_moments;
+      j["regression"]["moments_mechanism"] = {{"name", "laplace"}, {"epsilon", r.moment_epsilon}, {"sensitivity", r.moment_sensitivity},
+                                             {"scale", r.moment_noise}};
+      j["regression"]["budget_split"] = "even: half of epsilon on the statistics, half on the fourth sample moments";
+    }
+  }
   return j;
 }
 
@@ -94,6 +115,23 @@ inline release_record from_json(const nlohmann::json& j) {
     r.noisy_statistics.push_back(v.get<double>());
   }
   r.version = j.value("privpost_version", std::string("unknown"));
+  if (r.model == "linreg") {
+    const auto& g = need(j, "regression");
+    for (const auto& c : need(g, "covariates")) r.covariates.push_back(c.get<std::string>());
+    r.response = need(g, "response").get<std::string>();
+    r.intercept = need(g, "intercept").get<bool>();
+    for (const auto& b : need(g, "covariate_bounds")) r.covariate_bounds.emplace_back(b.at(0).get<double>(), b.at(1).get<double>());
+    r.response_bounds = {need(g, "response_bounds").at(0).get<double>(), need(g, "response_bounds").at(1).get<double>()};
+    if (r.covariates.empty() || r.covariate_bounds.size() != r.covariates.size())
+      throw std::invalid_argument("release record: regression covariates and covariate_bounds must be non-empty and of equal length");
+    if (g.contains("noisy_moments")) {
+      for (const auto& v : g.at("noisy_moments")) {
+        if (!v.is_number() || !std::isfinite(v.get<double>())) throw std::invalid_argument("release record: a noisy moment is not a finite number");
+        r.noisy_moments.push_back(v.get<double>());
+      }
+      r.moment_epsilon = number(need(g, "moments_mechanism"), "epsilon");
+    }
+  }
   return r;
 }
 
