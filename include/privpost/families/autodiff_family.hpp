@@ -44,3 +44,39 @@ void autodiff_moments(const typename F::parameter_type& theta, statistic_t<F>& m
 }
 
 }  // namespace privpost
+
+namespace privpost {
+
+/// Completes a family that gives only its log-partition: with_autodiff_moments<F> is F plus mean_statistic and
+/// covariance_statistic computed by autodiff_moments (Eq. 4.1), so every sampler accepts it. F must provide everything
+/// else exponential_family asks for, a `log_partition` template and `natural_parameter`.
+template <class F>
+struct with_autodiff_moments : F {
+  using vector_type = Eigen::Matrix<double, F::dimension, 1>;
+  using matrix_type = Eigen::Matrix<double, F::dimension, F::dimension>;
+
+  static vector_type mean_statistic(const typename F::parameter_type& theta) {
+    vector_type mean;
+    matrix_type cov;
+    moments(theta, mean, cov);
+    return mean;
+  }
+  static matrix_type covariance_statistic(const typename F::parameter_type& theta) {
+    vector_type mean;
+    matrix_type cov;
+    moments(theta, mean, cov);
+    return cov;
+  }
+
+ private:
+  static void moments(const typename F::parameter_type& theta, vector_type& mean, matrix_type& cov) {
+    const vector_type eta = F::natural_parameter(theta);
+    if constexpr (requires(const std::array<double, F::dimension>& e) { F::log_partition(e); }) {
+      detail::autodiff_gradient_hessian<F::dimension>([](const auto& e) { return F::log_partition(e); }, eta, mean, cov);
+    } else {
+      detail::autodiff_gradient_hessian<F::dimension>([&](const auto& e) { return F::log_partition(theta, e); }, eta, mean, cov);
+    }
+  }
+};
+
+}  // namespace privpost
