@@ -9,6 +9,7 @@
 #include <Eigen/Core>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "privpost/core/concepts.hpp"
@@ -53,8 +54,8 @@ class regression_study {
         mechanism_(make_mechanism(sensitivity_.first, sensitivity_.second, 1.0)),
         half_mechanism_(make_mechanism(sensitivity_.first, sensitivity_.second, 0.5)),
         moments_(layout),
-        moment_mechanism_(make_mechanism(moments_.sensitivity(covariate_bounds, settings.n).first,
-                                         moments_.sensitivity(covariate_bounds, settings.n).second, 0.5)),
+        moment_mechanism_(std::apply([&](double l1, double l2) { return make_mechanism(l1, l2, 0.5); },
+                                     moments_.sensitivity(covariate_bounds, settings.n))),
         settings_(std::move(settings)) {
     detail::check_study_settings("regression_study", settings_, false, true);
     const int d = layout_.covariates();

@@ -55,6 +55,14 @@ void draw_valid_statistic(G& g, const statistic_t<F>& mean, const covariance_t<F
   }
 }
 
+// w_j | z_j - s_j for every coordinate, from the mechanism's scale-mixture view (App. B.2); nothing for fixed variances.
+template <scale_mixture_noise Mechanism, class Z, class S, class W, random_engine G>
+void redraw_variances(const Mechanism& mechanism, const Z& z, const S& s, W& w, G& g) {
+  if constexpr (!Mechanism::fixed_variance) {
+    for (Eigen::Index j = 0; j < w.size(); ++j) w(j) = mechanism.redraw_variance(z(j) - s(j), g);
+  }
+}
+
 }  // namespace detail
 
 /// Gibbs-SS for a family with bounded statistics, released through a Gaussian-scale-mixture mechanism.
@@ -90,9 +98,7 @@ class gibbs_ss {
     matrix_type chol;
     norm_product<dimension>(m, cov, z_, w_, mean, chol, events_);
     detail::draw_valid_statistic<family>(g, mean, chol, n_, s_, events_);
-    if constexpr (!Mechanism::fixed_variance) {
-      for (int j = 0; j < dimension; ++j) w_(j) = mechanism_.redraw_variance(z_(j) - s_(j), g);
-    }
+    detail::redraw_variances(mechanism_, z_, s_, w_, g);
   }
 
   const parameter_type& parameter() const noexcept { return theta_; }

@@ -103,9 +103,7 @@ class gibbs_ss_truncated {
       centre_ = family::project(centre_, n_);
       ++events_.projections;
     }
-    if constexpr (!Mechanism::fixed_variance) {
-      for (int j = 0; j < dimension; ++j) w_(j) = mechanism_.redraw_variance(z_(j) - centre_(j), g);
-    }
+    detail::redraw_variances(mechanism_, z_, centre_, w_, g);
   }
 
   const parameter_type& parameter() const noexcept { return theta_; }

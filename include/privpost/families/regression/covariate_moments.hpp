@@ -33,13 +33,11 @@ inline covariate_moments normal_covariate_moments(const regression_layout& layou
   check_size_match("normal_covariate_moments", "Sigma rows", sigma.rows(), "covariates", layout.covariates());
   check_size_match("normal_covariate_moments", "Sigma cols", sigma.cols(), "covariates", layout.covariates());
   const int p = layout.columns();
-  const int off = layout.intercept() ? 1 : 0;
   Eigen::VectorXd m(p);
   Eigen::MatrixXd s = Eigen::MatrixXd::Zero(p, p);
   if (layout.intercept()) m(0) = layout.intercept_value();
   m.tail(layout.covariates()) = mu;
   s.bottomRightCorner(layout.covariates(), layout.covariates()) = sigma;
-  (void)off;
   covariate_moments out;
   out.p = p;
   out.m2 = s + m * m.transpose();

@@ -18,6 +18,7 @@
 #include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
 #include "privpost/families/regression/regression_layout.hpp"
 #include "privpost/families/regression/regression_moments.hpp"
+#include "privpost/samplers/gibbs_ss.hpp"
 
 namespace privpost {
 
@@ -74,9 +75,7 @@ class gibbs_ss_regression {
       s_ = layout_.statistic_of(nb);
       ++events_.projections;
     }
-    if constexpr (!Mechanism::fixed_variance) {
-      for (Eigen::Index j = 0; j < w_.size(); ++j) w_(j) = mechanism_.redraw_variance(z_(j) - s_(j), g);
-    }
+    detail::redraw_variances(mechanism_, z_, s_, w_, g);
   }
 
   const regression_parameter& parameter() const noexcept { return parameter_; }
