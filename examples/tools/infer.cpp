@@ -23,6 +23,17 @@ struct options {
   std::uint64_t seed = 1;
 };
 
+privpost::inference_options driver_options(const options& o) {
+  privpost::inference_options io;
+  io.chains = o.chains;
+  io.burnin = o.burnin;
+  io.draws = o.draws;
+  io.thin = o.thin;
+  io.seed = o.seed;
+  io.parallel = o.parallel;
+  return io;
+}
+
 std::vector<double> prior_values(const std::string& text, std::size_t count, const std::string& meaning) {
   std::vector<double> v;
   for (const auto& item : privpost::tools::split_list(text)) {
@@ -79,13 +90,7 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
   if (z.size() != family::dimension)
     throw std::invalid_argument("release record: " + std::to_string(z.size()) + " noisy statistics; the " + rec.model + " model has " +
                                 std::to_string(family::dimension));
-  privpost::inference_options io;
-  io.chains = o.chains;
-  io.burnin = o.burnin;
-  io.draws = o.draws;
-  io.thin = o.thin;
-  io.seed = o.seed;
-  io.parallel = o.parallel;
+  const privpost::inference_options io = driver_options(o);
   privpost::tools::progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const privpost::inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
   std::vector<std::pair<std::string, privpost::inference_result>> results;
@@ -167,13 +172,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
     spread(k) = (b.second - b.first) * (b.second - b.first) / 16.0;
   }
   const std::string moments = o.moments.empty() ? (rec.noisy_moments.empty() ? "update" : "noisy") : o.moments;
-  inference_options io;
-  io.chains = o.chains;
-  io.burnin = o.burnin;
-  io.draws = o.draws;
-  io.thin = o.thin;
-  io.seed = o.seed;
-  io.parallel = o.parallel;
+  const inference_options io = driver_options(o);
   tools::progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const inference_progress& pr) { progress(static_cast<long>(pr.done), static_cast<long>(pr.total)); };
   std::vector<std::pair<std::string, inference_result>> results;

@@ -15,11 +15,12 @@
 #include "privpost/core/random/gamma.hpp"
 #include "privpost/core/random/poisson.hpp"
 #include "privpost/families/detail/jet.hpp"
+#include "privpost/families/detail/nonnegative_scalar_sum.hpp"
 #include "privpost/families/family_concepts.hpp"
 
 namespace privpost {
 
-struct poisson_family {
+struct poisson_family : detail::nonnegative_scalar_sum {
   static constexpr int dimension = 1;
   static constexpr int parameter_dimension = 1;
   static constexpr bool discrete = true;
@@ -70,11 +71,6 @@ struct poisson_family {
     std::array<double, 1> e{std::log(lambda)};
     return std::exp(log_region_probability(lambda, e, 0.0, std::floor(x)));
   }
-  static vector_type lower_bound(double) { return vector_type(0.0); }
-  static vector_type upper_bound(double) { return vector_type(std::numeric_limits<double>::infinity()); }
-  static bool is_valid(const vector_type& s, double) { return s(0) >= 0.0; }
-  static vector_type project(const vector_type& s, double) { return vector_type(std::max(s(0), 0.0)); }
-  static Eigen::Matrix<double, 1, 1> to_vector(double lambda) { return Eigen::Matrix<double, 1, 1>(lambda); }
   template <random_engine G>
   static double draw_record(double lambda, G& g) {
     return draw_poisson(g, lambda);
