@@ -1,8 +1,14 @@
 // Simulation-based calibration of Gibbs-SS for the bounded families (dissertation Sec. 4.4, Fig. 4.2 and 4.3 in numbers).
-// Rule (issue #3): Gibbs-SS is not rejected by the KS test of the true-parameter quantiles at level 0.001 for n >= 100;
-// the naive method is rejected at n = 100, epsilon = 0.01 (binomial). n = 10 is run and must not crash; its values are
-// reported by privpost-calibrate, not asserted (the CLT approximation of p(s | theta) is rough there).
-// Sizes: M = 300 trials (600 for OPS), 500 burn-in sweeps, 1000 draws kept from 5000 sweeps (thin 5), fixed seeds.
+// Rule (issues #3 and #7): for n >= 100 Gibbs-SS (and the non-private posterior) is not rejected by the KS test of the
+// true-parameter quantiles at level 0.001 and its 50% and 90% coverages are within 3.5 binomial standard deviations of
+// nominal, over M = 1500 trials (tests/support/calibration_checks.hpp); the naive method is rejected at n = 100,
+// epsilon = 0.01. n = 10 is run (M = 300) and must not crash; its values are reported by privpost-calibrate, not
+// asserted (the CLT approximation of p(s | theta) is rough there: the exact small-n issue).
+// Sizes: 500 burn-in sweeps, 1000 draws kept from 5000 sweeps (thin 5) at n = 10 and for the negative controls,
+// 20000 sweeps (thin 20) for the coverage studies at n >= 100; M = 300 for the negative controls, 600 for OPS.
+// Issue #7: with thin 5, M = 1500 found 90% coverage of 0.864-0.878 at n = 100, epsilon 0.01 and 0.1 (binomial and
+// multinomial); privpost-calibrate at thin 25 gave 0.887 (binomial, epsilon 0.01) and 0.888-0.903 (multinomial,
+// epsilon 0.1): the chain mixing slowly where the noise is large against sd(s | theta), not a wrong posterior.
 // Thinning matters at n = 1000, epsilon = 0.01: the noise sd (~280) dwarfs sd(s | theta) (~15), so s and theta move
 // slowly together; 1000 unthinned sweeps gave 90% coverage of 0.70-0.75 for the multinomial (KS p ~ 1e-4), while
 // 8000 gave 0.86-0.88 (p > 0.39). The sampler is right; the chain needs its length. Laplace mechanism unless stated.
@@ -15,22 +21,27 @@
 #include "privpost/inference/family_study.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
+#include "support/calibration_checks.hpp"
 
 using namespace privpost;
 
 namespace {
 constexpr int trials = 300;
+constexpr int coverage_trials = 1500;
 constexpr double level = 1e-3;
 
-study_settings settings(double n) {
+study_settings settings(double n, double eps = 1.0) {
   study_settings s;
   s.n = n;
   s.burnin = 500;
   s.draws = 1000;
-  s.thin = 5;
+  // Where the noise is large against sd(s | theta), s and theta move slowly together: thin 20 in the coverage studies.
+  s.thin = (n >= 100 && eps < 1.0) ? 20 : 5;
   s.methods = {"gibbs", "naive", "nonprivate"};
   return s;
 }
+
+int trials_for(double n) { return n >= 100 ? coverage_trials : trials; }
 
 const calibration_row& row(const std::vector<calibration_row>& rows, const std::string& method, int parameter = 0) {
   for (const auto& r : rows)
@@ -39,18 +50,16 @@ const calibration_row& row(const std::vector<calibration_row>& rows, const std::
 }
 }  // namespace
 
-TEST_CASE("binomial Gibbs-SS is calibrated for n >= 100 at every epsilon (Laplace)", "[calibration][binomial]") {
+TEST_CASE("binomial Gibbs-SS is calibrated for n >= 100 at every epsilon (Laplace)", "[calibration][binomial][coverage-binomial]") {
   for (double n : {10.0, 100.0, 1000.0}) {
     for (double eps : {0.01, 0.1, 1.0}) {
-      const bounded_family_study study(beta_prior(1.0, 1.0), laplace_mechanism(binomial_family::l1_sensitivity, eps), settings(n));
-      const auto rows = run_calibration(study, {trials, 1000 + static_cast<std::uint64_t>(n * 10 + eps * 100), 0}).report();
-      const auto& gibbs = row(rows, "gibbs");
-      const auto& nonprivate = row(rows, "nonprivate");
-      INFO("n = " << n << ", epsilon = " << eps << ": gibbs KS " << gibbs.ks << " (p " << gibbs.ks_pvalue << "), naive KS "
-                  << row(rows, "naive").ks << ", nonprivate KS " << nonprivate.ks);
-      CHECK(nonprivate.ks_pvalue > level);
-      if (n >= 100) CHECK(gibbs.ks_pvalue > level);
-      CHECK(std::isfinite(gibbs.ks));
+      const bounded_family_study study(beta_prior(1.0, 1.0), laplace_mechanism(binomial_family::l1_sensitivity, eps),
+                                       settings(n, eps));
+      const auto rows =
+          run_calibration(study, {trials_for(n), 1000 + static_cast<std::uint64_t>(n * 10 + eps * 100), 0}).report();
+      INFO("n = " << n << ", epsilon = " << eps << ": naive KS " << row(rows, "naive").ks);
+      test::check_calibrated(row(rows, "nonprivate"));
+      if (n >= 100) test::check_calibrated(row(rows, "gibbs"));
     }
   }
 }
@@ -60,7 +69,8 @@ TEST_CASE("binomial naive is rejected at n = 100, epsilon = 0.01 (negative contr
   const auto rows = run_calibration(study, {trials, 77, 200}).report();
   INFO("naive KS " << row(rows, "naive").ks << ", gibbs KS " << row(rows, "gibbs").ks);
   CHECK(row(rows, "naive").ks_pvalue < level);
-  CHECK(row(rows, "gibbs").ks_pvalue > level);
+  CHECK(test::miscalibrated(row(rows, "naive")));
+  test::check_calibrated(row(rows, "gibbs"));
   // Gibbs-SS's utility is no worse than naive's (Fig. 4.4): mean MMD^2 to the non-private posterior.
   CHECK(*row(rows, "gibbs").mmd2 <= *row(rows, "naive").mmd2);
 }
@@ -70,22 +80,21 @@ TEST_CASE("binomial Gibbs-SS is calibrated with the Gaussian mechanism", "[calib
   const bounded_family_study study(beta_prior(2.0, 3.0), mech, settings(100));
   const auto rows = run_calibration(study, {trials, 78, 0}).report();
   INFO("gibbs KS " << row(rows, "gibbs").ks << ", naive KS " << row(rows, "naive").ks);
-  CHECK(row(rows, "gibbs").ks_pvalue > level);
+  test::check_calibrated(row(rows, "gibbs"));
   CHECK(row(rows, "naive").ks_pvalue < level);
 }
 
-TEST_CASE("multinomial (K = 3) Gibbs-SS is calibrated for n >= 100 at every epsilon", "[calibration][multinomial]") {
+TEST_CASE("multinomial (K = 3) Gibbs-SS is calibrated for n >= 100 at every epsilon", "[calibration][multinomial][coverage-multinomial]") {
   const dirichlet_prior<3> prior(Eigen::Vector3d(1.0, 1.0, 1.0));
   for (double n : {10.0, 100.0, 1000.0}) {
     for (double eps : {0.01, 0.1, 1.0}) {
-      const bounded_family_study study(prior, laplace_mechanism(multinomial_family<3>::l1_sensitivity, eps), settings(n));
-      const auto rows = run_calibration(study, {trials, 2000 + static_cast<std::uint64_t>(n * 10 + eps * 100), 0}).report();
+      const bounded_family_study study(prior, laplace_mechanism(multinomial_family<3>::l1_sensitivity, eps), settings(n, eps));
+      const auto rows =
+          run_calibration(study, {trials_for(n), 2000 + static_cast<std::uint64_t>(n * 10 + eps * 100), 0}).report();
       for (int k = 0; k < 3; ++k) {
-        const auto& gibbs = row(rows, "gibbs", k);
-        INFO("n = " << n << ", epsilon = " << eps << ", theta_" << k << ": gibbs KS " << gibbs.ks << " (p " << gibbs.ks_pvalue
-                    << "), naive KS " << row(rows, "naive", k).ks);
-        CHECK(row(rows, "nonprivate", k).ks_pvalue > level);
-        if (n >= 100) CHECK(gibbs.ks_pvalue > level);
+        INFO("n = " << n << ", epsilon = " << eps << ", theta_" << k << ": naive KS " << row(rows, "naive", k).ks);
+        test::check_calibrated(row(rows, "nonprivate", k));
+        if (n >= 100) test::check_calibrated(row(rows, "gibbs", k));
       }
     }
   }

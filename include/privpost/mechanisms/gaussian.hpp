@@ -40,6 +40,8 @@ class gaussian_mechanism {
   }
 
   double sigma() const noexcept { return sigma_; }
+  /// The variance of one coordinate's noise, sigma^2.
+  double noise_variance() const noexcept { return sigma_ * sigma_; }
   double l2_sensitivity() const noexcept { return sensitivity_; }
   gaussian_calibration calibration() const noexcept { return calibration_; }
   privacy_budget budget() const noexcept { return budget_; }

@@ -37,6 +37,8 @@ class laplace_mechanism {
   /// The noise scale b = sensitivity / epsilon.
   double scale() const noexcept { return scale_; }
   privacy_budget budget() const noexcept { return {epsilon_, 0.0}; }
+  /// The variance of one coordinate's noise, 2 b^2 (the mean of the scale-mixture variance).
+  double noise_variance() const noexcept { return 2.0 * scale_ * scale_; }
 
   /// z = s + independent Lap(0, b) noise; draws from the given engine (tests and simulation studies).
   template <class Derived, random_engine G>
