@@ -1,6 +1,9 @@
 // privpost-infer: the analyst's tool. Reads a JSON release record and a prior, runs noise-aware Gibbs-SS (and, on
 // request, the naive method for comparison), prints a posterior summary (mean, sd, 5/50/95% quantiles, R-hat, bulk and
-// tail ESS, numerical repairs) and optionally writes the draws to CSV.
+// tail ESS, numerical repairs) and optionally writes the draws to CSV. It warns, in plain words, when a parameter has
+// R-hat above 1.01, bulk or tail ESS below 100 per chain, or numerical repairs in more than 1% of sweeps (--strict:
+// exit status 3 then); --target-ess N extends the chains until every parameter reaches R-hat <= 1.01 and ESS >= N.
+// Regression releases made on the [-1, 1] scale of the declared box are sampled there and reported on the data's scale.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -18,10 +21,39 @@ namespace {
 
 struct options {
   std::string release, prior, draws_csv, moments;
-  bool compare_naive = false, parallel = false;
+  bool compare_naive = false, parallel = false, strict = false;
   int chains = 4, burnin = 1000, draws = 1000, thin = 2;
   std::uint64_t seed = 1;
+  double target_ess = 0;           ///< > 0: extend the chains until R-hat <= 1.01 and bulk and tail ESS >= this
+  std::int64_t max_sweeps = 200000;  ///< per chain, with --target-ess
 };
+
+/// Exit status when --strict and the diagnostics warned.
+constexpr int strict_exit_status = 3;
+
+// Runs the noise-aware sampler: infer, or infer_until with --target-ess (saying what it did on stderr).
+template <class Make, class Tick>
+privpost::inference_result run_chains(Make make, const options& o, const privpost::inference_options& io, Tick tick) {
+  if (!(o.target_ess > 0.0)) return privpost::infer(make, io, tick);
+  privpost::convergence_target t;
+  t.min_ess = o.target_ess;
+  t.max_sweeps = o.max_sweeps;
+  auto e = privpost::infer_until(make, io, t, tick);
+  std::fprintf(stderr, "privpost-infer: --target-ess %g: %s after %lld sweeps per chain (%d round%s; %lld draws per chain kept)\n",
+               o.target_ess, e.reached ? "reached" : "NOT reached (raise --max-sweeps)", static_cast<long long>(e.sweeps_per_chain),
+               e.rounds, e.rounds == 1 ? "" : "s", static_cast<long long>(e.result.draws.draws_per_chain()));
+  return std::move(e.result);
+}
+
+// Prints the diagnostics' warnings; returns how many there were.
+std::size_t warn(const char* method, const privpost::inference_result& r, const std::vector<std::string>& names) {
+  const auto w = privpost::convergence_warnings(r.draws, r.events, r.sweeps, {}, names);
+  for (const auto& line : w) std::printf("  WARNING (%s): %s\n", method, line.c_str());
+  if (!w.empty())
+    std::printf("  (thresholds: R-hat <= 1.01, bulk and tail ESS >= 100 per chain, repairs <= 1%% of sweeps; --target-ess N "
+                "extends the chains until they hold, --strict turns warnings into exit status %d)\n", strict_exit_status);
+  return w.size();
+}
 
 privpost::inference_options driver_options(const options& o) {
   privpost::inference_options io;
@@ -97,11 +129,11 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
   if constexpr (privpost::truncatable_family<family>) {
     if (!rec.has_bounds) throw std::invalid_argument("release record: the " + rec.model + " model needs bounds");
     if (rec.policy != "drop") throw std::invalid_argument("release record: truncation_policy '" + rec.policy + "'; accepted: drop");
-    results.emplace_back("gibbs", privpost::infer([&](auto& g) {
+    results.emplace_back("gibbs", run_chains([&](auto& g) {
       return privpost::gibbs_ss_truncated(prior, mechanism, z, rec.n, rec.lower, rec.upper, g);
-    }, io, tick));
+    }, o, io, tick));
   } else {
-    results.emplace_back("gibbs", privpost::infer([&](auto& g) { return privpost::gibbs_ss(prior, mechanism, z, rec.n, g); }, io, tick));
+    results.emplace_back("gibbs", run_chains([&](auto& g) { return privpost::gibbs_ss(prior, mechanism, z, rec.n, g); }, o, io, tick));
   }
   if (o.compare_naive)
     results.emplace_back("naive", privpost::infer([&](auto& g) { return privpost::naive_sampler(prior, z, rec.n, g); }, io));
@@ -109,13 +141,15 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
               rec.epsilon, rec.mechanism == "gaussian" ? (", delta " + std::to_string(rec.delta)).c_str() : "", rec.version.c_str());
   std::printf("%d chains x %d draws (burn-in %d, thin %d, seed %llu)\n\n", o.chains, o.draws, o.burnin, o.thin,
               static_cast<unsigned long long>(o.seed));
+  std::size_t warnings = 0;
   for (const auto& [method, r] : results) {
     summarise(method == "gibbs" ? (privpost::truncatable_family<family> ? "noise-aware Gibbs-SS (truncated release)" : "noise-aware Gibbs-SS")
                                 : "naive (treats the release as exact; for comparison only)",
               r, names);
+    if (method == "gibbs") warnings += warn("noise-aware", r, names);
   }
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
-  return 0;
+  return (o.strict && warnings > 0) ? strict_exit_status : 0;
 }
 
 template <class Prior>
@@ -142,6 +176,34 @@ int multinomial(const privpost::tools::release_record& rec, const options& o) {
   return with_mechanism(privpost::dirichlet_prior<K>(alpha), rec, o, names);
 }
 
+// Draws of (theta, sigma^2) for records mapped to [-1, 1] by the declared box (x'_j = (x_j - c_j) / h_j,
+// y' = (y - c_y) / h_y) turned into the data's scale: slope_j = h_y theta'_j / h_j, intercept = c_y + h_y theta'_0 -
+// sum_j slope_j c_j, sigma^2 = h_y^2 sigma'^2. Without an intercept the slopes and sigma^2 are mapped alike (the scaled
+// model then passes through the box's centre).
+privpost::posterior to_data_scale(const privpost::posterior& scaled, const privpost::tools::release_record& rec) {
+  const int d = static_cast<int>(rec.covariates.size());
+  const int off = rec.intercept ? 1 : 0;
+  const double yc = 0.5 * (rec.response_bounds.first + rec.response_bounds.second);
+  const double yh = 0.5 * (rec.response_bounds.second - rec.response_bounds.first);
+  std::vector<Eigen::MatrixXd> chains;
+  for (const auto& m : scaled.chains()) {
+    Eigen::MatrixXd out = m;
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+      double shift = 0.0;
+      for (int k = 0; k < d; ++k) {
+        const auto& b = rec.covariate_bounds[static_cast<std::size_t>(k)];
+        const double xc = 0.5 * (b.first + b.second), xh = 0.5 * (b.second - b.first);
+        out(i, off + k) = yh * m(i, off + k) / xh;
+        shift += out(i, off + k) * xc;
+      }
+      if (rec.intercept) out(i, 0) = yc + yh * m(i, 0) - shift;
+      out(i, off + d) = yh * yh * m(i, off + d);
+    }
+    chains.push_back(std::move(out));
+  }
+  return privpost::posterior(std::move(chains));
+}
+
 template <class Mechanism>
 int run_regression_with(const privpost::tools::release_record& rec, const options& o, const Mechanism& mechanism) {
   using namespace privpost;
@@ -164,12 +226,14 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
     lambda(k) = v[static_cast<std::size_t>(p + k)];
   }
   const nig_regression_prior prior(mu, lambda.asDiagonal(), v[static_cast<std::size_t>(2 * p)], v[static_cast<std::size_t>(2 * p + 1)]);
-  // Covariate model defaults from the declared bounds: centre m, spread (width / 4)^2 per covariate.
+  // Covariate model defaults from the declared bounds: centre m, spread (width / 4)^2 per covariate (on [-1, 1]
+  // when the release was made on the box's unit scale: centre 0, spread 1/4).
   Eigen::VectorXd centre(d), spread(d);
   for (int k = 0; k < d; ++k) {
     const auto& b = rec.covariate_bounds[static_cast<std::size_t>(k)];
-    centre(k) = 0.5 * (b.first + b.second);
-    spread(k) = (b.second - b.first) * (b.second - b.first) / 16.0;
+    const double lo = rec.unit_scaled ? -1.0 : b.first, hi = rec.unit_scaled ? 1.0 : b.second;
+    centre(k) = 0.5 * (lo + hi);
+    spread(k) = (hi - lo) * (hi - lo) / 16.0;
   }
   const std::string moments = o.moments.empty() ? (rec.noisy_moments.empty() ? "update" : "noisy") : o.moments;
   const inference_options io = driver_options(o);
@@ -179,22 +243,22 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   if (moments == "update") {
     const double nu = d + 3.0;
     const niw_hyperprior h{centre, 1.0, Eigen::MatrixXd(spread.asDiagonal()) * (nu - d - 1.0), nu};
-    results.emplace_back("gibbs", infer([&](auto& g) {
+    results.emplace_back("gibbs", run_chains([&](auto& g) {
       return gibbs_ss_regression(layout, prior, hierarchical_normal_covariates(layout, h, g), mechanism, z, rec.n, g);
-    }, io, tick));
+    }, o, io, tick));
   } else if (moments == "prior") {
     const auto cm = normal_covariate_moments(layout, centre, Eigen::MatrixXd(spread.asDiagonal()));
-    results.emplace_back("gibbs", infer([&](auto& g) {
+    results.emplace_back("gibbs", run_chains([&](auto& g) {
       return gibbs_ss_regression(layout, prior, fixed_covariates(cm), mechanism, z, rec.n, g);
-    }, io, tick));
+    }, o, io, tick));
   } else if (moments == "noisy") {
     if (rec.noisy_moments.empty()) throw std::invalid_argument("--moments noisy: the release record holds no noisy_moments (release with --noisy-moments)");
     const moment_release_layout ml(layout);
     const Eigen::VectorXd zm = Eigen::Map<const Eigen::VectorXd>(rec.noisy_moments.data(), static_cast<Eigen::Index>(rec.noisy_moments.size()));
     const auto cm = ml.moments_from_release(zm);
-    results.emplace_back("gibbs", infer([&](auto& g) {
+    results.emplace_back("gibbs", run_chains([&](auto& g) {
       return gibbs_ss_regression(layout, prior, fixed_covariates(cm), mechanism, z, rec.n, g);
-    }, io, tick));
+    }, o, io, tick));
   } else {
     throw std::invalid_argument("--moments is '" + moments + "'; accepted: update, prior, noisy");
   }
@@ -203,14 +267,24 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   std::vector<std::string> names;
   for (int k = 0; k < p; ++k) names.push_back((rec.intercept && k == 0) ? std::string("intercept") : rec.covariates[static_cast<std::size_t>(k - (rec.intercept ? 1 : 0))]);
   names.push_back("sigma^2");
+  // Diagnostics on the sampled scale (an affine map of each coordinate's draws changes neither R-hat nor ESS).
+  if (rec.unit_scaled) {
+    for (auto& [method, r] : results) r.draws = to_data_scale(r.draws, rec);
+  }
   std::printf("release: model linreg (%d covariate(s)%s), n %.0f, %s mechanism (epsilon %g), privpost %s\n", d,
               rec.intercept ? " + intercept" : "", rec.n, rec.mechanism.c_str(), rec.epsilon, rec.version.c_str());
-  std::printf("%d chains x %d draws (burn-in %d, thin %d, seed %llu); covariate moments: %s\n\n", o.chains, o.draws, o.burnin, o.thin,
+  std::printf("%d chains x %d draws (burn-in %d, thin %d, seed %llu); covariate moments: %s\n", o.chains, o.draws, o.burnin, o.thin,
               static_cast<unsigned long long>(o.seed), moments.c_str());
-  for (const auto& [method, r] : results)
+  if (rec.unit_scaled)
+    std::printf("sampled on [-1, 1] by the declared box (prior on that scale); coefficients and sigma^2 reported on the data's scale\n");
+  std::printf("\n");
+  std::size_t total_warnings = 0;
+  for (const auto& [method, r] : results) {
     summarise(method == "gibbs" ? ("noise-aware Gibbs-SS-" + moments).c_str() : "naive (treats the release as exact; for comparison only)", r, names);
+    if (method == "gibbs") total_warnings += warn("noise-aware", r, names);
+  }
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
-  return 0;
+  return (o.strict && total_warnings > 0) ? strict_exit_status : 0;
 }
 
 int run_regression(const privpost::tools::release_record& rec, const options& o) {
@@ -274,7 +348,8 @@ int main(int argc, char** argv) {
   app.add_option("--prior", o.prior,
                  "comma list: binomial a,b (default 1,1); multinomial alpha_1..K (default 1s); exponential/poisson Gamma shape,rate "
                  "(default 1,1); normal-known-var mean0,sd0,sigma (required); normal m,kappa,a,b (default 0,1,1,1); linreg "
-                 "mu_0..mu_{p-1},lambda_0..lambda_{p-1} (diagonal precision),a,b (default zeros, ones, 2, 1)");
+                 "mu_0..mu_{p-1},lambda_0..lambda_{p-1} (diagonal precision),a,b of the normal-inverse-gamma prior (default zeros, ones, "
+                 "2, 1; for releases on the declared box's [-1, 1] scale, the default, the prior is on that scale: intercept first)");
   app.add_flag("--compare-naive", o.compare_naive, "also run the naive method (treats the release as exact)");
   app.add_option("--moments", o.moments,
                  "linreg: covariate moments update (hierarchical normal, default), prior (normal from the bounds) or noisy (released)");
@@ -285,6 +360,12 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "seed (inference is reproducible from it)");
   app.add_flag("--parallel", o.parallel, "run the chains in parallel threads");
   app.add_option("--draws-csv", o.draws_csv, "write every draw to this CSV file");
+  app.add_flag("--strict", o.strict, "exit with status 3 when the diagnostics warn (R-hat > 1.01, ESS < 100 per chain, repairs > 1%)");
+  app.add_option("--target-ess", o.target_ess,
+                 "extend the chains (doubling the kept draws) until every parameter has R-hat <= 1.01 and bulk and tail ESS >= N")
+      ->check(CLI::Range(1.0, 1e9));
+  app.add_option("--max-sweeps", o.max_sweeps, "with --target-ess: at most this many sweeps per chain (burn-in included)")
+      ->check(CLI::Range(static_cast<std::int64_t>(1), static_cast<std::int64_t>(1'000'000'000)));
   CLI11_PARSE(app, argc, argv);
   try {
     std::ifstream f(o.release);

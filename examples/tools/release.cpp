@@ -52,7 +52,9 @@ std::pair<double, double> parse_bounds(const std::string& text, const char* flag
 }
 
 // Linear regression: [X^T X, X^T y, y^T y] (unique entries, the intercept's n c^2 public), records clamped into the
-// declared box; with --noisy-moments the budget is split evenly with a release of the fourth sample moments.
+// declared box and mapped to [-1, 1] by it (x' = (x - centre) / half-width: public, so the statistics and their
+// sensitivity depend on the declared box only, and the default priors of privpost-infer fit the scale); with
+// --noisy-moments the budget is split evenly with a release of the fourth sample moments.
 privpost::tools::release_record make_regression_release(const options& o) {
   using namespace privpost;
   if (o.covariates.empty() || o.response.empty()) throw std::invalid_argument("linreg needs --covariates a,b,... and --response y");
@@ -69,6 +71,9 @@ privpost::tools::release_record make_regression_release(const options& o) {
   r.response_bounds = parse_bounds(o.y_bounds, "--y-bounds");
   r.covariate_bounds.assign(r.covariates.size(), xb);
   r.policy = "clamp";
+  r.unit_scaled = true;
+  const double xc = 0.5 * (xb.first + xb.second), xh = 0.5 * (xb.second - xb.first);
+  const double yc = 0.5 * (r.response_bounds.first + r.response_bounds.second), yh = 0.5 * (r.response_bounds.second - r.response_bounds.first);
   const int d = static_cast<int>(r.covariates.size());
   const regression_layout layout(d, r.intercept);
   std::vector<std::vector<double>> columns;
@@ -79,12 +84,12 @@ privpost::tools::release_record make_regression_release(const options& o) {
   std::vector<Eigen::VectorXd> xs;
   for (std::size_t i = 0; i < y.size(); ++i) {
     Eigen::VectorXd x(d);
-    for (int k = 0; k < d; ++k) x(k) = std::clamp(columns[static_cast<std::size_t>(k)][i], xb.first, xb.second);
+    for (int k = 0; k < d; ++k) x(k) = (std::clamp(columns[static_cast<std::size_t>(k)][i], xb.first, xb.second) - xc) / xh;
     xs.push_back(x);
-    s += layout.record_statistic(x, std::clamp(y[i], r.response_bounds.first, r.response_bounds.second));
+    s += layout.record_statistic(x, (std::clamp(y[i], r.response_bounds.first, r.response_bounds.second) - yc) / yh);
   }
-  std::vector<interval> box(static_cast<std::size_t>(d), interval(xb.first, xb.second));
-  const auto [l1, l2] = layout.sensitivity(box, interval(r.response_bounds.first, r.response_bounds.second));
+  std::vector<interval> box(static_cast<std::size_t>(d), interval(-1.0, 1.0));
+  const auto [l1, l2] = layout.sensitivity(box, interval(-1.0, 1.0));
   const double share = o.noisy_moments ? 0.5 : 1.0;
   if (o.mechanism == "laplace") {
     const laplace_mechanism m(l1, o.epsilon * share);
@@ -109,9 +114,8 @@ privpost::tools::release_record make_regression_release(const options& o) {
     r.moment_noise = mm.scale();
     r.moment_epsilon = o.epsilon * share;
   }
-  std::cerr << "privpost-release: linreg statistic L1 sensitivity " << l1 << " by intervals (the paper's bound would be "
-            << regression_paper_sensitivity(xb.second - xb.first, r.response_bounds.second - r.response_bounds.first,
-                                            static_cast<std::size_t>(layout.columns()))
+  std::cerr << "privpost-release: records mapped to [-1, 1] by the declared box; linreg statistic L1 sensitivity " << l1
+            << " by intervals (the paper's bound would be " << regression_paper_sensitivity(2.0, 2.0, static_cast<std::size_t>(layout.columns()))
             << ")\n";
   return r;
 }

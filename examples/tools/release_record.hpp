@@ -35,6 +35,9 @@ struct release_record {
   bool intercept = true;
   std::vector<std::pair<double, double>> covariate_bounds;
   std::pair<double, double> response_bounds{0, 0};
+  /// true: every record was mapped to [-1, 1] by the declared box (x' = (x - centre) / half-width) before the
+  /// statistics were computed, so the noisy statistics are on that scale (privpost-release since issue #8).
+  bool unit_scaled = false;
   std::vector<double> noisy_moments;    ///< Gibbs-SS-Noisy: released normalised fourth moments (may be empty)
   double moment_sensitivity = 0, moment_noise = 0, moment_epsilon = 0;
 };
@@ -59,7 +62,8 @@ inline nlohmann::json to_json(const release_record& r) {
     nlohmann::json xb = nlohmann::json::array();
     for (const auto& b : r.covariate_bounds) xb.push_back({b.first, b.second});
     j["regression"] = {{"covariates", r.covariates}, {"response", r.response}, {"intercept", r.intercept},
-                       {"covariate_bounds", xb}, {"response_bounds", {r.response_bounds.first, r.response_bounds.second}}};
+                       {"covariate_bounds", xb}, {"response_bounds", {r.response_bounds.first, r.response_bounds.second}},
+                       {"scale", r.unit_scaled ? "unit_box" : "raw"}};
     if (!r.noisy_moments.empty()) {
       j["regression"]["noisy_moments"] = r.noisy_moments;
       j["regression"]["moments_mechanism"] = {{"name", "laplace"}, {"epsilon", r.moment_epsilon}, {"sensitivity", r.moment_sensitivity},
@@ -122,6 +126,10 @@ inline release_record from_json(const nlohmann::json& j) {
     r.intercept = need(g, "intercept").get<bool>();
     for (const auto& b : need(g, "covariate_bounds")) r.covariate_bounds.emplace_back(b.at(0).get<double>(), b.at(1).get<double>());
     r.response_bounds = {need(g, "response_bounds").at(0).get<double>(), need(g, "response_bounds").at(1).get<double>()};
+    const std::string scale = g.value("scale", std::string("raw"));
+    if (scale != "raw" && scale != "unit_box")
+      throw std::invalid_argument("release record: regression scale '" + scale + "'; accepted: raw, unit_box");
+    r.unit_scaled = scale == "unit_box";
     if (r.covariates.empty() || r.covariate_bounds.size() != r.covariates.size())
       throw std::invalid_argument("release record: regression covariates and covariate_bounds must be non-empty and of equal length");
     if (g.contains("noisy_moments")) {

@@ -60,6 +60,7 @@
 #include "privpost/samplers/regression/gibbs_ss_regression.hpp"
 
 #include "privpost/inference/calibration_study.hpp"
+#include "privpost/inference/convergence_check.hpp"
 #include "privpost/inference/family_study.hpp"
 #include "privpost/inference/infer.hpp"
 #include "privpost/inference/posterior.hpp"

@@ -1,0 +1,25 @@
+# CTest privpost_self_contained: fails if any CMake file, preset, script or C++ source of the repository refers to the
+# folder beside the repository that the developers keep their papers and data in. A clone must build, test and run
+# its examples on its own (issue #8): data sets live in examples/data/.
+# Usage: cmake -DSOURCE_DIR=<repository> -P self_contained_check.cmake
+set(beside "..")
+string(APPEND beside "/shared")  # built in two pieces so that this file does not match itself
+file(GLOB_RECURSE candidates RELATIVE "${SOURCE_DIR}"
+  "${SOURCE_DIR}/CMakeLists.txt" "${SOURCE_DIR}/CMakePresets.json" "${SOURCE_DIR}/.ci/*"
+  "${SOURCE_DIR}/cmake/*" "${SOURCE_DIR}/include/*" "${SOURCE_DIR}/tests/*" "${SOURCE_DIR}/examples/*"
+  "${SOURCE_DIR}/benchmarks/*")
+set(found "")
+foreach(f IN LISTS candidates)
+  if(f MATCHES "\\.(cpp|hpp|h|cmake|txt|json|sh|in)$" OR f MATCHES "^\\.ci/")
+    file(READ "${SOURCE_DIR}/${f}" text)
+    string(FIND "${text}" "${beside}" at)
+    if(NOT at EQUAL -1)
+      list(APPEND found "${f}")
+    endif()
+  endif()
+endforeach()
+list(LENGTH candidates count)
+if(found)
+  message(FATAL_ERROR "these files refer to ${beside}, outside the repository: ${found}")
+endif()
+message(STATUS "self-contained: ${count} files checked, none refers to ${beside}")
