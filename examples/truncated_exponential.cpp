@@ -43,5 +43,7 @@ int main() {
   row("non-private, untruncated (reference)", oracle.draws);
   std::printf("A truncated sum cannot tell a low rate with many dropped records from a higher one, and the noise adds to\n"
               "that; Gibbs-SS carries both uncertainties, the naive update neither.\n");
+  for (const auto& w : privpost::convergence_warnings(aware.draws, aware.events, aware.sweeps, {}, {"rate"}))
+    std::printf("WARNING: %s\n", w.c_str());
   return 0;
 }
