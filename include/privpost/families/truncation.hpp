@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "privpost/core/errors.hpp"
 #include "privpost/families/detail/autodiff_moments.hpp"
@@ -37,17 +38,16 @@ struct region_moments {
 };
 
 /// Lemma 1: mean = E[t] + grad log q(eta), cov = Var[t] + Hessian log q(eta), for the region [v, w] (v < w, NaN-free,
-/// infinite ends allowed). Throws std::domain_error if the region holds no probability mass at theta.
+/// infinite ends allowed); nothing where the region holds no probability mass at theta.
 template <truncatable_family F>
-region_moments<F> truncated_moments(const typename F::parameter_type& theta, double v, double w) {
+std::optional<region_moments<F>> try_truncated_moments(const typename F::parameter_type& theta, double v, double w) {
   check_interval("truncated_moments", "[v, w]", v, w);
   const statistic_t<F> eta = F::natural_parameter(theta);
   std::array<double, F::dimension> e{};
   for (int j = 0; j < F::dimension; ++j) e[static_cast<std::size_t>(j)] = eta(j);
   region_moments<F> r;
   r.log_probability = F::log_region_probability(theta, e, v, w);
-  if (!(r.log_probability > -std::numeric_limits<double>::infinity()))
-    throw_domain("truncated_moments", "log probability of the region", r.log_probability, "a region with positive probability");
+  if (!(r.log_probability > -std::numeric_limits<double>::infinity())) return std::nullopt;
   r.probability = std::exp(r.log_probability);
   statistic_t<F> grad;
   covariance_t<F> hess;
@@ -57,6 +57,20 @@ region_moments<F> truncated_moments(const typename F::parameter_type& theta, dou
   r.cov = F::covariance_statistic(theta) + hess;
   r.cov = 0.5 * (r.cov + r.cov.transpose()).eval();
   return r;
+}
+
+/// Lemma 1 as above; throws std::domain_error where the region holds no probability mass at theta.
+template <truncatable_family F>
+region_moments<F> truncated_moments(const typename F::parameter_type& theta, double v, double w) {
+  auto r = try_truncated_moments<F>(theta, v, w);
+  if (!r) {  // the error path only: evaluate the log probability again to name it (-inf or NaN)
+    const statistic_t<F> eta = F::natural_parameter(theta);
+    std::array<double, F::dimension> e{};
+    for (int j = 0; j < F::dimension; ++j) e[static_cast<std::size_t>(j)] = eta(j);
+    throw_domain("truncated_moments", "log probability of the region", F::log_region_probability(theta, e, v, w),
+                 "a region with positive probability");
+  }
+  return *r;
 }
 
 /// The three regions of a truncated release with bounds [a, b]: lower (-inf, a), centre [a, b], upper (b, inf).

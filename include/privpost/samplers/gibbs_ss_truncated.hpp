@@ -21,7 +21,6 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
-#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -39,6 +38,14 @@
 
 namespace privpost {
 
+/// Mean n q mu_c and covariance n (q Sigma_c + q (1 - q) mu_c mu_c^T) of the centre sum s_c of n records.
+template <truncatable_family F>
+void centre_sum_moments(const region_moments<F>& c, double n, statistic_t<F>& mean, covariance_t<F>& cov) {
+  const double q = c.probability;
+  mean = n * q * c.mean;
+  cov = n * (q * c.cov + q * (1.0 - q) * c.mean * c.mean.transpose());
+}
+
 /// Joint prior of (s, s_c): s = the sum over all n records, s_c = the sum over records in [a, b]. With per-record
 /// t and t_c = 1[x in [a, b]] t: E = (n mu, n q mu_c); Var s = n Sigma (the untruncated family: the three regions'
 /// blocks with their multinomial cross-covariances add up to it), Var s_c = n (q Sigma_c + q (1 - q) mu_c mu_c^T),
@@ -52,9 +59,12 @@ void total_and_centre_moments(const typename F::parameter_type& theta, const reg
   const covariance_t<F> sigma = F::covariance_statistic(theta);
   const double q = c.probability;
   mean.template head<d>() = n * mu;
-  mean.template tail<d>() = n * q * c.mean;
   cov.template topLeftCorner<d, d>() = n * sigma;
-  cov.template bottomRightCorner<d, d>() = n * (q * c.cov + q * (1.0 - q) * c.mean * c.mean.transpose());
+  statistic_t<F> centre_mean;
+  covariance_t<F> centre_cov;
+  centre_sum_moments<F>(c, n, centre_mean, centre_cov);
+  mean.template tail<d>() = centre_mean;
+  cov.template bottomRightCorner<d, d>() = centre_cov;
   const covariance_t<F> cross = n * q * (c.cov + (c.mean - mu) * c.mean.transpose());
   cov.template topRightCorner<d, d>() = cross;
   cov.template bottomLeftCorner<d, d>() = cross.transpose();
@@ -91,21 +101,17 @@ double mean_noise_variance(const Mechanism& mechanism, G& g) {
 /// The centre's moments at theta, or nothing when the centre holds no probability there (or theta is not finite).
 template <truncatable_family F>
 std::optional<region_moments<F>> centre_moments(const typename F::parameter_type& theta, double a, double b) {
-  const statistic_t<F> eta = F::natural_parameter(theta);
-  if (!eta.allFinite()) return std::nullopt;
-  std::array<double, F::dimension> e{};
-  for (int j = 0; j < F::dimension; ++j) e[static_cast<std::size_t>(j)] = eta(j);
-  if (!(F::log_region_probability(theta, e, a, b) > -std::numeric_limits<double>::infinity())) return std::nullopt;
-  return truncated_moments<F>(theta, a, b);
+  if (!F::natural_parameter(theta).allFinite()) return std::nullopt;
+  return try_truncated_moments<F>(theta, a, b);
 }
 
 /// log N(z; E s_c, Var s_c + diag(v)) under the CLT model of the centre sum (the release with s and s_c integrated
 /// out, given the noise variances v), up to a constant; -inf where the covariance is not positive definite.
 template <truncatable_family F>
 double collapsed_log_likelihood(const region_moments<F>& c, const statistic_t<F>& z, double n, const statistic_t<F>& noise_variance) {
-  const double q = c.probability;
-  const statistic_t<F> mean = n * q * c.mean;
-  covariance_t<F> cov = n * (q * c.cov + q * (1.0 - q) * c.mean * c.mean.transpose());
+  statistic_t<F> mean;
+  covariance_t<F> cov;
+  centre_sum_moments<F>(c, n, mean, cov);
   cov.diagonal() += noise_variance;
   const Eigen::LLT<covariance_t<F>> llt(cov);
   if (llt.info() != Eigen::Success) return -std::numeric_limits<double>::infinity();
