@@ -14,8 +14,7 @@
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
-#include "privpost/samplers/regression/covariate_models.hpp"
-#include "privpost/samplers/regression/gibbs_ss_regression.hpp"
+#include "privpost/families/regression/linear_regression_model.hpp"
 
 using namespace privpost;
 
@@ -110,7 +109,7 @@ static void gibbs_sweep_regression_update(benchmark::State& st) {
   z = layout.statistic_of(bb);
   const laplace_mechanism mech(layout.sensitivity(std::vector<interval>(static_cast<std::size_t>(d), interval(-1, 1)), interval(-1, 1)).first, 0.1);
   z = mech.release(z, g);
-  gibbs_ss_regression sampler(layout, prior, hierarchical_normal_covariates(layout, h, g), mech, z, n, g);
+  gibbs_ss sampler(linear_regression_model(layout, hierarchical_normal_covariates(layout, h, g)), prior, mech, z, n, g);
   for (auto _ : st) {
     sampler.step(g);
     benchmark::DoNotOptimize(sampler.parameter().variance);

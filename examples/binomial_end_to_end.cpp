@@ -41,12 +41,12 @@ int main() {
   options.thin = 2;
   options.seed = 7;  // inference is reproducible from a seed
   options.parallel = true;
-  const auto naive = privpost::infer([&](auto& g) { return privpost::naive_sampler(prior, z, n, g); }, options);
+  const auto naive = privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, z, n, g); }, options);
   const auto aware = privpost::infer([&](auto& g) { return privpost::gibbs_ss(prior, mechanism, z, n, g); }, options);
 
   // ---- for the example only: the non-private posterior, which no analyst could compute --------------------------
   const Eigen::Matrix<double, 1, 1> exact = count.compute(records).statistic;
-  const auto oracle = privpost::infer([&](auto& g) { return privpost::nonprivate_sampler(prior, exact, n, g); }, options);
+  const auto oracle = privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, exact, n, g); }, options);
 
   std::printf("\nposterior of the prevalence theta (4 chains x 2000 draws):\n");
   print_row("naive (z taken as exact)", naive.draws);

@@ -129,19 +129,19 @@ int main(int argc, char** argv) {
         o.draws = 2000;
         o.burnin = 0;
         const double n = n_train;
-        const auto exact = privpost::infer([&](auto& cg) { return privpost::regression_conjugate_sampler(layout, prior, s, n, cg); }, o);
-        const auto naive = privpost::infer([&](auto& cg) { return privpost::regression_conjugate_sampler(layout, prior, z, n, cg); }, o);
+        const auto exact = privpost::infer([&](auto& cg) { return privpost::conjugate_sampler(privpost::linear_regression_statistic(layout), prior, s, n, cg); }, o);
+        const auto naive = privpost::infer([&](auto& cg) { return privpost::conjugate_sampler(privpost::linear_regression_statistic(layout), prior, z, n, cg); }, o);
         o.burnin = 1000;
         o.thin = 3;
         const auto noisy = privpost::infer([&](auto& cg) {
-          return privpost::gibbs_ss_regression(layout, prior, privpost::fixed_covariates(moments.moments_from_release(z_moments)), half,
-                                               z_half, n, cg);
+          return privpost::gibbs_ss(privpost::linear_regression_model(layout, privpost::fixed_covariates(moments.moments_from_release(z_moments))),
+                                    prior, half, z_half, n, cg);
         }, o);
         // Gibbs-SS-Update: the whole budget on the statistics, the covariates' mean and covariance learned from the
         // latent Gram block under a public NIW prior centred in the declared box (mean 1/2, spread (1/4)^2, nu = 4).
         const privpost::niw_hyperprior niw{Eigen::VectorXd::Constant(1, 0.5), 1.0, Eigen::MatrixXd::Constant(1, 1, 0.0625 * 2.0), 4.0};
         const auto update = privpost::infer([&](auto& cg) {
-          return privpost::gibbs_ss_regression(layout, prior, privpost::hierarchical_normal_covariates(layout, niw, cg), full, z, n, cg);
+          return privpost::gibbs_ss(privpost::linear_regression_model(layout, privpost::hierarchical_normal_covariates(layout, niw, cg)), prior, full, z, n, cg);
         }, o);
         const privpost::posterior* posts[4] = {&exact.draws, &naive.draws, &noisy.draws, &update.draws};
         for (int k = n_train; k < n_all; ++k) {

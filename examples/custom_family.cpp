@@ -2,6 +2,7 @@
 // and the calibration study for free. Here: Weibull records with known shape 2 (Rayleigh) and unknown scale lambda,
 // with an inverse-gamma prior on theta = lambda^2, which is conjugate: t(x) = x^2, eta = -1/theta.
 #include <privpost/privpost.hpp>
+#include <privpost/testing/truncated_study.hpp>  // the opt-in simulation-study designs
 
 #include <array>
 #include <cmath>
@@ -43,12 +44,9 @@ struct rayleigh_family {
     return eta[0] * (lo * lo) + privpost::log1mexp(eta[0] * (w * w - lo * lo));
   }
 
-  // --- the valid set of sums, the parameter as a vector, simulation ------------------------------------------------
-  static vector_type lower_bound(double) { return vector_type(0.0); }
-  static vector_type upper_bound(double) { return vector_type(std::numeric_limits<double>::infinity()); }
-  static bool is_valid(const vector_type& s, double) { return s(0) >= 0.0; }
-  static vector_type project(const vector_type& s, double) { return vector_type(std::max(s(0), 0.0)); }
-  static Eigen::Matrix<double, 1, 1> to_vector(double theta) { return Eigen::Matrix<double, 1, 1>(theta); }
+  // --- the valid set of sums (a ready-made support policy), simulation ----------------------------------------------
+  // (theta is a number, so posteriors store it as is: no to_vector needed)
+  using support_type = privpost::nonnegative_orthant<1>;  // sums of x^2 >= 0
   template <class G>
   static double draw_record(double theta, G& g) {
     return std::sqrt(theta * privpost::draw_exponential(g));  // x^2 ~ Exp(mean theta)
@@ -70,6 +68,7 @@ struct rayleigh_prior {
 
 static_assert(privpost::truncatable_family<my::rayleigh_family>);
 static_assert(privpost::conjugate_prior<my::rayleigh_prior>);
+static_assert(privpost::statistic_model<privpost::family_model<my::rayleigh_family>>);
 
 int main() {
   // The family's closed-form moments agree with autodiff of its log-partition.

@@ -28,11 +28,11 @@ int main() {
   options.seed = 1;
   const auto aware = privpost::infer(
       [&](auto& g) { return privpost::gibbs_ss_truncated(prior, mechanism, z, n, a, b, g); }, options);
-  const auto naive = privpost::infer([&](auto& g) { return privpost::naive_sampler(prior, z, n, g); }, options);
+  const auto naive = privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, z, n, g); }, options);
   // For the example only: the posterior given the exact, untruncated sum, which the analyst never sees.
   Eigen::Matrix<double, 1, 1> full = Eigen::Matrix<double, 1, 1>::Zero();
   for (const auto& w : waits) full(0) += w[0];
-  const auto oracle = privpost::infer([&](auto& g) { return privpost::nonprivate_sampler(prior, full, n, g); }, options);
+  const auto oracle = privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, full, n, g); }, options);
   auto row = [](const char* name, const privpost::posterior& p) {
     const auto ci = p.interval(0.9);
     std::printf("  %-40s mean %.3f  90%% interval [%.3f, %.3f]\n", name, p.mean(), ci.lower, ci.upper);

@@ -6,7 +6,7 @@
 #include <iostream>
 #include <string>
 
-#include <privpost/inference/family_study.hpp>
+#include <privpost/testing/family_study.hpp>
 #include <privpost/mechanisms/published_bounds.hpp>
 
 #include "tool_support.hpp"

@@ -4,7 +4,7 @@
 
 #include <privpost/families/binomial.hpp>
 #include <privpost/families/multinomial.hpp>
-#include <privpost/inference/family_study.hpp>
+#include <privpost/testing/family_study.hpp>
 #include <privpost/mechanisms/gaussian.hpp>
 #include <privpost/mechanisms/laplace.hpp>
 

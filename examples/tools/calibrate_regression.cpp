@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include <privpost/inference/regression_study.hpp>
+#include <privpost/testing/regression_study.hpp>
 #include <privpost/mechanisms/gaussian.hpp>
 #include <privpost/mechanisms/laplace.hpp>
 

@@ -136,7 +136,7 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
     results.emplace_back("gibbs", run_chains([&](auto& g) { return privpost::gibbs_ss(prior, mechanism, z, rec.n, g); }, o, io, tick));
   }
   if (o.compare_naive)
-    results.emplace_back("naive", privpost::infer([&](auto& g) { return privpost::naive_sampler(prior, z, rec.n, g); }, io));
+    results.emplace_back("naive", privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, z, rec.n, g); }, io));
   std::printf("release: model %s, n %.0f, %s mechanism (epsilon %g%s), privpost %s\n", rec.model.c_str(), rec.n, rec.mechanism.c_str(),
               rec.epsilon, rec.mechanism == "gaussian" ? (", delta " + std::to_string(rec.delta)).c_str() : "", rec.version.c_str());
   std::printf("%d chains x %d draws (burn-in %d, thin %d, seed %llu)\n\n", o.chains, o.draws, o.burnin, o.thin,
@@ -244,12 +244,12 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
     const double nu = d + 3.0;
     const niw_hyperprior h{centre, 1.0, Eigen::MatrixXd(spread.asDiagonal()) * (nu - d - 1.0), nu};
     results.emplace_back("gibbs", run_chains([&](auto& g) {
-      return gibbs_ss_regression(layout, prior, hierarchical_normal_covariates(layout, h, g), mechanism, z, rec.n, g);
+      return gibbs_ss(linear_regression_model(layout, hierarchical_normal_covariates(layout, h, g)), prior, mechanism, z, rec.n, g);
     }, o, io, tick));
   } else if (moments == "prior") {
     const auto cm = normal_covariate_moments(layout, centre, Eigen::MatrixXd(spread.asDiagonal()));
     results.emplace_back("gibbs", run_chains([&](auto& g) {
-      return gibbs_ss_regression(layout, prior, fixed_covariates(cm), mechanism, z, rec.n, g);
+      return gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, mechanism, z, rec.n, g);
     }, o, io, tick));
   } else if (moments == "noisy") {
     if (rec.noisy_moments.empty()) throw std::invalid_argument("--moments noisy: the release record holds no noisy_moments (release with --noisy-moments)");
@@ -257,13 +257,13 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
     const Eigen::VectorXd zm = Eigen::Map<const Eigen::VectorXd>(rec.noisy_moments.data(), static_cast<Eigen::Index>(rec.noisy_moments.size()));
     const auto cm = ml.moments_from_release(zm);
     results.emplace_back("gibbs", run_chains([&](auto& g) {
-      return gibbs_ss_regression(layout, prior, fixed_covariates(cm), mechanism, z, rec.n, g);
+      return gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, mechanism, z, rec.n, g);
     }, o, io, tick));
   } else {
     throw std::invalid_argument("--moments is '" + moments + "'; accepted: update, prior, noisy");
   }
   if (o.compare_naive)
-    results.emplace_back("naive", infer([&](auto& g) { return regression_conjugate_sampler(layout, prior, z, rec.n, g); }, io));
+    results.emplace_back("naive", infer([&](auto& g) { return conjugate_sampler(linear_regression_statistic(layout), prior, z, rec.n, g); }, io));
   std::vector<std::string> names;
   for (int k = 0; k < p; ++k) names.push_back((rec.intercept && k == 0) ? std::string("intercept") : rec.covariates[static_cast<std::size_t>(k - (rec.intercept ? 1 : 0))]);
   names.push_back("sigma^2");

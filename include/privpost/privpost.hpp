@@ -1,5 +1,6 @@
 // privpost/privpost.hpp
-// The umbrella header: includes every public header of privpost.
+// The umbrella header: includes every public header of privpost except the opt-in testing/ folder (the papers'
+// simulation-study designs used by the tests and the calibrate tool: include privpost/testing/<design>.hpp for them).
 // Include it, or the one public header you need; never a detail/ header.
 #pragma once
 
@@ -9,6 +10,8 @@
 #include "privpost/core/errors.hpp"
 #include "privpost/core/interval.hpp"
 #include "privpost/core/linalg/norm_product.hpp"
+#include "privpost/core/math/log_gamma.hpp"
+#include "privpost/core/math/normal_tail.hpp"
 #include "privpost/core/linalg/robust_cholesky.hpp"
 #include "privpost/core/numerical_events.hpp"
 #include "privpost/core/random/beta.hpp"
@@ -36,34 +39,32 @@
 #include "privpost/diagnostics/sample_quantile.hpp"
 
 #include "privpost/families/autodiff_family.hpp"
+#include "privpost/families/family_model.hpp"
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/exponential.hpp"
-#include "privpost/families/family_concepts.hpp"
 #include "privpost/families/multinomial.hpp"
 #include "privpost/families/normal.hpp"
 #include "privpost/families/normal_known_variance.hpp"
 #include "privpost/families/poisson.hpp"
+#include "privpost/families/regression/covariate_models.hpp"
 #include "privpost/families/regression/covariate_moments.hpp"
+#include "privpost/families/regression/gram_support.hpp"
+#include "privpost/families/regression/linear_regression_model.hpp"
 #include "privpost/families/regression/noisy_moments.hpp"
 #include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
 #include "privpost/families/regression/regression_layout.hpp"
 #include "privpost/families/regression/regression_moments.hpp"
 #include "privpost/families/special_functions.hpp"
+#include "privpost/families/support.hpp"
 #include "privpost/families/truncation.hpp"
 
+#include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
-#include "privpost/samplers/naive.hpp"
-#include "privpost/samplers/nonprivate.hpp"
 #include "privpost/samplers/ops.hpp"
-#include "privpost/samplers/regression/covariate_models.hpp"
-#include "privpost/samplers/regression/gibbs_ss_regression.hpp"
 
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/inference/convergence_check.hpp"
-#include "privpost/inference/family_study.hpp"
 #include "privpost/inference/infer.hpp"
 #include "privpost/inference/posterior.hpp"
 #include "privpost/inference/predictive.hpp"
-#include "privpost/inference/regression_study.hpp"
-#include "privpost/inference/truncated_study.hpp"

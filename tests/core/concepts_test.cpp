@@ -1,13 +1,30 @@
-// Tests of privpost/core/concepts.hpp: known-good types satisfy each concept, known-bad ones do not; in particular a
-// type with release() but without the opt-in tag is not a release mechanism (DESIGN.md, "explicit opt-in").
+// Tests of privpost/core/concepts.hpp: for every user-facing concept, known-good types satisfy it and known-bad ones do
+// not (mp-units / stdexec style). In particular a type with release() but without the opt-in is not a release mechanism
+// (DESIGN.md, "explicit opt-in"), and the opt-in also works from outside a type through enable_release_mechanism.
 #include <catch2/catch.hpp>
 
 #include <Eigen/Core>
 #include <random>
+#include <vector>
 
 #include "privpost/core/concepts.hpp"
+#include "privpost/families/autodiff_family.hpp"
+#include "privpost/families/binomial.hpp"
+#include "privpost/families/exponential.hpp"
+#include "privpost/families/family_model.hpp"
+#include "privpost/families/multinomial.hpp"
+#include "privpost/families/normal.hpp"
+#include "privpost/families/poisson.hpp"
+#include "privpost/families/regression/covariate_models.hpp"
+#include "privpost/families/regression/linear_regression_model.hpp"
+#include "privpost/families/support.hpp"
+#include "privpost/families/truncation.hpp"
+#include "privpost/inference/calibration_study.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
+#include "privpost/samplers/conjugate.hpp"
+#include "privpost/samplers/gibbs_ss.hpp"
+#include "privpost/samplers/gibbs_ss_truncated.hpp"
 
 using namespace privpost;
 
@@ -25,18 +42,186 @@ struct lookalike {
 struct opted_in_lookalike : lookalike {
   using mechanism_category = mechanism_tag;
 };
+// A type "from another library" that cannot be edited: opted in from outside below.
+struct third_party_mechanism : lookalike {};
+struct wrong_tag : lookalike {
+  using mechanism_category = int;
+};
+
+// A support policy without a projection; a model without moments; a prior for another model.
+struct no_projection {
+  static constexpr int rejection_tries = 1;
+  static bool contains(const Eigen::Matrix<double, 1, 1>&, double) { return true; }
+};
+struct model_without_moments {
+  using parameter_type = double;
+  using vector_type = Eigen::Matrix<double, 1, 1>;
+  using matrix_type = Eigen::Matrix<double, 1, 1>;
+  static constexpr int static_size = 1;
+  Eigen::Index size() const { return 1; }
+  nonnegative_orthant<1> support() const { return {}; }
+  Eigen::VectorXd parameter_vector(double t) const { return Eigen::VectorXd::Constant(1, t); }
+};
+// A family missing its valid set.
+struct family_without_support {
+  static constexpr int dimension = 1;
+  static constexpr int parameter_dimension = 1;
+  using record_type = double;
+  using parameter_type = double;
+  static Eigen::Matrix<double, 1, 1> statistic(double x) { return Eigen::Matrix<double, 1, 1>(x); }
+  static Eigen::Matrix<double, 1, 1> mean_statistic(double t) { return Eigen::Matrix<double, 1, 1>(t); }
+  static Eigen::Matrix<double, 1, 1> covariance_statistic(double t) { return Eigen::Matrix<double, 1, 1>(t); }
+};
+struct family_with_support : family_without_support {
+  using support_type = nonnegative_orthant<1>;
+};
+// A prior whose update returns another type.
+struct sloppy_prior {
+  using family = binomial_family;
+  double update(const Eigen::Matrix<double, 1, 1>&, double) const { return 0.0; }
+  template <class G>
+  double draw(G&) const {
+    return 0.5;
+  }
+};
+struct no_covariates {};
+struct adaptive_chain {
+  template <class G>
+  void step(G&) {}
+  Eigen::VectorXd parameter_vector() const { return Eigen::VectorXd::Zero(1); }
+  numerical_events events() const { return {}; }
+  void end_warmup() {}
+};
+struct not_a_chain {
+  Eigen::VectorXd parameter_vector() const { return Eigen::VectorXd::Zero(1); }
+};
+struct good_study {
+  template <class G>
+  std::vector<method_draws> trial(G&) const {
+    return {};
+  }
+};
+struct bad_study {
+  template <class G>
+  std::vector<int> trial(G&) const {
+    return {};
+  }
+};
+struct square_statistic {
+  template <class T>
+  std::array<T, 1> operator()(const std::array<T, 1>& x) const {
+    return {square(x[0])};
+  }
+};
+struct double_only_statistic {
+  std::array<double, 1> operator()(const std::array<double, 1>& x) const { return {x[0] * x[0]}; }
+};
+struct logistic_without_moments {
+  static constexpr int dimension = 1;
+  static constexpr int parameter_dimension = 1;
+  using record_type = double;
+  using parameter_type = double;
+  using support_type = simplex_support<1>;
+  static Eigen::Matrix<double, 1, 1> statistic(double x) { return Eigen::Matrix<double, 1, 1>(x); }
+  static Eigen::Matrix<double, 1, 1> natural_parameter(double t) { return Eigen::Matrix<double, 1, 1>(std::log(t / (1.0 - t))); }
+  template <class T>
+  static T log_partition(const std::array<T, 1>& eta) {
+    using std::exp;
+    using std::log;
+    return log(1.0 + exp(eta[0]));
+  }
+};
 }  // namespace
 
+template <>
+inline constexpr bool privpost::enable_release_mechanism<third_party_mechanism> = true;
+
+// random_engine
 static_assert(random_engine<std::mt19937_64>);
 static_assert(random_engine<std::mt19937&>);
 static_assert(!random_engine<int>);
+// release_mechanism, scale_mixture_noise, sensitivity_calibrated, mechanism_factory
 static_assert(release_mechanism<laplace_mechanism>);
 static_assert(release_mechanism<gaussian_mechanism>);
 static_assert(scale_mixture_noise<laplace_mechanism>);
 static_assert(scale_mixture_noise<gaussian_mechanism>);
 static_assert(!release_mechanism<lookalike>);
+static_assert(!release_mechanism<wrong_tag>);
 static_assert(release_mechanism<opted_in_lookalike>);
+static_assert(release_mechanism<third_party_mechanism>);
 static_assert(!scale_mixture_noise<opted_in_lookalike>);
 static_assert(!release_mechanism<int>);
+static_assert(sensitivity_calibrated<laplace_mechanism>);
+static_assert(sensitivity_calibrated<gaussian_mechanism>);
+static_assert(!sensitivity_calibrated<opted_in_lookalike>);
+inline constexpr auto make_laplace = [](double l1, double) { return laplace_mechanism(l1, 1.0); };
+inline constexpr auto make_lookalike = [](double, double) { return lookalike{}; };
+static_assert(mechanism_factory<decltype(make_laplace)>);
+static_assert(!mechanism_factory<decltype(make_lookalike)>);
+// per_record_statistic
+static_assert(per_record_statistic<square_statistic, 1>);
+static_assert(!per_record_statistic<double_only_statistic, 1>);
+// support policies
+static_assert(support_policy<simplex_support<3>, Eigen::Vector3d>);
+static_assert(support_policy<nonnegative_orthant<1>, Eigen::Matrix<double, 1, 1>>);
+static_assert(support_policy<real_space<2>, Eigen::Vector2d>);
+static_assert(support_policy<mean_square_support, Eigen::Vector2d>);
+static_assert(support_policy<gram_support, Eigen::VectorXd>);
+static_assert(!support_policy<no_projection, Eigen::Matrix<double, 1, 1>>);
+static_assert(interval_support<simplex_support<1>>);
+static_assert(!interval_support<mean_square_support>);
+// models
+static_assert(statistic_model<family_model<binomial_family>>);
+static_assert(statistic_model<family_model<multinomial_family<4>>>);
+static_assert(statistic_model<linear_regression_model<fixed_covariates>>);
+static_assert(statistic_model<linear_regression_model<hierarchical_normal_covariates>>);
+static_assert(!statistic_model<model_without_moments>);
+static_assert(conjugate_model<model_without_moments>);
+static_assert(conjugate_model<linear_regression_statistic>);
+static_assert(!statistic_model<linear_regression_statistic>);
+static_assert(has_nuisance<linear_regression_model<hierarchical_normal_covariates>>);
+static_assert(!has_nuisance<linear_regression_model<fixed_covariates>>);
+static_assert(!has_nuisance<family_model<binomial_family>>);
+static_assert(conjugate_prior_for<beta_prior, family_model<binomial_family>>);
+static_assert(conjugate_prior_for<nig_regression_prior, linear_regression_model<fixed_covariates>>);
+static_assert(!conjugate_prior_for<beta_prior, linear_regression_model<fixed_covariates>>);
+static_assert(!conjugate_prior_for<dirichlet_prior<3>, family_model<binomial_family>>);
+// families and priors
+static_assert(exponential_family<binomial_family>);
+static_assert(exponential_family<normal_family>);
+static_assert(exponential_family<family_with_support>);
+static_assert(!exponential_family<family_without_support>);
+static_assert(!exponential_family<int>);
+static_assert(conjugate_prior<beta_prior>);
+static_assert(conjugate_prior<poisson_gamma_prior>);
+static_assert(!conjugate_prior<sloppy_prior>);
+static_assert(record_generating_family<binomial_family>);
+static_assert(!record_generating_family<family_with_support>);
+static_assert(generic_statistic_family<exponential_rate_family>);
+static_assert(!generic_statistic_family<family_with_support>);
+static_assert(truncatable_family<poisson_family>);
+static_assert(truncatable_family<normal_family>);
+static_assert(!truncatable_family<binomial_family>);
+static_assert(log_partition_family<with_autodiff_moments<logistic_without_moments>>);
+static_assert(!exponential_family<logistic_without_moments>);  // no moments until with_autodiff_moments adds them
+static_assert(exponential_family<with_autodiff_moments<logistic_without_moments>>);
+static_assert(!log_partition_family<family_with_support>);
+// covariate models
+static_assert(covariate_model<fixed_covariates>);
+static_assert(covariate_model<hierarchical_normal_covariates>);
+static_assert(!covariate_model<no_covariates>);
+// samplers and studies
+static_assert(sampler<gibbs_ss<family_model<binomial_family>, beta_prior, laplace_mechanism>>);
+static_assert(sampler<gibbs_ss<linear_regression_model<fixed_covariates>, nig_regression_prior, gaussian_mechanism>>);
+static_assert(sampler<conjugate_sampler<family_model<binomial_family>, beta_prior>>);
+static_assert(sampler<conjugate_sampler<linear_regression_statistic, nig_regression_prior>>);
+static_assert(sampler<gibbs_ss_truncated<poisson_gamma_prior, laplace_mechanism>>);
+static_assert(sampler<adaptive_chain>);
+static_assert(sampler<adaptive_chain, std::minstd_rand>);
+static_assert(!sampler<not_a_chain>);
+static_assert(warmup_aware<adaptive_chain>);
+static_assert(!warmup_aware<gibbs_ss<family_model<binomial_family>, beta_prior, laplace_mechanism>>);
+static_assert(calibration_study<good_study>);
+static_assert(!calibration_study<bad_study>);
 
 TEST_CASE("concept checks compile", "[concepts]") { SUCCEED("static_asserts above"); }

@@ -64,20 +64,26 @@ TEST_CASE("conjugate updates and prior draws", "[families]") {
 
 TEST_CASE("projections onto the valid sets", "[families]") {
   using mn = multinomial_family<4>;
-  CHECK(binomial_family::project(Eigen::Matrix<double, 1, 1>(-3.0), 10.0)(0) == 0.0);
-  CHECK(binomial_family::project(Eigen::Matrix<double, 1, 1>(13.0), 10.0)(0) == 10.0);
+  numerical_events ev;
+  Eigen::Matrix<double, 1, 1> low(-3.0), high(13.0);
+  CHECK(binomial_family::support_type::project(low, 10.0, ev));
+  CHECK(low(0) == 0.0);
+  CHECK(binomial_family::support_type::project(high, 10.0, ev));
+  CHECK(high(0) == 10.0);
   std::mt19937_64 g(4);
   for (int i = 0; i < 2000; ++i) {
     Eigen::Vector3d s;
     for (int k = 0; k < 3; ++k) s(k) = 30.0 * draw_uniform(g) - 10.0;
-    const Eigen::Vector3d p = mn::project(s, 10.0);
-    REQUIRE(mn::is_valid(p, 10.0));
-    REQUIRE((mn::project(p, 10.0) - p).norm() < 1e-12);
+    Eigen::Vector3d p = s;
+    mn::support_type::project(p, 10.0, ev);
+    REQUIRE(mn::support_type::contains(p, 10.0));
+    Eigen::Vector3d again = p;
+    REQUIRE(!mn::support_type::project(again, 10.0, ev));
     // No random valid point is closer to s than its projection.
     for (int c = 0; c < 20; ++c) {
       Eigen::Vector3d q;
       for (int k = 0; k < 3; ++k) q(k) = 10.0 * draw_uniform(g);
-      if (!mn::is_valid(q, 10.0)) continue;
+      if (!mn::support_type::contains(q, 10.0)) continue;
       REQUIRE((q - s).norm() >= (p - s).norm() - 1e-9);
     }
   }

@@ -10,7 +10,7 @@
 
 #include <cmath>
 
-#include "privpost/inference/regression_study.hpp"
+#include "privpost/testing/regression_study.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 
 using namespace privpost;

@@ -1,4 +1,4 @@
-// Tests of privpost/families/regression and privpost/samplers/regression (issue #4, model pieces). Properties:
+// Tests of privpost/families/regression and the regression model in gibbs_ss (issue #4, model pieces; issue #9). Properties:
 //  1. the layout holds the unique entries of [X^T X, X^T y, y^T y] (no duplicates; the intercept's n c^2 is public),
 //     gram() and statistic_of() are inverse, and the interval sensitivity is never above the paper's bound for boxes
 //     containing 0 (and is reported beside it);
@@ -23,8 +23,10 @@
 #include "privpost/inference/predictive.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/published_bounds.hpp"
-#include "privpost/samplers/regression/covariate_models.hpp"
-#include "privpost/samplers/regression/gibbs_ss_regression.hpp"
+#include "privpost/families/regression/covariate_models.hpp"
+#include "privpost/families/regression/gram_support.hpp"
+#include "privpost/families/regression/linear_regression_model.hpp"
+#include "privpost/samplers/gibbs_ss.hpp"
 
 using namespace privpost;
 
@@ -148,11 +150,11 @@ TEST_CASE("regression: bad input", "[regression][errors]") {
   std::mt19937_64 g(1);
   const laplace_mechanism m(8.0, 0.1);
   const auto cm = normal_covariate_moments(layout, Eigen::VectorXd::Zero(1), Eigen::MatrixXd::Identity(1, 1));
-  CHECK_THROWS_AS(gibbs_ss_regression(layout, prior, fixed_covariates(cm), m, Eigen::VectorXd::Zero(4), 10.0, g), std::invalid_argument);
-  CHECK_THROWS_AS(gibbs_ss_regression(layout, prior, fixed_covariates(cm), m, Eigen::VectorXd::Zero(5), 0.0, g), std::invalid_argument);
+  CHECK_THROWS_AS(gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, m, Eigen::VectorXd::Zero(4), 10.0, g), std::invalid_argument);
+  CHECK_THROWS_AS(gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, m, Eigen::VectorXd::Zero(5), 0.0, g), std::invalid_argument);
   Eigen::VectorXd z = Eigen::VectorXd::Zero(5);
   z(2) = std::nan("");
-  CHECK_THROWS_AS(gibbs_ss_regression(layout, prior, fixed_covariates(cm), m, z, 10.0, g), std::invalid_argument);
+  CHECK_THROWS_AS(gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, m, z, 10.0, g), std::invalid_argument);
   niw_hyperprior h{Eigen::VectorXd::Zero(1), 1.0, Eigen::MatrixXd::Identity(1, 1), 5.0};
   CHECK_THROWS_AS(hierarchical_normal_covariates(regression_layout(1, false), h, g), std::invalid_argument);
 }
@@ -172,8 +174,8 @@ TEST_CASE("Gibbs-SS-Noisy uses the released (noisy, normalised) moments, not the
   const nig_regression_prior prior(Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity(), 2.0, 1.0);
   const laplace_mechanism m(8.0, 0.05);
   Eigen::VectorXd z = Eigen::VectorXd::Zero(5);
-  const gibbs_ss_regression sampler(layout, prior, fixed_covariates(moments.moments_from_release(released)), m, z, 50.0, g);
-  const covariate_moments& used = sampler.covariates().moments();
+  const gibbs_ss sampler(linear_regression_model(layout, fixed_covariates(moments.moments_from_release(released))), prior, m, z, 50.0, g);
+  const covariate_moments& used = sampler.model().covariates().moments();
   for (int k = 0; k < moments.size(); ++k) {
     const auto& s = moments.index_set(k);
     CHECK(used.fourth(s[0], s[1], s[2], s[3]) == released(k));

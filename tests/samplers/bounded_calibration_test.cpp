@@ -18,7 +18,7 @@
 
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/multinomial.hpp"
-#include "privpost/inference/family_study.hpp"
+#include "privpost/testing/family_study.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "support/calibration_checks.hpp"

@@ -15,7 +15,7 @@
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
-#include "privpost/samplers/naive.hpp"
+#include "privpost/samplers/conjugate.hpp"
 
 using namespace privpost;
 
@@ -92,7 +92,7 @@ TEST_CASE("Gibbs-SS and driver: bad input", "[gibbs_ss][errors]") {
   one << 3.0;
   CHECK_THROWS_AS(gibbs_ss(beta_prior(1.0, 1.0), mech, one, 0.0, g), std::invalid_argument);
   CHECK_THROWS_AS(gibbs_ss(beta_prior(1.0, 1.0), mech, one, -5.0, g), std::invalid_argument);
-  CHECK_THROWS_AS(naive_sampler(dirichlet_prior<3>(Eigen::Vector3d::Ones()), one, 10.0, g), std::invalid_argument);
+  CHECK_THROWS_AS(conjugate_sampler(dirichlet_prior<3>(Eigen::Vector3d::Ones()), one, 10.0, g), std::invalid_argument);
   inference_options o;
   o.draws = 0;
   auto make = [&](auto& cg) { return gibbs_ss(beta_prior(1.0, 1.0), mech, one, 10.0, cg); };

@@ -15,7 +15,7 @@
 #include "privpost/families/normal.hpp"
 #include "privpost/families/normal_known_variance.hpp"
 #include "privpost/families/poisson.hpp"
-#include "privpost/inference/truncated_study.hpp"
+#include "privpost/testing/truncated_study.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "support/calibration_checks.hpp"

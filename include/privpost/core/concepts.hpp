@@ -1,20 +1,38 @@
 // privpost/core/concepts.hpp
-// The concepts every piece of privpost is written against, and the list of customisation points a user
-// may provide (DESIGN.md "Concepts"). Mechanisms opt in explicitly: having a release() member is not a promise of privacy.
+// Every user-facing concept of privpost in one place, with the customisation points a user may provide (DESIGN.md
+// "Concepts"; mp-units and stdexec style). tests/core/concepts_test.cpp holds a positive and a negative static_assert each.
 #pragma once
 
+#include <Eigen/Core>
+#include <array>
 #include <concepts>
+#include <cstddef>
+#include <ranges>
+#include <string>
 #include <random>
+#include <tuple>
 #include <type_traits>
+#include <utility>
+
+#include "privpost/core/interval.hpp"
+#include "privpost/core/numerical_events.hpp"
 
 namespace privpost {
 
-/// Any uniform random bit generator (std::mt19937_64, privpost::os_random_engine, ...).
+// ---------------------------------------------------------------------------------------------------------------------
+// Randomness
+// ---------------------------------------------------------------------------------------------------------------------
+
+/// Any uniform random bit generator (std::mt19937_64, privpost::os_random_engine, a user's PCG, ...).
 template <class G>
 concept random_engine = std::uniform_random_bit_generator<std::remove_cvref_t<G>>;
 
-/// Opt-in tag: a type that declares `using mechanism_category = privpost::mechanism_tag;` promises that its
-/// release() satisfies the privacy budget it reports.
+// ---------------------------------------------------------------------------------------------------------------------
+// Release mechanisms
+// ---------------------------------------------------------------------------------------------------------------------
+
+/// Opt-in tag: a type that declares `using mechanism_category = privpost::mechanism_tag;` promises that its release()
+/// satisfies the privacy budget it reports.
 struct mechanism_tag {};
 
 /// (epsilon, delta) of a release; delta = 0 for pure epsilon-DP.
@@ -24,17 +42,22 @@ struct privacy_budget {
   friend bool operator==(const privacy_budget&, const privacy_budget&) = default;
 };
 
+/// Opt-in from outside a type (for a type you do not own): specialise
+///   template <> inline constexpr bool privpost::enable_release_mechanism<their::mechanism> = true;
+/// The default is true exactly for types carrying the member tag `mechanism_category = mechanism_tag`.
 namespace detail {
 template <class M>
-concept opted_in_mechanism = requires { typename M::mechanism_category; } &&
-                             std::same_as<typename M::mechanism_category, mechanism_tag>;
+concept has_mechanism_tag = requires { typename M::mechanism_category; } &&
+                            std::same_as<typename M::mechanism_category, mechanism_tag>;
 }  // namespace detail
+template <class M>
+inline constexpr bool enable_release_mechanism = detail::has_mechanism_tag<M>;
 
-/// A release mechanism: z = release(s, g) adds noise to a vector of statistics; log_likelihood(z, s) is
-/// log p(z | s); budget() reports its privacy guarantee. Requires the explicit opt-in tag.
+/// A release mechanism: z = release(s, g) adds noise to a vector of statistics; log_likelihood(z, s) is log p(z | s);
+/// budget() reports its privacy guarantee. Requires the explicit opt-in (member tag or enable_release_mechanism).
 template <class M>
 concept release_mechanism =
-    detail::opted_in_mechanism<M> &&
+    enable_release_mechanism<std::remove_cvref_t<M>> &&
     requires(const M& m, const typename M::vector_type& s, std::mt19937_64& g) {
       typename M::vector_type;
       { m.release(s, g) } -> std::same_as<typename M::vector_type>;
@@ -42,14 +65,264 @@ concept release_mechanism =
       { m.budget() } -> std::same_as<privacy_budget>;
     };
 
-/// A mechanism whose noise is a Gaussian scale mixture: z | s, w ~ N(s, diag(w)). It can draw w from its prior
-/// and redraw one coordinate's variance given the residual z_j - s_j (DESIGN.md "The key trick").
-/// `fixed_variance` is true when w is a constant (Gaussian noise), so samplers may skip the redraw.
+/// A mechanism whose noise is a Gaussian scale mixture: z | s, w ~ N(s, diag(w)). It draws w from its prior and redraws
+/// one coordinate's variance given the residual z_j - s_j (DESIGN.md "The key trick"). `fixed_variance` is true when w is
+/// a constant (Gaussian noise), so samplers may skip the redraw. Optional: noise_variance() (E[w], else estimated).
 template <class M>
 concept scale_mixture_noise = release_mechanism<M> && requires(const M& m, double residual, std::mt19937_64& g) {
   { m.draw_variance(g) } -> std::convertible_to<double>;
   { m.redraw_variance(residual, g) } -> std::convertible_to<double>;
   { M::fixed_variance } -> std::convertible_to<bool>;
 };
+
+/// A mechanism calibrated to a sensitivity: l1_sensitivity() or l2_sensitivity() reports what it was built for, so that
+/// release_statistic can refuse a statistic whose sensitivity from the declared bounds is larger.
+template <class M>
+concept sensitivity_calibrated = release_mechanism<M> && (requires(const M& m) {
+  { m.l1_sensitivity() } -> std::convertible_to<double>;
+} || requires(const M& m) {
+  { m.l2_sensitivity() } -> std::convertible_to<double>;
+});
+
+/// Builds a mechanism from the (L1, L2) sensitivity of a statistic (used where the sensitivity is known only after
+/// the bounds are declared, as in the truncated release).
+template <class F>
+concept mechanism_factory = requires(const F& f, double l1, double l2) {
+  requires release_mechanism<std::remove_cvref_t<std::invoke_result_t<const F&, double, double>>>;
+};
+
+/// A per-record statistic t: std::array<T, P> -> std::array<T, D>, generic in T so that it can be evaluated on doubles
+/// (the data) and on privpost::interval (the bounds, for the sensitivity). Write x^2 as square(x) for a tight bound.
+template <class F, std::size_t P>
+concept per_record_statistic = requires(const F& f, const std::array<double, P>& x, const std::array<interval, P>& box) {
+  { f(x) } -> std::same_as<std::array<double, std::tuple_size_v<std::remove_cvref_t<decltype(f(x))>>>>;
+  { f(box) } -> std::same_as<std::array<interval, std::tuple_size_v<std::remove_cvref_t<decltype(f(x))>>>>;
+};
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Valid sets of sums (support policies) and the latent-statistic model every Gibbs-type sampler runs on
+// ---------------------------------------------------------------------------------------------------------------------
+
+/// The set of statistics n records can sum to, and a projection onto it. Ready-made: simplex_support, nonnegative_orthant,
+/// real_space, mean_square_support (families/support.hpp) and gram_support (families/regression/gram_support.hpp).
+///   contains(s, n)            s is a possible sum of n records
+///   project(s, n, events)     moves s onto the set in place; true if it changed (repairs counted in events)
+///   rejection_tries           draws outside the set are retried this many times before the projection (0: project)
+template <class P, class V>
+concept support_policy = requires(const P& p, const V& cs, V& s, double n, numerical_events& events) {
+  { p.contains(cs, n) } -> std::convertible_to<bool>;
+  { p.project(s, n, events) } -> std::convertible_to<bool>;
+  { P::rejection_tries } -> std::convertible_to<int>;
+};
+
+/// A one-dimensional support [lower(n), upper(n)]: Gibbs-SS draws from it by an exact truncated normal.
+template <class P>
+concept interval_support = requires(const P& p, double n) {
+  { p.lower(n) } -> std::convertible_to<double>;
+  { p.upper(n) } -> std::convertible_to<double>;
+};
+
+/// What a conjugate update needs of a model (conjugate_sampler: the naive and non-private baselines).
+///   parameter_type, vector_type     a parameter value; the statistic (fixed-size or dynamic Eigen vector)
+///   size()                          size of the statistic
+///   support()                       the valid set of sums (a support_policy)
+///   parameter_vector(theta)         the parameter as the vector posteriors store
+template <class M>
+concept conjugate_model = requires(const M& m, const typename M::parameter_type& theta) {
+  typename M::parameter_type;
+  typename M::vector_type;
+  { m.size() } -> std::convertible_to<Eigen::Index>;
+  { m.parameter_vector(theta) } -> std::convertible_to<Eigen::VectorXd>;
+  requires support_policy<std::remove_cvref_t<decltype(m.support())>, typename M::vector_type>;
+};
+
+/// The latent-statistic model: what Gibbs-SS needs to know about s = sum_i t(x_i) given the parameter. A conjugate_model
+/// and:
+///   matrix_type                     the covariance type of the statistic
+///   static_size                     size of the statistic at compile time, or Eigen::Dynamic
+///   moments(theta, n, mean, cov)    CLT moments of the sum of n records, n mu(theta) and n Sigma(theta), in one call
+/// Optional, detected with requires: update_nuisance(s, n, g) redraws parameters of the model itself given the latent
+/// statistic (the covariates' normal-inverse-Wishart block of Gibbs-SS-Update).
+template <class M>
+concept statistic_model =
+    conjugate_model<M> && requires(const M& m, const typename M::parameter_type& theta, double n, typename M::vector_type& mean,
+                                   typename M::matrix_type& cov) {
+      typename M::matrix_type;
+      { M::static_size } -> std::convertible_to<int>;
+      m.moments(theta, n, mean, cov);
+    };
+
+/// A model with a nuisance block that Gibbs-SS updates each sweep (detected, never required).
+template <class M>
+concept has_nuisance = statistic_model<M> && requires(M& m, const typename M::vector_type& s, double n, std::mt19937_64& g) {
+  m.update_nuisance(s, n, g);
+};
+
+/// A conjugate prior of a model: m.update(p, s, n) is Conjugate-Update(lambda, s, n) (dissertation Sec. 4.1), a value of
+/// the same type; p.draw(g) draws a parameter.
+template <class P, class M>
+concept conjugate_prior_for = conjugate_model<M> &&
+                              requires(const P& p, const M& m, const typename M::vector_type& s, double n, std::mt19937_64& g) {
+                                { m.update(p, s, n) } -> std::same_as<P>;
+                                { p.draw(g) } -> std::convertible_to<typename M::parameter_type>;
+                              };
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Exponential families as static traits (adapted to statistic_model by family_model<F>, families/family_model.hpp)
+// ---------------------------------------------------------------------------------------------------------------------
+
+namespace detail {
+template <class F>
+concept family_with_support_type = requires { typename F::support_type; } &&
+                                   support_policy<typename F::support_type, Eigen::Matrix<double, F::dimension, 1>>;
+// The four static members of privpost 0.1 still describe a valid set (adapted by family_model).
+template <class F>
+concept family_with_static_bounds = requires(const Eigen::Matrix<double, F::dimension, 1>& s, double n) {
+  { F::lower_bound(n) } -> std::convertible_to<Eigen::Matrix<double, F::dimension, 1>>;
+  { F::upper_bound(n) } -> std::convertible_to<Eigen::Matrix<double, F::dimension, 1>>;
+  { F::is_valid(s, n) } -> std::convertible_to<bool>;
+  { F::project(s, n) } -> std::convertible_to<Eigen::Matrix<double, F::dimension, 1>>;
+};
+template <class F>
+concept family_with_moments = requires(const typename F::parameter_type& theta, Eigen::Matrix<double, F::dimension, 1>& mean,
+                                       Eigen::Matrix<double, F::dimension, F::dimension>& cov) {
+  { F::mean_statistic(theta) } -> std::convertible_to<Eigen::Matrix<double, F::dimension, 1>>;
+  { F::covariance_statistic(theta) } -> std::convertible_to<Eigen::Matrix<double, F::dimension, F::dimension>>;
+} || requires(const typename F::parameter_type& theta, Eigen::Matrix<double, F::dimension, 1>& mean,
+              Eigen::Matrix<double, F::dimension, F::dimension>& cov) { F::moments(theta, mean, cov); };
+template <class F>
+concept family_with_vector = std::is_arithmetic_v<typename F::parameter_type> || requires(const typename F::parameter_type& theta) {
+  { F::to_vector(theta) } -> std::convertible_to<Eigen::Matrix<double, F::parameter_dimension, 1>>;
+};
+}  // namespace detail
+
+/// An exponential family p(x | theta) = h(x) exp(eta(theta)^T t(x) - A(eta)) with a D-dimensional statistic, as static
+/// traits. Customisation points:
+///   dimension, parameter_dimension       compile-time sizes of t(x) and of the parameter vector
+///   record_type, parameter_type          one record, one parameter value
+///   statistic(x)                         t(x) for one record
+///   mean_statistic(theta) and covariance_statistic(theta), or moments(theta, mean, cov)   E[t(x)], Var[t(x)]
+///   support_type                         the valid set of sums: pick a support policy (families/support.hpp)
+///                                        (or, as in 0.1, lower_bound, upper_bound, is_valid, project)
+///   to_vector(theta)                     the parameter as a vector (not needed when parameter_type is a number)
+/// Optional: draw_record(theta, g) (simulation studies), generic_statistic(x) (truncated release), and the truncation
+/// and autodiff points of truncatable_family and log_partition_family.
+template <class F>
+concept exponential_family = requires(const typename F::record_type& x) {
+  typename F::record_type;
+  typename F::parameter_type;
+  requires F::dimension >= 1;
+  requires F::parameter_dimension >= 1;
+  { F::statistic(x) } -> std::convertible_to<Eigen::Matrix<double, F::dimension, 1>>;
+} && detail::family_with_moments<F> && detail::family_with_vector<F> &&
+                             (detail::family_with_support_type<F> || detail::family_with_static_bounds<F>);
+
+/// Shorthands for a family's fixed-size vector and matrix types.
+template <exponential_family F>
+using statistic_t = Eigen::Matrix<double, F::dimension, 1>;
+template <exponential_family F>
+using covariance_t = Eigen::Matrix<double, F::dimension, F::dimension>;
+template <exponential_family F>
+using parameter_vector_t = Eigen::Matrix<double, F::parameter_dimension, 1>;
+
+/// A conjugate prior of a static family: update(s, n) is Conjugate-Update(lambda, s, n) and returns the posterior as a
+/// value of the same type; draw(g) draws a parameter.
+template <class P>
+concept conjugate_prior = exponential_family<typename P::family> &&
+                          requires(const P& p, const Eigen::Matrix<double, P::family::dimension, 1>& s, double n,
+                                   std::mt19937_64& g) {
+                            { p.update(s, n) } -> std::same_as<P>;
+                            { p.draw(g) } -> std::convertible_to<typename P::family::parameter_type>;
+                          };
+
+/// A family that can simulate one record (simulation-based calibration, the record-level samplers).
+template <class F>
+concept record_generating_family = exponential_family<F> && requires(const typename F::parameter_type& theta, std::mt19937_64& g) {
+  { F::draw_record(theta, g) } -> std::convertible_to<typename F::record_type>;
+};
+
+/// A scalar-record family whose statistic is also given generically (on doubles and on intervals), so that a truncated
+/// release can compute its sensitivity from the declared bounds.
+template <class F>
+concept generic_statistic_family = exponential_family<F> && requires(const double& x, const interval& box) {
+  { F::generic_statistic(x) } -> std::convertible_to<std::array<double, F::dimension>>;
+  { F::generic_statistic(box) } -> std::convertible_to<std::array<interval, F::dimension>>;
+};
+
+/// A family whose records can be truncated to [a, b] (dissertation Sec. 4.3, Lemma 1): log P(v <= x <= w | theta) as a
+/// template over the scalar type (doubles and autodiff variables), its natural parameter, and whether records are
+/// integers (the region ends are then shifted by one half).
+template <class F>
+concept truncatable_family = exponential_family<F> &&
+                             requires(const std::array<double, F::dimension>& eta, const typename F::parameter_type& theta,
+                                      double v, double w) {
+                               { F::log_region_probability(theta, eta, v, w) } -> std::convertible_to<double>;
+                               { F::discrete } -> std::convertible_to<bool>;
+                               { F::natural_parameter(theta) } -> std::convertible_to<statistic_t<F>>;
+                             };
+
+namespace detail {
+template <class F>
+concept log_partition_of_eta = requires(const std::array<double, F::dimension>& eta) {
+  { F::log_partition(eta) } -> std::convertible_to<double>;
+};
+template <class F>
+concept log_partition_of_theta_eta = requires(const typename F::parameter_type& theta, const std::array<double, F::dimension>& eta) {
+  { F::log_partition(theta, eta) } -> std::convertible_to<double>;
+};
+}  // namespace detail
+
+/// A family that gives A(eta) as `template <class T> static T log_partition(const std::array<T, dimension>& eta)`
+/// (or, when A needs known constants carried by the parameter, `log_partition(theta, eta)`; derivatives are in eta only)
+/// and `natural_parameter(theta)`.
+template <class F>
+concept log_partition_family =
+    exponential_family<F> && (detail::log_partition_of_eta<F> || detail::log_partition_of_theta_eta<F>) &&
+    requires(const typename F::parameter_type& theta) {
+      { F::natural_parameter(theta) } -> std::convertible_to<Eigen::Matrix<double, F::dimension, 1>>;
+    };
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Regression covariates
+// ---------------------------------------------------------------------------------------------------------------------
+
+/// Where Gibbs-SS for regression gets the covariates' moments: moments() returns a covariate_moments
+/// (families/regression/covariate_moments.hpp). Optional, detected: update(layout, gram, n, g), a nuisance update
+/// (hierarchical_normal_covariates).
+template <class C>
+concept covariate_model = requires(const C& c) {
+  { c.moments().p } -> std::convertible_to<int>;
+  { c.moments().m2 } -> std::convertible_to<Eigen::MatrixXd>;
+};
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Samplers, adaptive samplers, calibration studies
+// ---------------------------------------------------------------------------------------------------------------------
+
+/// A Markov chain (or independent sampler): step(g) advances it, parameter_vector() reads the current parameter,
+/// events() its numerical repairs. Optional, detected by the driver: end_warmup(), called once after burn-in (adaptive
+/// samplers freeze their step size and mass matrix there).
+template <class S, class G = std::mt19937_64>
+concept sampler = random_engine<G> && requires(S& s, const S& cs, G& g) {
+  s.step(g);
+  { cs.parameter_vector() } -> std::convertible_to<Eigen::VectorXd>;
+  { cs.events() } -> std::convertible_to<numerical_events>;
+};
+
+/// A sampler that wants to be told when warm-up ends.
+template <class S>
+concept warmup_aware = requires(S& s) { s.end_warmup(); };
+
+/// A simulation-based-calibration study (diagnostics/calibration_study.hpp): trial(g) simulates one truth and release and
+/// returns each method's draws as a range of records with a method name, the true parameter vector and a draws matrix.
+template <class S>
+concept calibration_study =
+    requires(const S& s, std::mt19937_64& g) {
+      { s.trial(g) } -> std::ranges::range;
+    } && requires(const std::ranges::range_value_t<decltype(std::declval<const S&>().trial(std::declval<std::mt19937_64&>()))>& r) {
+      { r.method } -> std::convertible_to<std::string>;
+      { r.truth } -> std::convertible_to<Eigen::VectorXd>;
+      { r.draws } -> std::convertible_to<Eigen::MatrixXd>;
+    };
 
 }  // namespace privpost

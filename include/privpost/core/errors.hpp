@@ -3,6 +3,7 @@
 // std::domain_error whose message names the function, the argument, its value and the accepted range.
 #pragma once
 
+#include <Eigen/Core>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -33,6 +34,8 @@ inline std::string message(std::string_view function, std::string_view name, std
   m.append("; accepted: ").append(accepted);
   return m;
 }
+
+inline constexpr double symmetry_tolerance = 1e-12;
 
 }  // namespace detail
 
@@ -91,6 +94,84 @@ inline void check_interval(std::string_view function, std::string_view name, dou
        << "]; accepted: an interval with lower bound <= upper bound and no NaN";
     throw std::invalid_argument(os.str());
   }
+}
+
+/// Every entry of a vector or matrix must be finite; the message names the first offending entry.
+template <class Derived>
+void check_finite(std::string_view function, std::string_view name, const Eigen::DenseBase<Derived>& x) {
+  for (Eigen::Index j = 0; j < x.cols(); ++j)
+    for (Eigen::Index i = 0; i < x.rows(); ++i)
+      if (!std::isfinite(x(i, j))) {
+        std::ostringstream entry;  // (not string operator+: GCC 12 -O3 reports a false -Wrestrict there)
+        entry << name;
+        if (x.cols() == 1) {
+          entry << '[' << i << ']';
+        } else {
+          entry << '(' << i << ", " << j << ')';
+        }
+        throw_invalid(function, entry.str(), x(i, j), "a finite number");
+      }
+}
+
+/// A number of records n must be finite and > 0 (a whole number is not required: the CLT treats it as real).
+inline void check_record_count(std::string_view function, double n) {
+  if (!(std::isfinite(n) && n > 0.0)) throw_invalid(function, "n", n, "a finite number > 0");
+}
+
+/// A matrix must be square, finite, symmetric (to a relative 1e-12) and positive definite (its Cholesky factor exists).
+template <class Derived>
+void check_symmetric_positive_definite(std::string_view function, std::string_view name, const Eigen::MatrixBase<Derived>& m) {
+  check_size_match(function, std::string(name) + " rows", m.rows(), std::string(name) + " cols", m.cols());
+  check_finite(function, name, m);
+  const double asymmetry = (m - m.transpose()).cwiseAbs().maxCoeff();
+  if (asymmetry > detail::symmetry_tolerance * m.cwiseAbs().maxCoeff())
+    throw_invalid(function, std::string(name) + " asymmetry max|m - m^T|", asymmetry, "a symmetric matrix");
+  Eigen::Matrix<double, Derived::RowsAtCompileTime, Derived::ColsAtCompileTime> copy = m;
+  for (Eigen::Index k = 0; k < copy.rows(); ++k) {  // unblocked Cholesky: the first non-positive pivot names the failure
+    double pivot = copy(k, k);
+    for (Eigen::Index j = 0; j < k; ++j) pivot -= copy(k, j) * copy(k, j);
+    if (!(pivot > 0.0)) throw_invalid(function, std::string(name) + " Cholesky pivot " + std::to_string(k), pivot, "a positive definite matrix (every pivot > 0)");
+    copy(k, k) = std::sqrt(pivot);
+    for (Eigen::Index i = k + 1; i < copy.rows(); ++i) {
+      double v = copy(i, k);
+      for (Eigen::Index j = 0; j < k; ++j) v -= copy(i, j) * copy(k, j);
+      copy(i, k) = v / copy(k, k);
+    }
+  }
+}
+
+// --- privacy parameters (every mechanism, and OPS, which is a mechanism too) ---
+
+namespace detail {
+// Below 2^-50 the noise scale exceeds 2^50 times the sensitivity: almost surely a unit mistake.
+inline constexpr double min_epsilon = 0x1.0p-50;
+}  // namespace detail
+
+/// epsilon must be finite and >= 2^-50.
+inline void check_epsilon(std::string_view function, double epsilon) {
+  if (!(std::isfinite(epsilon) && epsilon >= detail::min_epsilon))
+    throw_invalid(function, "epsilon", epsilon, "a finite number >= 2^-50 (8.8817841970012523e-16)");
+}
+
+/// delta must lie in [0, 1) (allow_zero) or (0, 1).
+inline void check_delta(std::string_view function, double delta, bool allow_zero) {
+  if (allow_zero) {
+    if (!(delta >= 0.0 && delta < 1.0)) throw_invalid(function, "delta", delta, "a number in [0, 1)");
+  } else {
+    if (!(delta > 0.0 && delta < 1.0)) throw_invalid(function, "delta", delta, "a number in (0, 1)");
+  }
+}
+
+/// A sensitivity must be finite and > 0.
+inline void check_sensitivity(std::string_view function, std::string_view name, double sensitivity) {
+  if (!(std::isfinite(sensitivity) && sensitivity > 0.0))
+    throw_invalid(function, name, sensitivity, "a finite number > 0 (-0.0 and 0 are rejected)");
+}
+
+/// Statistics fed to a mechanism must be finite: NaN plus noise would be released as NaN, revealing it.
+template <class Derived>
+void check_statistics(std::string_view function, std::string_view name, const Eigen::MatrixBase<Derived>& s) {
+  check_finite(function, name, s);
 }
 
 /// Thrown when a bounded retry loop gives up; signals a numerical failure that the caller can count.

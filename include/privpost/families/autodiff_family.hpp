@@ -7,30 +7,9 @@
 #include <array>
 
 #include "privpost/families/detail/autodiff_moments.hpp"
-#include "privpost/families/family_concepts.hpp"
+#include "privpost/core/concepts.hpp"
 
 namespace privpost {
-
-namespace detail {
-template <class F>
-concept log_partition_of_eta = requires(const std::array<double, F::dimension>& eta) {
-  { F::log_partition(eta) } -> std::convertible_to<double>;
-};
-template <class F>
-concept log_partition_of_theta_eta = requires(const typename F::parameter_type& theta, const std::array<double, F::dimension>& eta) {
-  { F::log_partition(theta, eta) } -> std::convertible_to<double>;
-};
-}  // namespace detail
-
-/// A family that gives A(eta) as `template <class T> static T log_partition(const std::array<T, dimension>& eta)`
-/// (or, when A needs known constants carried by the parameter, `log_partition(theta, eta)`; derivatives are in eta only)
-/// and `natural_parameter(theta)`.
-template <class F>
-concept log_partition_family =
-    exponential_family<F> && (detail::log_partition_of_eta<F> || detail::log_partition_of_theta_eta<F>) &&
-    requires(const typename F::parameter_type& theta) {
-      { F::natural_parameter(theta) } -> std::convertible_to<statistic_t<F>>;
-    };
 
 /// Mean and covariance of t(x) at theta from derivatives of the log-partition function (Eq. 4.1).
 template <log_partition_family F>
@@ -68,7 +47,7 @@ struct with_autodiff_moments : F {
     return cov;
   }
 
- private:
+  /// Both at once (one autodiff pass): what family_model calls each sweep.
   static void moments(const typename F::parameter_type& theta, vector_type& mean, matrix_type& cov) {
     const vector_type eta = F::natural_parameter(theta);
     if constexpr (requires(const std::array<double, F::dimension>& e) { F::log_partition(e); }) {

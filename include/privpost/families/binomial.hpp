@@ -12,7 +12,7 @@
 #include "privpost/core/errors.hpp"
 #include "privpost/core/random/beta.hpp"
 #include "privpost/core/random/uniform.hpp"
-#include "privpost/families/family_concepts.hpp"
+#include "privpost/families/support.hpp"
 
 namespace privpost {
 
@@ -36,11 +36,7 @@ struct binomial_family {
   }
   static vector_type mean_statistic(double theta) { return vector_type(theta); }
   static Eigen::Matrix<double, 1, 1> covariance_statistic(double theta) { return Eigen::Matrix<double, 1, 1>(theta * (1.0 - theta)); }
-  static vector_type lower_bound(double) { return vector_type(0.0); }
-  static vector_type upper_bound(double n) { return vector_type(n); }
-  static bool is_valid(const vector_type& s, double n) { return s(0) >= 0.0 && s(0) <= n; }
-  static vector_type project(const vector_type& s, double n) { return vector_type(std::clamp(s(0), 0.0, n)); }
-  static Eigen::Matrix<double, 1, 1> to_vector(double theta) { return Eigen::Matrix<double, 1, 1>(theta); }
+  using support_type = simplex_support<1>;  // a count of n records: [0, n]
   /// One record drawn from the model (simulation studies).
   template <random_engine G>
   static double draw_record(double theta, G& g) {

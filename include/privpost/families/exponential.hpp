@@ -14,12 +14,12 @@
 #include "privpost/core/random/exponential.hpp"
 #include "privpost/core/random/gamma.hpp"
 #include "privpost/families/detail/jet.hpp"
-#include "privpost/families/detail/nonnegative_scalar_sum.hpp"
-#include "privpost/families/family_concepts.hpp"
+#include "privpost/families/support.hpp"
 
 namespace privpost {
 
-struct exponential_rate_family : detail::nonnegative_scalar_sum {
+struct exponential_rate_family {
+  using support_type = nonnegative_orthant<1>;  // sums of non-negative records
   static constexpr int dimension = 1;
   static constexpr int parameter_dimension = 1;
   static constexpr bool discrete = false;

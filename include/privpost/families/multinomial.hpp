@@ -13,7 +13,7 @@
 #include "privpost/core/errors.hpp"
 #include "privpost/core/random/dirichlet.hpp"
 #include "privpost/core/random/uniform.hpp"
-#include "privpost/families/family_concepts.hpp"
+#include "privpost/families/support.hpp"
 
 namespace privpost {
 
@@ -54,30 +54,7 @@ struct multinomial_family {
     c.diagonal() += p;
     return c;
   }
-  static vector_type lower_bound(double) { return vector_type::Zero(); }
-  static vector_type upper_bound(double n) { return vector_type::Constant(n); }
-  static bool is_valid(const vector_type& s, double n) { return (s.array() >= 0.0).all() && s.sum() <= n; }
-  /// Euclidean projection onto {s >= 0, sum s <= n}: clip at 0; if the sum still exceeds n, project onto the scaled
-  /// simplex {s >= 0, sum s = n} (sort-based algorithm of Held, Wolfe & Crowder 1974).
-  static vector_type project(const vector_type& s, double n) {
-    vector_type c = s.cwiseMax(0.0);
-    if (c.sum() <= n) return c;
-    std::array<double, K - 1> u{};
-    for (int k = 0; k < K - 1; ++k) u[static_cast<std::size_t>(k)] = s(k);
-    std::sort(u.begin(), u.end(), std::greater<>());
-    double cumulative = 0.0, tau = 0.0;
-    for (int k = 0; k < K - 1; ++k) {
-      cumulative += u[static_cast<std::size_t>(k)];
-      const double t = (cumulative - n) / (k + 1);
-      if (u[static_cast<std::size_t>(k)] - t > 0.0) tau = t;
-    }
-    vector_type out = (s.array() - tau).cwiseMax(0.0).matrix();
-    // Rounding can leave the sum a few ulps above n; scale it back onto the set.
-    const double total = out.sum();
-    if (total > n) out *= n / total;
-    for (int pass = 0; pass < 8 && out.sum() > n; ++pass) out *= (1.0 - 1e-15);  // each pass removes ~5 ulps
-    return out;
-  }
+  using support_type = simplex_support<K - 1>;  // counts of n records in the first K - 1 categories
   static parameter_type to_vector(const parameter_type& theta) { return theta; }
   /// One record drawn from the model (simulation studies), by inversion of the cumulative probabilities.
   template <random_engine G>
@@ -107,7 +84,7 @@ struct dirichlet_prior {
   /// Conjugate-Update: alpha_k + s_k for k < K, alpha_K + n - sum s. Requires s valid for n.
   dirichlet_prior update(const typename family::vector_type& s, double n) const {
     if (!(n > 0.0 && std::isfinite(n))) throw_invalid("dirichlet_prior::update", "n", n, "a finite number > 0");
-    if (!family::is_valid(s, n)) throw_invalid("dirichlet_prior::update", "sum of s", s.sum(), "s_k >= 0 and sum s <= n");
+    if (!family::support_type::contains(s, n)) throw_invalid("dirichlet_prior::update", "sum of s", s.sum(), "s_k >= 0 and sum s <= n");
     Eigen::Matrix<double, K, 1> a = alpha;
     a.template head<K - 1>() += s;
     a(K - 1) += n - s.sum();

@@ -14,7 +14,7 @@
 #include "privpost/core/random/gamma.hpp"
 #include "privpost/core/random/normal.hpp"
 #include "privpost/families/detail/jet.hpp"
-#include "privpost/families/family_concepts.hpp"
+#include "privpost/families/support.hpp"
 
 namespace privpost {
 
@@ -61,13 +61,9 @@ struct normal_family {
     const T b = std::isinf(w) ? T(0.0) : (w - mu) / sd;
     return detail::log_normal_interval(a, b, std::isinf(v), std::isinf(w));
   }
-  static double cdf(double x, const parameter_type& p) { return detail::normal_cdf((x - p.mean) / std::sqrt(p.variance)); }
-  static vector_type lower_bound(double) { return {-std::numeric_limits<double>::infinity(), 0.0}; }
-  static vector_type upper_bound(double) { return vector_type::Constant(std::numeric_limits<double>::infinity()); }
+  static double cdf(double x, const parameter_type& p) { return normal_cdf((x - p.mean) / std::sqrt(p.variance)); }
   /// Sums of n records satisfy s2 >= s1^2 / n (Cauchy-Schwarz).
-  static bool is_valid(const vector_type& s, double n) { return std::isfinite(s(0)) && std::isfinite(s(1)) && s(1) >= s(0) * s(0) / n; }
-  /// Raises s2 to s1^2 / n when it is below (a projection along s2; not the Euclidean one).
-  static vector_type project(const vector_type& s, double n) { return {s(0), std::max(s(1), s(0) * s(0) / n)}; }
+  using support_type = mean_square_support;  // s2 >= s1^2 / n
   static vector_type to_vector(const parameter_type& p) { return {p.mean, p.variance}; }
   template <random_engine G>
   static double draw_record(const parameter_type& p, G& g) {
@@ -93,7 +89,7 @@ struct normal_inverse_gamma_prior {
   /// b + (s2 - s1^2/n)/2 + kappa n (s1/n - m)^2 / (2 (kappa + n)). Requires s2 >= s1^2 / n.
   normal_inverse_gamma_prior update(const normal_family::vector_type& s, double n) const {
     if (!(n > 0.0 && std::isfinite(n))) throw_invalid("normal_inverse_gamma_prior::update", "n", n, "a finite number > 0");
-    if (!normal_family::is_valid(s, n))
+    if (!mean_square_support::contains(s, n))
       throw_invalid("normal_inverse_gamma_prior::update", "s2", s(1), "a finite number >= s1^2 / n");
     const double xbar = s(0) / n;
     const double kn = kappa + n;

@@ -13,7 +13,7 @@
 #include "privpost/core/interval.hpp"
 #include "privpost/core/random/normal.hpp"
 #include "privpost/families/detail/jet.hpp"
-#include "privpost/families/family_concepts.hpp"
+#include "privpost/families/support.hpp"
 
 namespace privpost {
 
@@ -54,11 +54,8 @@ struct normal_known_variance_family {
     const T b = std::isinf(w) ? T(0.0) : (w - mu) / p.sd;
     return detail::log_normal_interval(a, b, std::isinf(v), std::isinf(w));
   }
-  static double cdf(double x, const parameter_type& p) { return detail::normal_cdf((x - p.mean) / p.sd); }
-  static vector_type lower_bound(double) { return vector_type(-std::numeric_limits<double>::infinity()); }
-  static vector_type upper_bound(double) { return vector_type(std::numeric_limits<double>::infinity()); }
-  static bool is_valid(const vector_type& s, double) { return std::isfinite(s(0)); }
-  static vector_type project(const vector_type& s, double) { return s; }
+  static double cdf(double x, const parameter_type& p) { return normal_cdf((x - p.mean) / p.sd); }
+  using support_type = real_space<1>;
   static Eigen::Matrix<double, 1, 1> to_vector(const parameter_type& p) { return Eigen::Matrix<double, 1, 1>(p.mean); }
   template <random_engine G>
   static double draw_record(const parameter_type& p, G& g) {

@@ -11,16 +11,17 @@
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
+#include "privpost/core/math/log_gamma.hpp"
 #include "privpost/core/interval.hpp"
 #include "privpost/core/random/gamma.hpp"
 #include "privpost/core/random/poisson.hpp"
 #include "privpost/families/detail/jet.hpp"
-#include "privpost/families/detail/nonnegative_scalar_sum.hpp"
-#include "privpost/families/family_concepts.hpp"
+#include "privpost/families/support.hpp"
 
 namespace privpost {
 
-struct poisson_family : detail::nonnegative_scalar_sum {
+struct poisson_family {
+  using support_type = nonnegative_orthant<1>;  // sums of non-negative records
   static constexpr int dimension = 1;
   static constexpr int parameter_dimension = 1;
   static constexpr bool discrete = true;
@@ -54,7 +55,7 @@ struct poisson_family : detail::nonnegative_scalar_sum {
     if (!(k_hi >= k_lo)) return T(-std::numeric_limits<double>::infinity());
     const double e0 = detail::value_of(eta[0]);
     const double lambda = std::exp(e0);
-    auto term = [&](double k) { return e0 * k - lambda - std::lgamma(k + 1.0); };
+    auto term = [&](double k) { return e0 * k - lambda - log_gamma(k + 1.0); };
     const double mode = std::clamp(std::floor(lambda), k_lo, std::isinf(k_hi) ? std::max(k_lo, std::floor(lambda)) : k_hi);
     const double top = term(mode);
     double first = mode, last = mode;
@@ -62,7 +63,7 @@ struct poisson_family : detail::nonnegative_scalar_sum {
     for (int i = 0; i < 50000 && last < k_hi && term(last + 1.0) > top - 50.0; ++i) last += 1.0;
     T total = T(0.0);
     const T lam = exp(eta[0]);
-    for (double k = first; k <= last; k += 1.0) total = total + exp(eta[0] * k - lam - (std::lgamma(k + 1.0) + top));
+    for (double k = first; k <= last; k += 1.0) total = total + exp(eta[0] * k - lam - (log_gamma(k + 1.0) + top));
     // total = sum exp(term_k - top) with the autodiff dependence on eta kept; add back top.
     return log(total) + top;
   }

@@ -12,21 +12,10 @@
 
 #include "privpost/core/errors.hpp"
 #include "privpost/families/detail/autodiff_moments.hpp"
-#include "privpost/families/family_concepts.hpp"
+#include "privpost/core/concepts.hpp"
 
 namespace privpost {
 
-/// A univariate family that can truncate: log P(v <= x <= w | eta) as a template over the scalar type of eta (double and
-/// Boost autodiff variables; theta supplies any known constants, e.g. a known variance), plus its natural parameter and
-/// `discrete` (true: the interval is over integers). Derivatives are taken in eta only.
-template <class F>
-concept truncatable_family = exponential_family<F> &&
-                             requires(const std::array<double, F::dimension>& eta, const typename F::parameter_type& theta,
-                                      double v, double w) {
-                               { F::log_region_probability(theta, eta, v, w) } -> std::convertible_to<double>;
-                               { F::discrete } -> std::convertible_to<bool>;
-                               { F::natural_parameter(theta) } -> std::convertible_to<statistic_t<F>>;
-                             };
 
 /// Probability and moments of t(x) for one region [v, w] (Lemma 1).
 template <exponential_family F>
@@ -123,5 +112,14 @@ void joint_region_moments(const three_regions<F>& r, double n, Eigen::Matrix<dou
     }
   }
 }
+
+/// The per-record statistic of a truncatable family as a generic callable on std::array<T, 1> (for bounded_statistic).
+template <generic_statistic_family F>
+struct record_statistic {
+  template <class T>
+  std::array<T, F::dimension> operator()(const std::array<T, 1>& x) const {
+    return F::generic_statistic(x[0]);
+  }
+};
 
 }  // namespace privpost

@@ -10,12 +10,15 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
 #include "privpost/diagnostics/calibration.hpp"
 #include "privpost/diagnostics/mmd.hpp"
+#include "privpost/inference/infer.hpp"
 
 namespace privpost {
 
@@ -137,6 +140,33 @@ auto timed(F&& f, double& seconds) {
   auto result = f();
   seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
+}
+
+/// Size of a calibration run.
+struct calibration_options {
+  int trials = 300;
+  std::uint64_t seed = 0;
+  int mmd_draws = 500;  ///< draws per posterior used for MMD^2 (0: no MMD)
+};
+
+/// Runs options.trials trials of a study (anything with trial(g)), trial t seeded by chain_engine(seed, t), and
+/// reports through `progress(done, total)` after each trial when given.
+template <calibration_study Study, class Progress = void (*)(int, int)>
+calibration_accumulator run_calibration(const Study& study, const calibration_options& options, Progress progress = nullptr) {
+  const int trials = options.trials;
+  const std::uint64_t seed = options.seed;
+  if (trials < 2) throw_invalid("run_calibration", "trials", trials, "an integer >= 2");
+  calibration_accumulator acc(options.mmd_draws);
+  for (int t = 0; t < trials; ++t) {
+    std::mt19937_64 g = chain_engine(seed, t);
+    acc.add(study.trial(g));
+    if constexpr (std::is_pointer_v<Progress>) {
+      if (progress != nullptr) progress(t + 1, trials);
+    } else {
+      progress(t + 1, trials);
+    }
+  }
+  return acc;
 }
 
 }  // namespace privpost

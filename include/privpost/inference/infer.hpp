@@ -22,14 +22,6 @@
 
 namespace privpost {
 
-/// A Markov chain (or independent sampler): step(g) advances it, parameter_vector() reads the current parameter.
-template <class S>
-concept sampler = requires(S& s, const S& cs, std::mt19937_64& g) {
-  s.step(g);
-  { cs.parameter_vector() } -> std::convertible_to<Eigen::VectorXd>;
-  { cs.events() } -> std::convertible_to<numerical_events>;
-};
-
 /// Settings of one inference run.
 struct inference_options {
   int chains = 4;

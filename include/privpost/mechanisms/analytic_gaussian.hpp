@@ -3,45 +3,26 @@
 // the smallest sigma with delta(sigma) <= delta, by bisection on the exact condition, returning the bracket's upper end.
 #pragma once
 
-#include <boost/math/special_functions/erf.hpp>
 #include <cmath>
 #include <numbers>
 
 #include "privpost/core/errors.hpp"
-#include "privpost/mechanisms/detail/checks.hpp"
+#include "privpost/core/math/normal_tail.hpp"
 
 namespace privpost {
 
-namespace detail {
-
-// log erfc(y), accurate where erfc(y) itself underflows: for y >= 25, erfc(y) = exp(-y^2) / (sqrt(pi) K(y)) with the
-// continued fraction K = y + (1/2)/(y + 1/(y + (3/2)/(y + 2/(y + ...)))) (Abramowitz & Stegun 7.1.14), evaluated
-// backwards from depth 80, which converges to full double precision for y >= 25.
-inline double log_erfc(double y) {
-  if (y < 25.0) return std::log(boost::math::erfc(y));
-  double t = y;
-  for (int k = 80; k >= 1; --k) t = y + (0.5 * k) / t;
-  return -y * y - std::log(std::sqrt(std::numbers::pi) * t);
-}
-
-// log Phi(x) for the standard normal CDF.
-inline double log_normal_cdf(double x) { return std::log(0.5) + log_erfc(-x / std::numbers::sqrt2); }
-
-inline double normal_cdf(double x) { return 0.5 * boost::math::erfc(-x / std::numbers::sqrt2); }
-
-}  // namespace detail
 
 /// The exact delta of the Gaussian mechanism with noise sd sigma (Balle & Wang 2018, Theorem 8):
 /// delta(sigma) = Phi(D/(2 sigma) - eps sigma/D) - e^eps Phi(-D/(2 sigma) - eps sigma/D), D = L2 sensitivity.
 /// e^eps Phi(.) is computed as exp(eps + log Phi(.)) so that large epsilon cannot overflow.
 inline double analytic_gaussian_delta(double sigma, double epsilon, double l2_sensitivity) {
   check_positive_finite("analytic_gaussian_delta", "sigma", sigma);
-  detail::check_epsilon("analytic_gaussian_delta", epsilon);
-  detail::check_sensitivity("analytic_gaussian_delta", "l2_sensitivity", l2_sensitivity);
+  check_epsilon("analytic_gaussian_delta", epsilon);
+  check_sensitivity("analytic_gaussian_delta", "l2_sensitivity", l2_sensitivity);
   const double a = l2_sensitivity / (2.0 * sigma);
   const double c = epsilon * sigma / l2_sensitivity;
-  const double first = detail::normal_cdf(a - c);
-  const double second = std::exp(epsilon + detail::log_normal_cdf(-a - c));
+  const double first = normal_cdf(a - c);
+  const double second = std::exp(epsilon + log_normal_cdf(-a - c));
   return first - second;
 }
 
@@ -49,9 +30,9 @@ inline double analytic_gaussian_delta(double sigma, double epsilon, double l2_se
 /// sensitivity (analytic calibration). The result always satisfies analytic_gaussian_delta(sigma) <= delta and
 /// is within a relative 1e-14 of the exact threshold. Valid for any epsilon >= 2^-50 (also epsilon >= 1).
 inline double analytic_gaussian_sigma(double epsilon, double delta, double l2_sensitivity) {
-  detail::check_epsilon("analytic_gaussian_sigma", epsilon);
-  detail::check_delta("analytic_gaussian_sigma", delta, /*allow_zero=*/false);
-  detail::check_sensitivity("analytic_gaussian_sigma", "l2_sensitivity", l2_sensitivity);
+  check_epsilon("analytic_gaussian_sigma", epsilon);
+  check_delta("analytic_gaussian_sigma", delta, /*allow_zero=*/false);
+  check_sensitivity("analytic_gaussian_sigma", "l2_sensitivity", l2_sensitivity);
   auto delta_of = [&](double sigma) { return analytic_gaussian_delta(sigma, epsilon, l2_sensitivity); };
   // delta(sigma) is strictly decreasing from 1 - 0 (sigma -> 0) to 0 (sigma -> inf). Bracket the root from a
   // start at the classic formula's scale, doubling/halving (each loop bounded: 2100 steps span all doubles).
@@ -88,12 +69,12 @@ inline double analytic_gaussian_sigma(double epsilon, double delta, double l2_se
 /// The classic calibration sigma = D sqrt(2 ln(1.25 / delta)) / epsilon (Dwork & Roth 2014, Thm. A.1), which is
 /// only proven for epsilon < 1: asking for it at epsilon >= 1 throws std::domain_error.
 inline double classic_gaussian_sigma(double epsilon, double delta, double l2_sensitivity) {
-  detail::check_epsilon("classic_gaussian_sigma", epsilon);
+  check_epsilon("classic_gaussian_sigma", epsilon);
   if (!(epsilon < 1.0))
     throw_domain("classic_gaussian_sigma", "epsilon", epsilon,
                  "a number in [2^-50, 1) (the classic bound is proven only for epsilon < 1; use the analytic calibration)");
-  detail::check_delta("classic_gaussian_sigma", delta, /*allow_zero=*/false);
-  detail::check_sensitivity("classic_gaussian_sigma", "l2_sensitivity", l2_sensitivity);
+  check_delta("classic_gaussian_sigma", delta, /*allow_zero=*/false);
+  check_sensitivity("classic_gaussian_sigma", "l2_sensitivity", l2_sensitivity);
   return l2_sensitivity * std::sqrt(2.0 * std::log(1.25 / delta)) / epsilon;
 }
 

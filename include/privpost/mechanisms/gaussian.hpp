@@ -12,7 +12,6 @@
 #include "privpost/core/random/normal.hpp"
 #include "privpost/core/random/os_random_engine.hpp"
 #include "privpost/mechanisms/analytic_gaussian.hpp"
-#include "privpost/mechanisms/detail/checks.hpp"
 
 namespace privpost {
 
@@ -49,7 +48,7 @@ class gaussian_mechanism {
   /// z = s + N(0, sigma^2 I), from the given engine (tests and simulation studies).
   template <class Derived, random_engine G>
   typename Derived::PlainObject release(const Eigen::MatrixBase<Derived>& s, G& g) const {
-    detail::check_statistics("gaussian_mechanism::release", "s", s);
+    check_statistics("gaussian_mechanism::release", "s", s);
     typename Derived::PlainObject z(s.size());
     for (Eigen::Index j = 0; j < s.size(); ++j) z(j) = s(j) + sigma_ * draw_normal(g);
     return z;

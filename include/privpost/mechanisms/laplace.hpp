@@ -12,7 +12,6 @@
 #include "privpost/core/random/exponential.hpp"
 #include "privpost/core/random/inverse_gaussian.hpp"
 #include "privpost/core/random/os_random_engine.hpp"
-#include "privpost/mechanisms/detail/checks.hpp"
 
 namespace privpost {
 
@@ -26,8 +25,8 @@ class laplace_mechanism {
 
   /// Throws std::invalid_argument unless l1_sensitivity is finite and > 0 and epsilon is finite and >= 2^-50.
   laplace_mechanism(double l1_sensitivity, double epsilon) : sensitivity_(l1_sensitivity), epsilon_(epsilon) {
-    detail::check_sensitivity("laplace_mechanism", "l1_sensitivity", l1_sensitivity);
-    detail::check_epsilon("laplace_mechanism", epsilon);
+    check_sensitivity("laplace_mechanism", "l1_sensitivity", l1_sensitivity);
+    check_epsilon("laplace_mechanism", epsilon);
     scale_ = sensitivity_ / epsilon_;
     if (!std::isfinite(scale_)) throw_invalid("laplace_mechanism", "l1_sensitivity / epsilon", scale_, "a finite noise scale");
   }
@@ -43,7 +42,7 @@ class laplace_mechanism {
   /// z = s + independent Lap(0, b) noise; draws from the given engine (tests and simulation studies).
   template <class Derived, random_engine G>
   typename Derived::PlainObject release(const Eigen::MatrixBase<Derived>& s, G& g) const {
-    detail::check_statistics("laplace_mechanism::release", "s", s);
+    check_statistics("laplace_mechanism::release", "s", s);
     typename Derived::PlainObject z(s.size());
     for (Eigen::Index j = 0; j < s.size(); ++j) z(j) = draw_laplace(g, s(j), scale_);
     return z;

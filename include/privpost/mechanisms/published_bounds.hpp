@@ -9,7 +9,6 @@
 
 #include "privpost/core/errors.hpp"
 #include "privpost/core/interval.hpp"
-#include "privpost/mechanisms/detail/checks.hpp"
 
 namespace privpost {
 

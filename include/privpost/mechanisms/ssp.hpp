@@ -20,7 +20,6 @@
 #include "privpost/core/errors.hpp"
 #include "privpost/core/interval.hpp"
 #include "privpost/core/random/os_random_engine.hpp"
-#include "privpost/mechanisms/detail/checks.hpp"
 
 namespace privpost {
 
@@ -28,14 +27,6 @@ namespace privpost {
 enum class out_of_bounds {
   clamp,  ///< each coordinate is moved to the nearest bound; the record always contributes t(clamp(x)).
   drop    ///< the record contributes 0 (the dissertation's truncated models, Sec. 4.3, assume this).
-};
-
-/// A per-record statistic t: std::array<T, P> -> std::array<T, D>, generic in T so that it can be evaluated on
-/// doubles (the data) and on privpost::interval (the bounds). Write x^2 as square(x) for a tight bound.
-template <class F, std::size_t P>
-concept per_record_statistic = requires(const F& f, const std::array<double, P>& x, const std::array<interval, P>& box) {
-  { f(x) } -> std::same_as<std::array<double, std::tuple_size_v<std::remove_cvref_t<decltype(f(x))>>>>;
-  { f(box) } -> std::same_as<std::array<interval, std::tuple_size_v<std::remove_cvref_t<decltype(f(x))>>>>;
 };
 
 /// A sum of per-record statistics with sensitivity from declared bounds.
@@ -78,7 +69,7 @@ class bounded_statistic {
     }
     l1_ = l1;
     l2_ = std::sqrt(l2);
-    detail::check_sensitivity("bounded_statistic", "L1 sensitivity from the bounds", l1_);
+    check_sensitivity("bounded_statistic", "L1 sensitivity from the bounds", l1_);
   }
 
   const std::array<interval, P>& box() const noexcept { return box_; }

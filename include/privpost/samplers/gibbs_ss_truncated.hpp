@@ -32,9 +32,10 @@
 #include "privpost/core/numerical_events.hpp"
 #include "privpost/core/random/normal.hpp"
 #include "privpost/core/random/uniform.hpp"
-#include "privpost/families/family_concepts.hpp"
 #include "privpost/families/truncation.hpp"
-#include "privpost/samplers/gibbs_ss.hpp"
+#include "privpost/families/family_model.hpp"
+#include "privpost/families/support.hpp"
+#include "privpost/samplers/detail/sweep.hpp"
 
 namespace privpost {
 
@@ -172,6 +173,7 @@ class gibbs_ss_truncated {
   static constexpr int dimension = family::dimension;
   using vector_type = statistic_t<family>;
   using matrix_type = covariance_t<family>;
+  using support_type = family_support_t<family>;
   using joint_vector = Eigen::Matrix<double, 2 * dimension, 1>;
   using joint_matrix = Eigen::Matrix<double, 2 * dimension, 2 * dimension>;
 
@@ -181,14 +183,19 @@ class gibbs_ss_truncated {
   template <random_engine G>
   gibbs_ss_truncated(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, double a, double b, G& g)
       : prior_(prior), mechanism_(mechanism), n_(n), a_(a), b_(b), theta_(prior.draw(g)) {
-    detail::check_release<family>("gibbs_ss_truncated", z, n);
+    detail::check_release("gibbs_ss_truncated", z, dimension, n);
     check_finite("gibbs_ss_truncated", "a", a);
     check_finite("gibbs_ss_truncated", "b", b);
     if (!(a < b)) throw_invalid("gibbs_ss_truncated", "b", b, "a number > a = " + detail::format_value(a));
     z_ = z;
     theta_ = detail::truncated_start(prior_, mechanism_, z_, n_, a_, b_, g);
-    centre_ = family::project(z_, n_);
-    total_ = family::project(n_ * family::mean_statistic(theta_), n_);
+    centre_ = z_;
+    support_type::project(centre_, n_, events_);
+    vector_type mean;
+    matrix_type cov;
+    family_moments<family>(theta_, mean, cov);
+    total_ = n_ * mean;
+    support_type::project(total_, n_, events_);
     for (int j = 0; j < dimension; ++j) w_(j) = mechanism_.draw_variance(g);
   }
 
@@ -229,24 +236,24 @@ class gibbs_ss_truncated {
     robust_cholesky(cov, chol, events_);
     joint_vector x, e;
     bool valid = false;
-    for (int tries = 0; tries < detail::valid_set_max_tries && !valid; ++tries) {
+    for (int tries = 0; tries < support_type::rejection_tries && !valid; ++tries) {
       for (int j = 0; j < 2 * dimension; ++j) e(j) = draw_normal(g);
       x = mean + chol.template triangularView<Eigen::Lower>() * e;
-      valid = family::is_valid(x.template head<dimension>(), n_) && family::is_valid(x.template tail<dimension>(), n_);
+      valid = support_type::contains(x.template head<dimension>(), n_) && support_type::contains(x.template tail<dimension>(), n_);
       if (!valid) ++events_.rejected_draws;
     }
     total_ = x.template head<dimension>();
     centre_ = x.template tail<dimension>();
     if (!valid) {
-      total_ = family::project(total_, n_);
-      centre_ = family::project(centre_, n_);
+      support_type::project(total_, n_, events_);
+      support_type::project(centre_, n_, events_);
       ++events_.projections;
     }
     detail::redraw_variances(mechanism_, z_, centre_, w_, g);
   }
 
   const parameter_type& parameter() const noexcept { return theta_; }
-  parameter_vector_t<family> parameter_vector() const { return family::to_vector(theta_); }
+  parameter_vector_t<family> parameter_vector() const { return family_parameter_vector<family>(theta_); }
   const vector_type& total() const noexcept { return total_; }
   const vector_type& centre() const noexcept { return centre_; }
   const numerical_events& events() const noexcept { return events_; }

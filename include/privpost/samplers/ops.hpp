@@ -11,7 +11,6 @@
 #include "privpost/core/errors.hpp"
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/families/binomial.hpp"
-#include "privpost/mechanisms/detail/checks.hpp"
 
 namespace privpost {
 
@@ -28,7 +27,7 @@ struct ops_options {
 /// (inverse CDF of the tempered beta on [a0, 1 - a0]). This is a release mechanism: it reads the private s.
 template <random_engine G>
 Eigen::VectorXd ops_binomial(const beta_prior& prior, double s, double n, const ops_options& options, G& g) {
-  detail::check_epsilon("ops_binomial", options.epsilon);
+  check_epsilon("ops_binomial", options.epsilon);
   if (options.draws < 1) throw_invalid("ops_binomial", "draws", options.draws, "an integer >= 1");
   if (!(options.a0 > 0.0 && options.a0 < 0.5)) throw_invalid("ops_binomial", "a0", options.a0, "a number in (0, 0.5)");
   if (!(std::isfinite(n) && n > 0.0)) throw_invalid("ops_binomial", "n", n, "a finite number > 0");

@@ -7,6 +7,7 @@
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
+#include "privpost/core/math/log_gamma.hpp"
 #include "privpost/core/random/uniform.hpp"
 
 namespace privpost {
@@ -40,7 +41,7 @@ inline double draw_poisson(G& g, double lambda) {
     const double k = std::floor((2.0 * a / us + b) * u + lambda + 0.43);
     if (us >= 0.07 && v <= vr) return k;
     if (k < 0.0 || (us < 0.013 && v > us)) continue;
-    if (std::log(v) + std::log(inv_alpha) - std::log(a / (us * us) + b) <= -lambda + k * loglam - std::lgamma(k + 1.0)) return k;
+    if (std::log(v) + std::log(inv_alpha) - std::log(a / (us * us) + b) <= -lambda + k * loglam - log_gamma(k + 1.0)) return k;
   }
   throw retry_limit_exceeded("draw_poisson: PTRS exceeded 1000 tries (broken engine?)");
 }

@@ -9,7 +9,7 @@
 #include <numbers>
 #include <type_traits>
 
-#include "privpost/mechanisms/analytic_gaussian.hpp"
+#include "privpost/core/math/normal_tail.hpp"
 
 namespace privpost::detail {
 
@@ -45,9 +45,8 @@ inline T compose2(const T& x, const T& y, double f0, double fx, double fy, doubl
   }
 }
 
-// log(1 - e^u) for u < 0, accurate for u near 0 and far below it (Maechler 2012), with derivatives
-// f' = -e^u / (1 - e^u), f'' = f' (1 - f').
-inline double log1mexp(double u) { return u > -0.6931471805599453 ? std::log(-std::expm1(u)) : std::log1p(-std::exp(u)); }
+// log(1 - e^u) with derivatives f' = -e^u / (1 - e^u), f'' = f' (1 - f') (privpost::log1mexp for doubles).
+using privpost::log1mexp;
 
 template <class T>
 inline T log1mexp(const T& u) {
@@ -56,37 +55,9 @@ inline T log1mexp(const T& u) {
   return compose1(u, log1mexp(u0), f1, f1 * (1.0 - f1));
 }
 
-// log Phi(x) and log of the upper tail Q(x) = Phi(-x), accurate in the far tails.
-inline double log_upper_normal(double x) { return log_normal_cdf(-x); }
-
-// log(Phi(b) - Phi(a)) for a <= b, without cancellation: both in the upper tail use Q, both in the lower tail use Phi.
-inline double log_normal_interval(double a, double b) {
-  if (a >= b) return -std::numeric_limits<double>::infinity();
-  if (a > 0.0) {
-    const double la = log_upper_normal(a);
-    return std::isinf(b) ? la : la + log1mexp(log_upper_normal(b) - la);
-  }
-  if (b < 0.0) {
-    const double lb = log_normal_cdf(b);
-    return std::isinf(a) ? lb : lb + log1mexp(log_normal_cdf(a) - lb);
-  }
-  const double pa = std::isinf(a) ? 0.0 : std::exp(log_normal_cdf(a));
-  const double qb = std::isinf(b) ? 0.0 : std::exp(log_upper_normal(b));
-  return std::log1p(-(pa + qb));
-}
-
-// The inverse Mills ratio phi(x) / Phi(x); for x < -3 by the continued fraction of erfc (A&S 7.1.14, depth 60,
-// relative error < 1e-16 there), so that no exp of a large negative number loses digits.
-inline double inverse_mills(double x) {
-  if (x < -3.0) {
-    const double y = -x / std::numbers::sqrt2;
-    double t = y;
-    for (int k = 60; k >= 1; --k) t = y + (0.5 * k) / t;
-    return std::numbers::sqrt2 * t;
-  }
-  constexpr double log_sqrt_2pi = 0.91893853320467274;
-  return std::exp(-0.5 * x * x - log_sqrt_2pi - log_normal_cdf(x));
-}
+using privpost::inverse_mills;
+using privpost::log_normal_cdf;
+using privpost::log_normal_interval;
 
 // log(Phi(b) - Phi(a)) with exact first and second partial derivatives in (a, b); infinite ends stay constant.
 // With D = Phi(b) - Phi(a), r_a = phi(a)/D, r_b = phi(b)/D: dL/da = -r_a, dL/db = r_b, d2L/da2 = r_a (a - r_a),
@@ -100,7 +71,6 @@ inline T log_normal_interval(const T& a, const T& b, bool a_infinite, bool b_inf
   if constexpr (std::is_arithmetic_v<T>) {
     return T(l);
   } else {
-    constexpr double log_sqrt_2pi = 0.91893853320467274;
     double ra = 0.0, rb = 0.0;
     if (b0 < 0.0) {
       const double ratio = a_infinite ? 0.0 : std::exp(log_normal_cdf(a0) - log_normal_cdf(b0));

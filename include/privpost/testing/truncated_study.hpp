@@ -1,4 +1,4 @@
-// privpost/inference/truncated_study.hpp
+// privpost/testing/truncated_study.hpp
 // truncated_family_study: calibration trials for an unbounded univariate family released after dropping records outside
 // declared bounds. The bounds are the central 1 - q interval of the prior predictive distribution of one record, fixed for
 // the whole study (taking them from each trial's true parameter, as the dissertation did, leaks the parameter).
@@ -17,14 +17,13 @@
 #include "privpost/core/errors.hpp"
 #include "privpost/core/interval.hpp"
 #include "privpost/diagnostics/sample_quantile.hpp"
-#include "privpost/families/family_concepts.hpp"
 #include "privpost/families/truncation.hpp"
 #include "privpost/inference/calibration_study.hpp"
-#include "privpost/inference/family_study.hpp"
+#include "privpost/testing/family_study.hpp"
 #include "privpost/mechanisms/ssp.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
-#include "privpost/samplers/naive.hpp"
-#include "privpost/samplers/nonprivate.hpp"
+#include "privpost/families/family_model.hpp"
+#include "privpost/samplers/conjugate.hpp"
 
 namespace privpost {
 
@@ -45,15 +44,6 @@ std::pair<double, double> prior_predictive_bounds(const Prior& prior, double q, 
   if (!(a < b)) throw_domain("prior_predictive_bounds", "upper bound", b, "a bound above the lower bound (increase q)");
   return {a, b};
 }
-
-/// The per-record statistic of a truncatable family as a generic callable on std::array<T, 1> (for bounded_statistic).
-template <truncatable_family F>
-struct record_statistic {
-  template <class T>
-  std::array<T, F::dimension> operator()(const std::array<T, 1>& x) const {
-    return F::generic_statistic(x[0]);
-  }
-};
 
 /// Calibration trials for a truncated release. make_mechanism(l1, l2) builds the mechanism from the bounded
 /// statistic's sensitivities. Methods: gibbs (gibbs_ss_truncated), naive (the dissertation's "cheating" naive: the
@@ -95,7 +85,7 @@ class truncated_family_study {
     const Eigen::VectorXd z = mechanism_.release(centre, g);
     const Eigen::VectorXd full_dynamic = full;
     const Eigen::VectorXd z_full = mechanism_.release(full_dynamic, g);  // for the "cheating" naive only
-    const Eigen::VectorXd truth = family::to_vector(theta);
+    const Eigen::VectorXd truth = family_parameter_vector<family>(theta);
     const double n = settings_.n, a = bounds_.first, b = bounds_.second;
     std::vector<method_draws> out;
     for (const auto& m : settings_.methods) {
@@ -106,10 +96,10 @@ class truncated_family_study {
                                       settings_.burnin, settings_.draws, g, settings_.thin);
         }, r.seconds);
       } else if (m == "naive") {
-        r.draws = timed([&] { return detail::single_chain([&](auto& cg) { return naive_sampler(prior_, z_full, n, cg); }, 0,
+        r.draws = timed([&] { return detail::single_chain([&](auto& cg) { return conjugate_sampler(prior_, z_full, n, cg); }, 0,
                                                           settings_.draws, g); }, r.seconds);
       } else if (m == "nonprivate") {
-        r.draws = timed([&] { return detail::single_chain([&](auto& cg) { return nonprivate_sampler(prior_, full, n, cg); }, 0,
+        r.draws = timed([&] { return detail::single_chain([&](auto& cg) { return conjugate_sampler(prior_, full, n, cg); }, 0,
                                                           settings_.draws, g); }, r.seconds);
       }
       out.push_back(std::move(r));

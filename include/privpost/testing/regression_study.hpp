@@ -1,4 +1,4 @@
-// privpost/inference/regression_study.hpp
+// privpost/testing/regression_study.hpp
 // regression_study: simulation-based calibration trials for Bayesian linear regression under SSP (001 Sec. 4.2): theta,
 // sigma^2 from the NIG prior; covariates from the hierarchical normal (NIW) model or from a fixed normal covariate prior;
 // y = theta^T x~ + e; a release of [X^T X, X^T y, y^T y] with sensitivity from declared bounds on x and y (the data are not
@@ -23,9 +23,11 @@
 #include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
 #include "privpost/families/regression/regression_layout.hpp"
 #include "privpost/inference/calibration_study.hpp"
-#include "privpost/inference/family_study.hpp"
-#include "privpost/samplers/regression/covariate_models.hpp"
-#include "privpost/samplers/regression/gibbs_ss_regression.hpp"
+#include "privpost/testing/family_study.hpp"
+#include "privpost/families/regression/covariate_models.hpp"
+#include "privpost/families/regression/linear_regression_model.hpp"
+#include "privpost/samplers/conjugate.hpp"
+#include "privpost/samplers/gibbs_ss.hpp"
 
 namespace privpost {
 
@@ -102,27 +104,27 @@ class regression_study {
         if (scenario_ == covariate_scenario::hierarchical) {
           r.draws = timed([&] {
             return detail::single_chain([&](auto& cg) {
-              return gibbs_ss_regression(layout_, prior_, hierarchical_normal_covariates(layout_, covariate_prior_, cg), mechanism_, z, n, cg);
+              return gibbs_ss(linear_regression_model(layout_, hierarchical_normal_covariates(layout_, covariate_prior_, cg)), prior_, mechanism_, z, n, cg);
             }, settings_.burnin, settings_.draws, g, settings_.thin);
           }, r.seconds);
         } else {
           r.draws = timed([&] {
             return detail::single_chain([&](auto& cg) {
-              return gibbs_ss_regression(layout_, prior_, fixed_covariates(fixed_moments_), mechanism_, z, n, cg);
+              return gibbs_ss(linear_regression_model(layout_, fixed_covariates(fixed_moments_)), prior_, mechanism_, z, n, cg);
             }, settings_.burnin, settings_.draws, g, settings_.thin);
           }, r.seconds);
         }
       } else if (m == "noisy") {
         r.draws = timed([&] {
           return detail::single_chain([&](auto& cg) {
-            return gibbs_ss_regression(layout_, prior_, fixed_covariates(moments_.moments_from_release(z_moments)), half_mechanism_,
-                                       z_half, n, cg);
+            return gibbs_ss(linear_regression_model(layout_, fixed_covariates(moments_.moments_from_release(z_moments))), prior_,
+                            half_mechanism_, z_half, n, cg);
           }, settings_.burnin, settings_.draws, g, settings_.thin);
         }, r.seconds);
       } else if (m == "naive" || m == "nonprivate") {
         const Eigen::VectorXd& stat = (m == "naive") ? z : s;
         r.draws = timed([&] {
-          return detail::single_chain([&](auto& cg) { return regression_conjugate_sampler(layout_, prior_, stat, n, cg); }, 0,
+          return detail::single_chain([&](auto& cg) { return conjugate_sampler(linear_regression_statistic(layout_), prior_, stat, n, cg); }, 0,
                                       settings_.draws, g);
         }, r.seconds);
       }

@@ -1,4 +1,4 @@
-// privpost/inference/family_study.hpp
+// privpost/testing/family_study.hpp
 // bounded_family_study: one simulation-based-calibration trial for a family with bounded statistics: theta from the
 // prior, n records from the model, a release through the mechanism, then the posterior of each requested method.
 #pragma once
@@ -14,12 +14,11 @@
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
 #include "privpost/families/binomial.hpp"
-#include "privpost/families/family_concepts.hpp"
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/inference/infer.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
-#include "privpost/samplers/naive.hpp"
-#include "privpost/samplers/nonprivate.hpp"
+#include "privpost/families/family_model.hpp"
+#include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/ops.hpp"
 
 namespace privpost {
@@ -84,7 +83,7 @@ class bounded_family_study {
     for (std::int64_t i = 0; i < n_records; ++i) s += family::statistic(family::draw_record(theta, g));
     const Eigen::VectorXd s_dynamic = s;
     const Eigen::VectorXd z = mechanism_.release(s_dynamic, g);
-    const Eigen::VectorXd truth = family::to_vector(theta);
+    const Eigen::VectorXd truth = family_parameter_vector<family>(theta);
     const double n = settings_.n;
     std::vector<method_draws> out;
     for (const auto& m : settings_.methods) {
@@ -93,10 +92,10 @@ class bounded_family_study {
         r.draws = timed([&] { return detail::single_chain([&](auto& cg) { return gibbs_ss(prior_, mechanism_, z, n, cg); },
                                                           settings_.burnin, settings_.draws, g, settings_.thin); }, r.seconds);
       } else if (m == "naive") {
-        r.draws = timed([&] { return detail::single_chain([&](auto& cg) { return naive_sampler(prior_, z, n, cg); }, 0,
+        r.draws = timed([&] { return detail::single_chain([&](auto& cg) { return conjugate_sampler(prior_, z, n, cg); }, 0,
                                                           settings_.draws, g); }, r.seconds);
       } else if (m == "nonprivate") {
-        r.draws = timed([&] { return detail::single_chain([&](auto& cg) { return nonprivate_sampler(prior_, s, n, cg); }, 0,
+        r.draws = timed([&] { return detail::single_chain([&](auto& cg) { return conjugate_sampler(prior_, s, n, cg); }, 0,
                                                           settings_.draws, g); }, r.seconds);
       } else if constexpr (has_ops) {
         ops_options o = settings_.ops;
@@ -115,32 +114,5 @@ class bounded_family_study {
   Mechanism mechanism_;
   study_settings settings_;
 };
-
-/// Size of a calibration run.
-struct calibration_options {
-  int trials = 300;
-  std::uint64_t seed = 0;
-  int mmd_draws = 500;  ///< draws per posterior used for MMD^2 (0: no MMD)
-};
-
-/// Runs options.trials trials of a study (anything with trial(g)), trial t seeded by chain_engine(seed, t), and
-/// reports through `progress(done, total)` after each trial when given.
-template <class Study, class Progress = void (*)(int, int)>
-calibration_accumulator run_calibration(const Study& study, const calibration_options& options, Progress progress = nullptr) {
-  const int trials = options.trials;
-  const std::uint64_t seed = options.seed;
-  if (trials < 2) throw_invalid("run_calibration", "trials", trials, "an integer >= 2");
-  calibration_accumulator acc(options.mmd_draws);
-  for (int t = 0; t < trials; ++t) {
-    std::mt19937_64 g = chain_engine(seed, t);
-    acc.add(study.trial(g));
-    if constexpr (std::is_pointer_v<Progress>) {
-      if (progress != nullptr) progress(t + 1, trials);
-    } else {
-      progress(t + 1, trials);
-    }
-  }
-  return acc;
-}
 
 }  // namespace privpost

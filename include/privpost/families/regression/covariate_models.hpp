@@ -1,4 +1,4 @@
-// privpost/samplers/regression/covariate_models.hpp
+// privpost/families/regression/covariate_models.hpp
 // Where Gibbs-SS for regression gets the covariates' moments (001 Sec. 3.4.4): fixed_covariates (Gibbs-SS-Prior: moments of
 // a covariate prior, closed form or Monte Carlo; or Gibbs-SS-Noisy: privately released moments) and
 // hierarchical_normal_covariates (Gibbs-SS-Update: x ~ N(mu_x, Sigma_x), (mu_x, Sigma_x) ~ NIW, updated in the sampler).
@@ -17,12 +17,14 @@
 
 namespace privpost {
 
-/// Covariate moments that stay fixed during sampling.
+/// Covariate moments that stay fixed during sampling (no nuisance update).
 class fixed_covariates {
  public:
-  explicit fixed_covariates(covariate_moments moments) : moments_(std::move(moments)) {}
-  template <random_engine G>
-  void update(const regression_layout&, const Eigen::MatrixXd&, double, G&) {}
+  explicit fixed_covariates(covariate_moments moments) : moments_(std::move(moments)) {
+    if (moments_.p < 1) throw_invalid("fixed_covariates", "moment columns p", moments_.p, "an integer >= 1");
+    check_size_match("fixed_covariates", "m2 rows", moments_.m2.rows(), "p", moments_.p);
+    check_finite("fixed_covariates", "m2", moments_.m2);
+  }
   const covariate_moments& moments() const noexcept { return moments_; }
 
  private:

@@ -1,0 +1,108 @@
+// privpost/families/regression/linear_regression_model.hpp
+// linear_regression_model: Bayesian linear regression as a statistic_model, so that the one gibbs_ss runs it (001
+// Algorithm 1): the statistic is the unique entries of [X y]^T [X y] (regression_layout), its CLT moments come from
+// Eqs. 2-3 given the covariates' moments, its valid set is the Gram/PSD set, and the conjugate update is the NIG one.
+#pragma once
+
+#include <Eigen/Core>
+#include <utility>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/families/regression/covariate_models.hpp"
+#include "privpost/families/regression/gram_support.hpp"
+#include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
+#include "privpost/families/regression/regression_layout.hpp"
+#include "privpost/families/regression/regression_moments.hpp"
+
+namespace privpost {
+
+namespace detail {
+template <class C>
+concept updatable_covariates = requires(C& c, const regression_layout& layout, const Eigen::MatrixXd& b, double n,
+                                        std::mt19937_64& g) { c.update(layout, b, n, g); };
+}  // namespace detail
+
+/// The regression statistic alone: what the conjugate NIG update needs (the naive and non-private baselines), without
+/// a model of the covariates.
+class linear_regression_statistic {
+ public:
+  using parameter_type = regression_parameter;
+  using vector_type = Eigen::VectorXd;
+  using support_type = gram_support;
+
+  explicit linear_regression_statistic(regression_layout layout) : layout_(std::move(layout)) {}
+
+  Eigen::Index size() const noexcept { return layout_.size(); }
+  gram_support support() const noexcept { return gram_support(layout_); }
+  const regression_layout& layout() const noexcept { return layout_; }
+
+  /// (theta_0, ..., theta_{p-1}, sigma^2).
+  Eigen::VectorXd parameter_vector(const parameter_type& theta) const {
+    Eigen::VectorXd v(theta.theta.size() + 1);
+    v << theta.theta, theta.variance;
+    return v;
+  }
+
+  /// The NIG update (001 Eq. 1) on the Gram matrix of s; s must be in the Gram set (samplers project first).
+  nig_regression_prior update(const nig_regression_prior& prior, const vector_type& s, double n) const {
+    check_size_match("linear_regression_statistic::update", "prior dimension", prior.dimension(), "design columns",
+                     layout_.columns());
+    const int p = layout_.columns();
+    const Eigen::MatrixXd b = layout_.gram(s, n);
+    return prior.update(b.topLeftCorner(p, p), b.col(p).head(p), b(p, p), n);
+  }
+
+ private:
+  regression_layout layout_;
+};
+
+/// Covariates: fixed_covariates (Gibbs-SS-Prior, Gibbs-SS-Noisy) or hierarchical_normal_covariates (Gibbs-SS-Update,
+/// whose normal-inverse-Wishart block becomes the model's nuisance update).
+template <covariate_model Covariates>
+class linear_regression_model {
+ public:
+  using parameter_type = regression_parameter;
+  using vector_type = Eigen::VectorXd;
+  using matrix_type = Eigen::MatrixXd;
+  using support_type = gram_support;
+  using covariates_type = Covariates;
+  static constexpr int static_size = Eigen::Dynamic;
+
+  linear_regression_model(regression_layout layout, Covariates covariates)
+      : statistic_(std::move(layout)), covariates_(std::move(covariates)) {
+    check_size_match("linear_regression_model", "covariate moment columns", covariates_.moments().p, "design columns",
+                     statistic_.layout().columns());
+  }
+
+  Eigen::Index size() const noexcept { return statistic_.size(); }
+  gram_support support() const noexcept { return statistic_.support(); }
+  const regression_layout& layout() const noexcept { return statistic_.layout(); }
+  const Covariates& covariates() const noexcept { return covariates_; }
+
+  /// n E[t] and n Cov[t] of one record's statistic (001 Eqs. 2-3).
+  void moments(const parameter_type& theta, double n, vector_type& mean, matrix_type& cov) const {
+    regression_statistic_moments(layout(), theta.theta, theta.variance, covariates_.moments(), mean, cov);
+    mean *= n;
+    cov *= n;
+  }
+
+  Eigen::VectorXd parameter_vector(const parameter_type& theta) const { return statistic_.parameter_vector(theta); }
+  nig_regression_prior update(const nig_regression_prior& prior, const vector_type& s, double n) const {
+    return statistic_.update(prior, s, n);
+  }
+
+  /// The covariates' nuisance update from the covariate block of the latent Gram matrix (Gibbs-SS-Update); only when
+  /// the covariate model has one.
+  template <random_engine G>
+    requires detail::updatable_covariates<Covariates>
+  void update_nuisance(const vector_type& s, double n, G& g) {
+    covariates_.update(layout(), layout().gram(s, n), n, g);
+  }
+
+ private:
+  linear_regression_statistic statistic_;
+  Covariates covariates_;
+};
+
+}  // namespace privpost

@@ -1,0 +1,68 @@
+// privpost/samplers/detail/sweep.hpp
+// The pieces every Gibbs-SS sweep shares (dissertation Algorithm 3; 001 Algorithm 1): release checks, the draw of s on
+// the model's valid set (exact truncated normal in one dimension, bounded retries then a counted projection otherwise),
+// and the redraw of the mechanism's noise variances. Private to samplers/.
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/numerical_events.hpp"
+#include "privpost/core/random/normal.hpp"
+#include "privpost/core/random/truncated_normal.hpp"
+
+namespace privpost::detail {
+
+// A release z of n records for a statistic of `size` entries: sizes agree, every entry finite, n finite and > 0.
+inline void check_release(const char* who, const Eigen::VectorXd& z, Eigen::Index size, double n) {
+  check_size_match(who, "release z", z.size(), "model statistic size", size);
+  check_finite(who, "z", z);
+  check_record_count(who, n);
+}
+
+// One draw of s ~ N(mean, L L^T) on the support: an exact truncated normal when the statistic is one number with an
+// interval support; otherwise up to Support::rejection_tries draws, then the projection (both counted). `e` is the
+// caller's workspace for the standard normals (sized here once, so fixed-size and preallocated sweeps do not allocate).
+template <class Support, class V, class L, class E, random_engine G>
+void draw_on_support(const Support& support, G& g, const V& mean, const L& chol, double n, V& s, E& e,
+                     numerical_events& events) {
+  if constexpr (V::SizeAtCompileTime == 1 && interval_support<Support>) {
+    const double sd = chol(0, 0);
+    const double lo = support.lower(n), hi = support.upper(n);
+    if (sd > 0.0 && std::isfinite(sd)) {
+      s(0) = draw_truncated_normal(g, mean(0), sd, lo, hi);
+    } else {
+      s(0) = std::clamp(mean(0), lo, hi);  // degenerate conditional: its mean, on the valid set
+    }
+  } else {
+    if (e.size() != mean.size()) e.resize(mean.size());
+    auto draw = [&] {
+      for (Eigen::Index j = 0; j < e.size(); ++j) e(j) = draw_normal(g);
+      s = mean + chol.template triangularView<Eigen::Lower>() * e;
+    };
+    if constexpr (Support::rejection_tries > 0) {
+      for (int tries = 0; tries < Support::rejection_tries; ++tries) {
+        draw();
+        if (support.contains(s, n)) return;
+        ++events.rejected_draws;
+      }
+    } else {
+      draw();
+    }
+    if (support.project(s, n, events)) ++events.projections;
+  }
+}
+
+// w_j | z_j - s_j for every coordinate, from the mechanism's scale-mixture view (App. B.2); nothing for fixed variances.
+template <scale_mixture_noise Mechanism, class Z, class S, class W, random_engine G>
+void redraw_variances(const Mechanism& mechanism, const Z& z, const S& s, W& w, G& g) {
+  if constexpr (!Mechanism::fixed_variance) {
+    for (Eigen::Index j = 0; j < w.size(); ++j) w(j) = mechanism.redraw_variance(z(j) - s(j), g);
+  }
+}
+
+}  // namespace privpost::detail

@@ -1,0 +1,2 @@
+// Fixture: core must not include samplers (layering test must fail on it).
+#include "privpost/samplers/gibbs_ss.hpp"

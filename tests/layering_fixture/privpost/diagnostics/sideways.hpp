@@ -1,0 +1,2 @@
+// Fixture: diagnostics depends on core only.
+#include "privpost/families/binomial.hpp"

@@ -1,0 +1,2 @@
+// Fixture: another folder's detail/ header.
+#include "privpost/core/detail/anything.hpp"
