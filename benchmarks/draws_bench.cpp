@@ -17,11 +17,11 @@
 
 using namespace privpost;
 
-#define PRIVPOST_DRAW_BENCH(name, expr)   \
-  static void name(benchmark::State& st) { \
-    std::mt19937_64 g(1);                  \
+#define PRIVPOST_DRAW_BENCH(name, expr)               \
+  static void name(benchmark::State& st) {            \
+    std::mt19937_64 g(1);                             \
     for (auto _ : st) benchmark::DoNotOptimize(expr); \
-  }                                        \
+  }                                                   \
   BENCHMARK(name)
 
 PRIVPOST_DRAW_BENCH(uniform, draw_uniform(g));

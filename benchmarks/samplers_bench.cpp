@@ -10,11 +10,11 @@
 #include "privpost/families/multinomial.hpp"
 #include "privpost/families/normal.hpp"
 #include "privpost/families/poisson.hpp"
+#include "privpost/families/regression/linear_regression_model.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
-#include "privpost/families/regression/linear_regression_model.hpp"
 
 using namespace privpost;
 
@@ -83,7 +83,8 @@ static void gibbs_sweep_truncated_normal(benchmark::State& st) {
   std::mt19937_64 g(1);
   Eigen::VectorXd z(2);
   z << 20.0, 950.0;
-  gibbs_ss_truncated sampler(normal_inverse_gamma_prior(0.0, 1.0, 10.0, 10.0), laplace_mechanism(12.0, 0.1), z, 1000.0, -3.0, 3.0, g);
+  gibbs_ss_truncated sampler(normal_inverse_gamma_prior(0.0, 1.0, 10.0, 10.0), laplace_mechanism(12.0, 0.1), z, 1000.0, -3.0, 3.0,
+                             g);
   for (auto _ : st) {
     sampler.step(g);
     benchmark::DoNotOptimize(sampler.parameter().mean);
@@ -107,7 +108,8 @@ static void gibbs_sweep_regression_update(benchmark::State& st) {
   Eigen::MatrixXd bb = b;
   bb(0, 0) = n;
   z = layout.statistic_of(bb);
-  const laplace_mechanism mech(layout.sensitivity(std::vector<interval>(static_cast<std::size_t>(d), interval(-1, 1)), interval(-1, 1)).first, 0.1);
+  const laplace_mechanism mech(
+      layout.sensitivity(std::vector<interval>(static_cast<std::size_t>(d), interval(-1, 1)), interval(-1, 1)).first, 0.1);
   z = mech.release(z, g);
   gibbs_ss sampler(linear_regression_model(layout, hierarchical_normal_covariates(layout, h, g)), prior, mech, z, n, g);
   for (auto _ : st) {
@@ -115,4 +117,10 @@ static void gibbs_sweep_regression_update(benchmark::State& st) {
     benchmark::DoNotOptimize(sampler.parameter().variance);
   }
 }
-BENCHMARK(gibbs_sweep_regression_update)->Args({2, 1000})->Args({2, 1000000})->Args({4, 1000})->Args({4, 1000000})->Args({10, 1000})->Args({10, 1000000});
+BENCHMARK(gibbs_sweep_regression_update)
+    ->Args({2, 1000})
+    ->Args({2, 1000000})
+    ->Args({4, 1000})
+    ->Args({4, 1000000})
+    ->Args({10, 1000})
+    ->Args({10, 1000000});

@@ -97,10 +97,11 @@ int main(int argc, char** argv) {
     const auto [l1, l2] = layout.sensitivity(box, privpost::interval(0.0, 1.0));
     const double moment_l1 = moments.sensitivity(box, n_train).first;
     (void)l2;
-    std::printf("cirrhosis data: %d rows, covariate %s in declared [0, %g], death rate in declared [0, %g], mapped to [0, 1] "
-                "(%d records clamped); statistic L1 sensitivity %.0f (paper's bound %.0f), fourth-moment L1 sensitivity %.3f\n",
-                n_all, covariate.c_str(), covariate == "liquor" ? liquor_upper : wine_upper, rate_upper, data.clamped, l1,
-                privpost::regression_paper_sensitivity(1.0, 1.0, 2), moment_l1);
+    std::printf(
+        "cirrhosis data: %d rows, covariate %s in declared [0, %g], death rate in declared [0, %g], mapped to [0, 1] "
+        "(%d records clamped); statistic L1 sensitivity %.0f (paper's bound %.0f), fourth-moment L1 sensitivity %.3f\n",
+        n_all, covariate.c_str(), covariate == "liquor" ? liquor_upper : wine_upper, rate_upper, data.clamped, l1,
+        privpost::regression_paper_sensitivity(1.0, 1.0, 2), moment_l1);
     std::printf("100 splits of 36 train / 10 test; coverage of posterior predictive intervals (nominal 0.50 and 0.90)\n\n");
     std::printf("%-10s %-16s %8s %8s\n", "epsilon", "method", "cov50", "cov90");
     std::mt19937_64 g(2019);
@@ -129,20 +130,32 @@ int main(int argc, char** argv) {
         o.draws = 2000;
         o.burnin = 0;
         const double n = n_train;
-        const auto exact = privpost::infer([&](auto& cg) { return privpost::conjugate_sampler(privpost::linear_regression_statistic(layout), prior, s, n, cg); }, o);
-        const auto naive = privpost::infer([&](auto& cg) { return privpost::conjugate_sampler(privpost::linear_regression_statistic(layout), prior, z, n, cg); }, o);
+        const auto exact = privpost::infer(
+            [&](auto& cg) { return privpost::conjugate_sampler(privpost::linear_regression_statistic(layout), prior, s, n, cg); },
+            o);
+        const auto naive = privpost::infer(
+            [&](auto& cg) { return privpost::conjugate_sampler(privpost::linear_regression_statistic(layout), prior, z, n, cg); },
+            o);
         o.burnin = 1000;
         o.thin = 3;
-        const auto noisy = privpost::infer([&](auto& cg) {
-          return privpost::gibbs_ss(privpost::linear_regression_model(layout, privpost::fixed_covariates(moments.moments_from_release(z_moments))),
-                                    prior, half, z_half, n, cg);
-        }, o);
+        const auto noisy = privpost::infer(
+            [&](auto& cg) {
+              return privpost::gibbs_ss(
+                  privpost::linear_regression_model(layout, privpost::fixed_covariates(moments.moments_from_release(z_moments))),
+                  prior, half, z_half, n, cg);
+            },
+            o);
         // Gibbs-SS-Update: the whole budget on the statistics, the covariates' mean and covariance learned from the
         // latent Gram block under a public NIW prior centred in the declared box (mean 1/2, spread (1/4)^2, nu = 4).
-        const privpost::niw_hyperprior niw{Eigen::VectorXd::Constant(1, 0.5), 1.0, Eigen::MatrixXd::Constant(1, 1, 0.0625 * 2.0), 4.0};
-        const auto update = privpost::infer([&](auto& cg) {
-          return privpost::gibbs_ss(privpost::linear_regression_model(layout, privpost::hierarchical_normal_covariates(layout, niw, cg)), prior, full, z, n, cg);
-        }, o);
+        const privpost::niw_hyperprior niw{Eigen::VectorXd::Constant(1, 0.5), 1.0, Eigen::MatrixXd::Constant(1, 1, 0.0625 * 2.0),
+                                           4.0};
+        const auto update = privpost::infer(
+            [&](auto& cg) {
+              return privpost::gibbs_ss(
+                  privpost::linear_regression_model(layout, privpost::hierarchical_normal_covariates(layout, niw, cg)), prior,
+                  full, z, n, cg);
+            },
+            o);
         const privpost::posterior* posts[4] = {&exact.draws, &naive.draws, &noisy.draws, &update.draws};
         for (int k = n_train; k < n_all; ++k) {
           const auto i = static_cast<std::size_t>(idx[static_cast<std::size_t>(k)]);
@@ -162,7 +175,8 @@ int main(int argc, char** argv) {
         gap_noisy = std::abs(c50[2] / count - 0.5) + std::abs(c90[2] / count - 0.9);
       }
     }
-    std::printf("\nat epsilon 0.1: distance to nominal (|cov50 - .5| + |cov90 - .9|): Gibbs-SS-Noisy %.3f, naive %.3f\n", gap_noisy, gap_naive);
+    std::printf("\nat epsilon 0.1: distance to nominal (|cov50 - .5| + |cov90 - .9|): Gibbs-SS-Noisy %.3f, naive %.3f\n",
+                gap_noisy, gap_naive);
     if (check && !(gap_noisy < gap_naive)) {
       std::fprintf(stderr, "check failed: Gibbs-SS-Noisy is not closer to nominal than naive at epsilon 0.1\n");
       return 1;

@@ -32,7 +32,7 @@ struct rayleigh_family {
     using std::log;
     return -log(-eta[0]);
   }
-  static vector_type mean_statistic(double theta) { return vector_type(theta); }       // E[x^2] = theta
+  static vector_type mean_statistic(double theta) { return vector_type(theta); }  // E[x^2] = theta
   static Eigen::Matrix<double, 1, 1> covariance_statistic(double theta) { return Eigen::Matrix<double, 1, 1>(theta * theta); }
 
   // --- truncation: log P(v <= x <= w) = log(e^{eta v^2} - e^{eta w^2}) ---------------------------------------------

@@ -30,6 +30,7 @@ int main() {
     std::printf("theta_%d: mean %.3f, 90%% interval [%.3f, %.3f], R-hat %.3f\n", k, result.draws.mean(k), ci.lower, ci.upper,
                 result.draws.rhat(k));
   }
-  for (const auto& w : privpost::convergence_warnings(result.draws, result.events, result.sweeps)) std::printf("WARNING: %s\n", w.c_str());
+  for (const auto& w : privpost::convergence_warnings(result.draws, result.events, result.sweeps))
+    std::printf("WARNING: %s\n", w.c_str());
   return 0;
 }

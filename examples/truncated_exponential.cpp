@@ -26,8 +26,8 @@ int main() {
   privpost::inference_options options;
   options.draws = 2000;
   options.seed = 1;
-  const auto aware = privpost::infer(
-      [&](auto& g) { return privpost::gibbs_ss_truncated(prior, mechanism, z, n, a, b, g); }, options);
+  const auto aware =
+      privpost::infer([&](auto& g) { return privpost::gibbs_ss_truncated(prior, mechanism, z, n, a, b, g); }, options);
   const auto naive = privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, z, n, g); }, options);
   // For the example only: the posterior given the exact, untruncated sum, which the analyst never sees.
   Eigen::Matrix<double, 1, 1> full = Eigen::Matrix<double, 1, 1>::Zero();
@@ -41,8 +41,9 @@ int main() {
   row("noise- and truncation-aware Gibbs-SS", aware.draws);
   row("naive (z taken as the full, exact sum)", naive.draws);
   row("non-private, untruncated (reference)", oracle.draws);
-  std::printf("A truncated sum cannot tell a low rate with many dropped records from a higher one, and the noise adds to\n"
-              "that; Gibbs-SS carries both uncertainties, the naive update neither.\n");
+  std::printf(
+      "A truncated sum cannot tell a low rate with many dropped records from a higher one, and the noise adds to\n"
+      "that; Gibbs-SS carries both uncertainties, the naive update neither.\n");
   for (const auto& w : privpost::convergence_warnings(aware.draws, aware.events, aware.sweeps, {}, {"rate"}))
     std::printf("WARNING: %s\n", w.c_str());
   return 0;

@@ -6,13 +6,12 @@
 #include <iostream>
 #include <string>
 
-#include <privpost/testing/family_study.hpp>
 #include <privpost/mechanisms/published_bounds.hpp>
+#include <privpost/testing/family_study.hpp>
 
 #include "tool_support.hpp"
 
 namespace privpost::tools::calibrate {
-
 
 struct cli_options {
   std::string model = "binomial";
@@ -31,8 +30,8 @@ struct cli_options {
   std::string format = "table";
   std::string ranks;
   int mmd_draws = 500;
-  int dim = 1;                    ///< linreg: covariates (an intercept is added)
-  std::string moments = "update"; ///< linreg: noisy|prior|update
+  int dim = 1;                     ///< linreg: covariates (an intercept is added)
+  std::string moments = "update";  ///< linreg: noisy|prior|update
 };
 
 template <class Study>
@@ -55,7 +54,6 @@ inline int run(const Study& study, const cli_options& o) {
   if (!o.ranks.empty()) privpost::tools::write_ranks(acc, rows, o.ranks);
   return 0;
 }
-
 
 int run_bounded_model(const cli_options& o, const privpost::study_settings& settings);
 int run_unbounded_model(const cli_options& o, const privpost::study_settings& settings);

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include <privpost/testing/regression_study.hpp>
 #include <privpost/mechanisms/gaussian.hpp>
 #include <privpost/mechanisms/laplace.hpp>
+#include <privpost/testing/regression_study.hpp>
 
 #include "calibrate.hpp"
 
@@ -36,13 +36,15 @@ int run_regression_with(const cli_options& o, study_settings settings, Make make
 }  // namespace
 
 int run_regression_model(const cli_options& o, const study_settings& settings) {
-  if (o.dim < 1 || o.dim > 10) throw std::invalid_argument("--dim is " + std::to_string(o.dim) + "; accepted: 1 to 10 covariates");
+  if (o.dim < 1 || o.dim > 10)
+    throw std::invalid_argument("--dim is " + std::to_string(o.dim) + "; accepted: 1 to 10 covariates");
   if (o.moments != "noisy" && o.moments != "prior" && o.moments != "update")
     throw std::invalid_argument("--moments is '" + o.moments + "'; accepted: noisy, prior, update");
   for (const auto& m : settings.methods)
     if (m == "ops") throw std::invalid_argument("--methods: ops is available for the binomial model only");
   if (o.mechanism == "laplace")
-    return run_regression_with<laplace_mechanism>(o, settings, [&](double l1, double, double share) { return laplace_mechanism(l1, o.epsilon * share); });
+    return run_regression_with<laplace_mechanism>(
+        o, settings, [&](double l1, double, double share) { return laplace_mechanism(l1, o.epsilon * share); });
   return run_regression_with<gaussian_mechanism>(o, settings, [&](double, double l2, double share) {
     return gaussian_mechanism::analytic(l2, o.epsilon * share, o.delta * share);
   });

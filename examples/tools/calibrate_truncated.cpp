@@ -7,9 +7,9 @@
 #include <privpost/families/normal.hpp>
 #include <privpost/families/normal_known_variance.hpp>
 #include <privpost/families/poisson.hpp>
-#include <privpost/testing/truncated_study.hpp>
 #include <privpost/mechanisms/gaussian.hpp>
 #include <privpost/mechanisms/laplace.hpp>
+#include <privpost/testing/truncated_study.hpp>
 
 #include "calibrate.hpp"
 
@@ -18,7 +18,8 @@ namespace {
 template <class Prior>
 int run_truncated(const Prior& prior, const cli_options& o, const privpost::study_settings& settings) {
   if (!(o.truncation > 0.0 && o.truncation < 1.0))
-    throw std::invalid_argument("--truncation is " + std::to_string(o.truncation) + "; accepted: a number in (0, 1) for unbounded models");
+    throw std::invalid_argument("--truncation is " + std::to_string(o.truncation) +
+                                "; accepted: a number in (0, 1) for unbounded models");
   for (const auto& m : settings.methods)
     if (m == "ops") throw std::invalid_argument("--methods: ops is available for the binomial model only");
   if (o.mechanism == "laplace") {
@@ -45,6 +46,5 @@ int run_unbounded_model(const cli_options& o, const privpost::study_settings& se
   if (o.model == "normal-known-var") return run_truncated(privpost::normal_mean_prior(0.0, 1.0, 1.0), o, settings);
   return run_truncated(privpost::normal_inverse_gamma_prior(0.0, 1.0, 10.0, 10.0), o, settings);
 }
-
 
 }  // namespace privpost::tools::calibrate

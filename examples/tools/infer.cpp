@@ -24,7 +24,7 @@ struct options {
   bool compare_naive = false, parallel = false, strict = false;
   int chains = 4, burnin = 1000, draws = 1000, thin = 2;
   std::uint64_t seed = 1;
-  double target_ess = 0;           ///< > 0: extend the chains until R-hat <= 1.01 and bulk and tail ESS >= this
+  double target_ess = 0;             ///< > 0: extend the chains until R-hat <= 1.01 and bulk and tail ESS >= this
   std::int64_t max_sweeps = 200000;  ///< per chain, with --target-ess
 };
 
@@ -39,9 +39,10 @@ privpost::inference_result run_chains(Make make, const options& o, const privpos
   t.min_ess = o.target_ess;
   t.max_sweeps = o.max_sweeps;
   auto e = privpost::infer_until(make, io, t, tick);
-  std::fprintf(stderr, "privpost-infer: --target-ess %g: %s after %lld sweeps per chain (%d round%s; %lld draws per chain kept)\n",
-               o.target_ess, e.reached ? "reached" : "NOT reached (raise --max-sweeps)", static_cast<long long>(e.sweeps_per_chain),
-               e.rounds, e.rounds == 1 ? "" : "s", static_cast<long long>(e.result.draws.draws_per_chain()));
+  std::fprintf(
+      stderr, "privpost-infer: --target-ess %g: %s after %lld sweeps per chain (%d round%s; %lld draws per chain kept)\n",
+      o.target_ess, e.reached ? "reached" : "NOT reached (raise --max-sweeps)", static_cast<long long>(e.sweeps_per_chain),
+      e.rounds, e.rounds == 1 ? "" : "s", static_cast<long long>(e.result.draws.draws_per_chain()));
   return std::move(e.result);
 }
 
@@ -50,8 +51,10 @@ std::size_t warn(const char* method, const privpost::inference_result& r, const 
   const auto w = privpost::convergence_warnings(r.draws, r.events, r.sweeps, {}, names);
   for (const auto& line : w) std::printf("  WARNING (%s): %s\n", method, line.c_str());
   if (!w.empty())
-    std::printf("  (thresholds: R-hat <= 1.01, bulk and tail ESS >= 100 per chain, repairs <= 1%% of sweeps; --target-ess N "
-                "extends the chains until they hold, --strict turns warnings into exit status %d)\n", strict_exit_status);
+    std::printf(
+        "  (thresholds: R-hat <= 1.01, bulk and tail ESS >= 100 per chain, repairs <= 1%% of sweeps; --target-ess N "
+        "extends the chains until they hold, --strict turns warnings into exit status %d)\n",
+        strict_exit_status);
   return w.size();
 }
 
@@ -75,13 +78,14 @@ std::vector<double> prior_values(const std::string& text, std::size_t count, con
     v.push_back(x);
   }
   if (v.size() != count)
-    throw std::invalid_argument("--prior has " + std::to_string(v.size()) + " values; accepted: " + std::to_string(count) + " (" + meaning + ")");
+    throw std::invalid_argument("--prior has " + std::to_string(v.size()) + " values; accepted: " + std::to_string(count) + " (" +
+                                meaning + ")");
   return v;
 }
 
 void summarise(const char* method, const privpost::inference_result& r, const std::vector<std::string>& names) {
-  std::printf("%s\n  %-10s %10s %10s %10s %10s %10s %7s %8s %8s\n", method, "parameter", "mean", "sd", "q5", "q50", "q95", "R-hat",
-              "ESS bulk", "ESS tail");
+  std::printf("%s\n  %-10s %10s %10s %10s %10s %10s %7s %8s %8s\n", method, "parameter", "mean", "sd", "q5", "q50", "q95",
+              "R-hat", "ESS bulk", "ESS tail");
   for (Eigen::Index j = 0; j < r.draws.dimension(); ++j) {
     std::printf("  %-10s %10.4g %10.4g %10.4g %10.4g %10.4g %7.3f %8.0f %8.0f\n", names[static_cast<std::size_t>(j)].c_str(),
                 r.draws.mean(j), r.draws.sd(j), r.draws.quantile(0.05, j), r.draws.quantile(0.5, j), r.draws.quantile(0.95, j),
@@ -118,33 +122,39 @@ template <class Prior, class Mechanism>
 int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::release_record& rec, const options& o,
         const std::vector<std::string>& names) {
   using family = typename Prior::family;
-  const Eigen::VectorXd z = Eigen::Map<const Eigen::VectorXd>(rec.noisy_statistics.data(), static_cast<Eigen::Index>(rec.noisy_statistics.size()));
+  const Eigen::VectorXd z =
+      Eigen::Map<const Eigen::VectorXd>(rec.noisy_statistics.data(), static_cast<Eigen::Index>(rec.noisy_statistics.size()));
   if (z.size() != family::dimension)
-    throw std::invalid_argument("release record: " + std::to_string(z.size()) + " noisy statistics; the " + rec.model + " model has " +
-                                std::to_string(family::dimension));
+    throw std::invalid_argument("release record: " + std::to_string(z.size()) + " noisy statistics; the " + rec.model +
+                                " model has " + std::to_string(family::dimension));
   const privpost::inference_options io = driver_options(o);
   privpost::tools::progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const privpost::inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
   std::vector<std::pair<std::string, privpost::inference_result>> results;
   if constexpr (privpost::truncatable_family<family>) {
     if (!rec.has_bounds) throw std::invalid_argument("release record: the " + rec.model + " model needs bounds");
-    if (rec.policy != "drop") throw std::invalid_argument("release record: truncation_policy '" + rec.policy + "'; accepted: drop");
-    results.emplace_back("gibbs", run_chains([&](auto& g) {
-      return privpost::gibbs_ss_truncated(prior, mechanism, z, rec.n, rec.lower, rec.upper, g);
-    }, o, io, tick));
+    if (rec.policy != "drop")
+      throw std::invalid_argument("release record: truncation_policy '" + rec.policy + "'; accepted: drop");
+    results.emplace_back(
+        "gibbs",
+        run_chains([&](auto& g) { return privpost::gibbs_ss_truncated(prior, mechanism, z, rec.n, rec.lower, rec.upper, g); }, o,
+                   io, tick));
   } else {
-    results.emplace_back("gibbs", run_chains([&](auto& g) { return privpost::gibbs_ss(prior, mechanism, z, rec.n, g); }, o, io, tick));
+    results.emplace_back("gibbs",
+                         run_chains([&](auto& g) { return privpost::gibbs_ss(prior, mechanism, z, rec.n, g); }, o, io, tick));
   }
   if (o.compare_naive)
     results.emplace_back("naive", privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, z, rec.n, g); }, io));
-  std::printf("release: model %s, n %.0f, %s mechanism (epsilon %g%s), privpost %s\n", rec.model.c_str(), rec.n, rec.mechanism.c_str(),
-              rec.epsilon, rec.mechanism == "gaussian" ? (", delta " + std::to_string(rec.delta)).c_str() : "", rec.version.c_str());
+  std::printf("release: model %s, n %.0f, %s mechanism (epsilon %g%s), privpost %s\n", rec.model.c_str(), rec.n,
+              rec.mechanism.c_str(), rec.epsilon,
+              rec.mechanism == "gaussian" ? (", delta " + std::to_string(rec.delta)).c_str() : "", rec.version.c_str());
   std::printf("%d chains x %d draws (burn-in %d, thin %d, seed %llu)\n\n", o.chains, o.draws, o.burnin, o.thin,
               static_cast<unsigned long long>(o.seed));
   std::size_t warnings = 0;
   for (const auto& [method, r] : results) {
-    summarise(method == "gibbs" ? (privpost::truncatable_family<family> ? "noise-aware Gibbs-SS (truncated release)" : "noise-aware Gibbs-SS")
-                                : "naive (treats the release as exact; for comparison only)",
+    summarise(method == "gibbs"
+                  ? (privpost::truncatable_family<family> ? "noise-aware Gibbs-SS (truncated release)" : "noise-aware Gibbs-SS")
+                  : "naive (treats the release as exact; for comparison only)",
               r, names);
     if (method == "gibbs") warnings += warn("noise-aware", r, names);
   }
@@ -153,7 +163,8 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
 }
 
 template <class Prior>
-int with_mechanism(const Prior& prior, const privpost::tools::release_record& rec, const options& o, const std::vector<std::string>& names) {
+int with_mechanism(const Prior& prior, const privpost::tools::release_record& rec, const options& o,
+                   const std::vector<std::string>& names) {
   if (rec.mechanism == "laplace") {
     const privpost::laplace_mechanism m(rec.sensitivity, rec.epsilon);
     if (std::abs(m.scale() - rec.noise) > 1e-9 * rec.noise)
@@ -162,7 +173,8 @@ int with_mechanism(const Prior& prior, const privpost::tools::release_record& re
   }
   const auto m = privpost::gaussian_mechanism::analytic(rec.sensitivity, rec.epsilon, rec.delta);
   if (std::abs(m.sigma() - rec.noise) > 1e-9 * rec.noise)
-    throw std::invalid_argument("release record: Gaussian sigma does not match the analytic calibration of (epsilon, delta, sensitivity)");
+    throw std::invalid_argument(
+        "release record: Gaussian sigma does not match the analytic calibration of (epsilon, delta, sensitivity)");
   return run(prior, m, rec, o, names);
 }
 
@@ -210,10 +222,11 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   const int d = static_cast<int>(rec.covariates.size());
   const regression_layout layout(d, rec.intercept);
   const int p = layout.columns();
-  const Eigen::VectorXd z = Eigen::Map<const Eigen::VectorXd>(rec.noisy_statistics.data(), static_cast<Eigen::Index>(rec.noisy_statistics.size()));
+  const Eigen::VectorXd z =
+      Eigen::Map<const Eigen::VectorXd>(rec.noisy_statistics.data(), static_cast<Eigen::Index>(rec.noisy_statistics.size()));
   if (z.size() != layout.size())
-    throw std::invalid_argument("release record: " + std::to_string(z.size()) + " noisy statistics; linreg with " + std::to_string(d) +
-                                " covariate(s) has " + std::to_string(layout.size()));
+    throw std::invalid_argument("release record: " + std::to_string(z.size()) + " noisy statistics; linreg with " +
+                                std::to_string(d) + " covariate(s) has " + std::to_string(layout.size()));
   std::string defaults;
   for (int k = 0; k < p; ++k) defaults += "0,";
   for (int k = 0; k < p; ++k) defaults += "1,";
@@ -225,7 +238,8 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
     mu(k) = v[static_cast<std::size_t>(k)];
     lambda(k) = v[static_cast<std::size_t>(p + k)];
   }
-  const nig_regression_prior prior(mu, lambda.asDiagonal(), v[static_cast<std::size_t>(2 * p)], v[static_cast<std::size_t>(2 * p + 1)]);
+  const nig_regression_prior prior(mu, lambda.asDiagonal(), v[static_cast<std::size_t>(2 * p)],
+                                   v[static_cast<std::size_t>(2 * p + 1)]);
   // Covariate model defaults from the declared bounds: centre m, spread (width / 4)^2 per covariate (on [-1, 1]
   // when the release was made on the box's unit scale: centre 0, spread 1/4).
   Eigen::VectorXd centre(d), spread(d);
@@ -243,29 +257,44 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   if (moments == "update") {
     const double nu = d + 3.0;
     const niw_hyperprior h{centre, 1.0, Eigen::MatrixXd(spread.asDiagonal()) * (nu - d - 1.0), nu};
-    results.emplace_back("gibbs", run_chains([&](auto& g) {
-      return gibbs_ss(linear_regression_model(layout, hierarchical_normal_covariates(layout, h, g)), prior, mechanism, z, rec.n, g);
-    }, o, io, tick));
+    results.emplace_back("gibbs", run_chains(
+                                      [&](auto& g) {
+                                        return gibbs_ss(
+                                            linear_regression_model(layout, hierarchical_normal_covariates(layout, h, g)), prior,
+                                            mechanism, z, rec.n, g);
+                                      },
+                                      o, io, tick));
   } else if (moments == "prior") {
     const auto cm = normal_covariate_moments(layout, centre, Eigen::MatrixXd(spread.asDiagonal()));
-    results.emplace_back("gibbs", run_chains([&](auto& g) {
-      return gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, mechanism, z, rec.n, g);
-    }, o, io, tick));
+    results.emplace_back("gibbs", run_chains(
+                                      [&](auto& g) {
+                                        return gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, mechanism,
+                                                        z, rec.n, g);
+                                      },
+                                      o, io, tick));
   } else if (moments == "noisy") {
-    if (rec.noisy_moments.empty()) throw std::invalid_argument("--moments noisy: the release record holds no noisy_moments (release with --noisy-moments)");
+    if (rec.noisy_moments.empty())
+      throw std::invalid_argument("--moments noisy: the release record holds no noisy_moments (release with --noisy-moments)");
     const moment_release_layout ml(layout);
-    const Eigen::VectorXd zm = Eigen::Map<const Eigen::VectorXd>(rec.noisy_moments.data(), static_cast<Eigen::Index>(rec.noisy_moments.size()));
+    const Eigen::VectorXd zm =
+        Eigen::Map<const Eigen::VectorXd>(rec.noisy_moments.data(), static_cast<Eigen::Index>(rec.noisy_moments.size()));
     const auto cm = ml.moments_from_release(zm);
-    results.emplace_back("gibbs", run_chains([&](auto& g) {
-      return gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, mechanism, z, rec.n, g);
-    }, o, io, tick));
+    results.emplace_back("gibbs", run_chains(
+                                      [&](auto& g) {
+                                        return gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, mechanism,
+                                                        z, rec.n, g);
+                                      },
+                                      o, io, tick));
   } else {
     throw std::invalid_argument("--moments is '" + moments + "'; accepted: update, prior, noisy");
   }
   if (o.compare_naive)
-    results.emplace_back("naive", infer([&](auto& g) { return conjugate_sampler(linear_regression_statistic(layout), prior, z, rec.n, g); }, io));
+    results.emplace_back(
+        "naive", infer([&](auto& g) { return conjugate_sampler(linear_regression_statistic(layout), prior, z, rec.n, g); }, io));
   std::vector<std::string> names;
-  for (int k = 0; k < p; ++k) names.push_back((rec.intercept && k == 0) ? std::string("intercept") : rec.covariates[static_cast<std::size_t>(k - (rec.intercept ? 1 : 0))]);
+  for (int k = 0; k < p; ++k)
+    names.push_back((rec.intercept && k == 0) ? std::string("intercept")
+                                              : rec.covariates[static_cast<std::size_t>(k - (rec.intercept ? 1 : 0))]);
   names.push_back("sigma^2");
   // Diagnostics on the sampled scale (an affine map of each coordinate's draws changes neither R-hat nor ESS).
   if (rec.unit_scaled) {
@@ -273,14 +302,17 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   }
   std::printf("release: model linreg (%d covariate(s)%s), n %.0f, %s mechanism (epsilon %g), privpost %s\n", d,
               rec.intercept ? " + intercept" : "", rec.n, rec.mechanism.c_str(), rec.epsilon, rec.version.c_str());
-  std::printf("%d chains x %d draws (burn-in %d, thin %d, seed %llu); covariate moments: %s\n", o.chains, o.draws, o.burnin, o.thin,
-              static_cast<unsigned long long>(o.seed), moments.c_str());
+  std::printf("%d chains x %d draws (burn-in %d, thin %d, seed %llu); covariate moments: %s\n", o.chains, o.draws, o.burnin,
+              o.thin, static_cast<unsigned long long>(o.seed), moments.c_str());
   if (rec.unit_scaled)
-    std::printf("sampled on [-1, 1] by the declared box (prior on that scale); coefficients and sigma^2 reported on the data's scale\n");
+    std::printf(
+        "sampled on [-1, 1] by the declared box (prior on that scale); coefficients and sigma^2 reported on the data's scale\n");
   std::printf("\n");
   std::size_t total_warnings = 0;
   for (const auto& [method, r] : results) {
-    summarise(method == "gibbs" ? ("noise-aware Gibbs-SS-" + moments).c_str() : "naive (treats the release as exact; for comparison only)", r, names);
+    summarise(method == "gibbs" ? ("noise-aware Gibbs-SS-" + moments).c_str()
+                                : "naive (treats the release as exact; for comparison only)",
+              r, names);
     if (method == "gibbs") total_warnings += warn("noise-aware", r, names);
   }
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
@@ -290,12 +322,14 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
 int run_regression(const privpost::tools::release_record& rec, const options& o) {
   if (rec.mechanism == "laplace") {
     const privpost::laplace_mechanism m(rec.sensitivity, rec.epsilon);
-    if (std::abs(m.scale() - rec.noise) > 1e-9 * rec.noise) throw std::invalid_argument("release record: Laplace scale does not equal sensitivity / epsilon");
+    if (std::abs(m.scale() - rec.noise) > 1e-9 * rec.noise)
+      throw std::invalid_argument("release record: Laplace scale does not equal sensitivity / epsilon");
     return run_regression_with(rec, o, m);
   }
   const auto m = privpost::gaussian_mechanism::analytic(rec.sensitivity, rec.epsilon, rec.delta);
   if (std::abs(m.sigma() - rec.noise) > 1e-9 * rec.noise)
-    throw std::invalid_argument("release record: Gaussian sigma does not match the analytic calibration of (epsilon, delta, sensitivity)");
+    throw std::invalid_argument(
+        "release record: Gaussian sigma does not match the analytic calibration of (epsilon, delta, sensitivity)");
   return run_regression_with(rec, o, m);
 }
 
@@ -312,11 +346,16 @@ int dispatch(const privpost::tools::release_record& rec, options o) {
       for (int k = 0; k < rec.categories; ++k) o.prior += (k ? ",1" : "1");
     }
     switch (rec.categories) {
-      case 2: return multinomial<2>(rec, o);
-      case 3: return multinomial<3>(rec, o);
-      case 4: return multinomial<4>(rec, o);
-      case 5: return multinomial<5>(rec, o);
-      default: throw std::invalid_argument("release record: categories is " + std::to_string(rec.categories) + "; accepted: 2 to 5");
+      case 2:
+        return multinomial<2>(rec, o);
+      case 3:
+        return multinomial<3>(rec, o);
+      case 4:
+        return multinomial<4>(rec, o);
+      case 5:
+        return multinomial<5>(rec, o);
+      default:
+        throw std::invalid_argument("release record: categories is " + std::to_string(rec.categories) + "; accepted: 2 to 5");
     }
   }
   if (m == "exponential") {
@@ -328,7 +367,8 @@ int dispatch(const privpost::tools::release_record& rec, options o) {
     return with_mechanism(privpost::poisson_gamma_prior(p[0], p[1]), rec, o, {"rate"});
   }
   if (m == "normal-known-var") {
-    if (o.prior.empty()) throw std::invalid_argument("--prior is required for normal-known-var: mean0,sd0,sigma (sigma: the known record sd)");
+    if (o.prior.empty())
+      throw std::invalid_argument("--prior is required for normal-known-var: mean0,sd0,sigma (sigma: the known record sd)");
     const auto p = prior_values(o.prior, 3, "mean0,sd0,sigma");
     return with_mechanism(privpost::normal_mean_prior(p[0], p[1], p[2]), rec, o, {"mean"});
   }
@@ -336,7 +376,8 @@ int dispatch(const privpost::tools::release_record& rec, options o) {
     const auto p = prior_values(o.prior.empty() ? "0,1,1,1" : o.prior, 4, "normal-inverse-gamma m,kappa,a,b");
     return with_mechanism(privpost::normal_inverse_gamma_prior(p[0], p[1], p[2], p[3]), rec, o, {"mean", "variance"});
   }
-  throw std::invalid_argument("release record: model '" + m + "'; accepted: binomial, multinomial, poisson, exponential, normal-known-var, normal");
+  throw std::invalid_argument("release record: model '" + m +
+                              "'; accepted: binomial, multinomial, poisson, exponential, normal-known-var, normal");
 }
 
 }  // namespace
@@ -345,14 +386,16 @@ int main(int argc, char** argv) {
   CLI::App app{"privpost-infer: noise-aware posterior from a privpost release record"};
   options o;
   app.add_option("release", o.release, "the JSON release record written by privpost-release")->required();
-  app.add_option("--prior", o.prior,
-                 "comma list: binomial a,b (default 1,1); multinomial alpha_1..K (default 1s); exponential/poisson Gamma shape,rate "
-                 "(default 1,1); normal-known-var mean0,sd0,sigma (required); normal m,kappa,a,b (default 0,1,1,1); linreg "
-                 "mu_0..mu_{p-1},lambda_0..lambda_{p-1} (diagonal precision),a,b of the normal-inverse-gamma prior (default zeros, ones, "
-                 "2, 1; for releases on the declared box's [-1, 1] scale, the default, the prior is on that scale: intercept first)");
+  app.add_option(
+      "--prior", o.prior,
+      "comma list: binomial a,b (default 1,1); multinomial alpha_1..K (default 1s); exponential/poisson Gamma shape,rate "
+      "(default 1,1); normal-known-var mean0,sd0,sigma (required); normal m,kappa,a,b (default 0,1,1,1); linreg "
+      "mu_0..mu_{p-1},lambda_0..lambda_{p-1} (diagonal precision),a,b of the normal-inverse-gamma prior (default zeros, ones, "
+      "2, 1; for releases on the declared box's [-1, 1] scale, the default, the prior is on that scale: intercept first)");
   app.add_flag("--compare-naive", o.compare_naive, "also run the naive method (treats the release as exact)");
-  app.add_option("--moments", o.moments,
-                 "linreg: covariate moments update (hierarchical normal, default), prior (normal from the bounds) or noisy (released)");
+  app.add_option(
+      "--moments", o.moments,
+      "linreg: covariate moments update (hierarchical normal, default), prior (normal from the bounds) or noisy (released)");
   app.add_option("--chains", o.chains, "number of chains")->check(CLI::Range(1, 256));
   app.add_option("--burnin", o.burnin, "burn-in sweeps per chain")->check(CLI::Range(0, 100000000));
   app.add_option("--draws", o.draws, "kept draws per chain")->check(CLI::Range(4, 100000000));
@@ -360,7 +403,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "seed (inference is reproducible from it)");
   app.add_flag("--parallel", o.parallel, "run the chains in parallel threads");
   app.add_option("--draws-csv", o.draws_csv, "write every draw to this CSV file");
-  app.add_flag("--strict", o.strict, "exit with status 3 when the diagnostics warn (R-hat > 1.01, ESS < 100 per chain, repairs > 1%)");
+  app.add_flag("--strict", o.strict,
+               "exit with status 3 when the diagnostics warn (R-hat > 1.01, ESS < 100 per chain, repairs > 1%)");
   app.add_option("--target-ess", o.target_ess,
                  "extend the chains (doubling the kept draws) until every parameter has R-hat <= 1.01 and bulk and tail ESS >= N")
       ->check(CLI::Range(1.0, 1e9));

@@ -47,7 +47,8 @@ std::pair<double, double> parse_bounds(const std::string& text, const char* flag
   } catch (const std::exception&) {
     throw std::invalid_argument(std::string(flag) + " is '" + text + "'; accepted: two numbers lo,hi");
   }
-  if (!(std::isfinite(lo) && std::isfinite(hi) && lo < hi)) throw std::invalid_argument(std::string(flag) + ": accepted finite lo < hi");
+  if (!(std::isfinite(lo) && std::isfinite(hi) && lo < hi))
+    throw std::invalid_argument(std::string(flag) + ": accepted finite lo < hi");
   return {lo, hi};
 }
 
@@ -57,7 +58,8 @@ std::pair<double, double> parse_bounds(const std::string& text, const char* flag
 // --noisy-moments the budget is split evenly with a release of the fourth sample moments.
 privpost::tools::release_record make_regression_release(const options& o) {
   using namespace privpost;
-  if (o.covariates.empty() || o.response.empty()) throw std::invalid_argument("linreg needs --covariates a,b,... and --response y");
+  if (o.covariates.empty() || o.response.empty())
+    throw std::invalid_argument("linreg needs --covariates a,b,... and --response y");
   if (o.x_bounds.empty() || o.y_bounds.empty())
     throw std::invalid_argument("linreg needs declared bounds: --x-bounds lo,hi (every covariate) and --y-bounds lo,hi");
   tools::release_record r;
@@ -73,7 +75,8 @@ privpost::tools::release_record make_regression_release(const options& o) {
   r.policy = "clamp";
   r.unit_scaled = true;
   const double xc = 0.5 * (xb.first + xb.second), xh = 0.5 * (xb.second - xb.first);
-  const double yc = 0.5 * (r.response_bounds.first + r.response_bounds.second), yh = 0.5 * (r.response_bounds.second - r.response_bounds.first);
+  const double yc = 0.5 * (r.response_bounds.first + r.response_bounds.second),
+               yh = 0.5 * (r.response_bounds.second - r.response_bounds.first);
   const int d = static_cast<int>(r.covariates.size());
   const regression_layout layout(d, r.intercept);
   std::vector<std::vector<double>> columns;
@@ -115,11 +118,10 @@ privpost::tools::release_record make_regression_release(const options& o) {
     r.moment_epsilon = o.epsilon * share;
   }
   std::cerr << "privpost-release: records mapped to [-1, 1] by the declared box; linreg statistic L1 sensitivity " << l1
-            << " by intervals (the paper's bound would be " << regression_paper_sensitivity(2.0, 2.0, static_cast<std::size_t>(layout.columns()))
-            << ")\n";
+            << " by intervals (the paper's bound would be "
+            << regression_paper_sensitivity(2.0, 2.0, static_cast<std::size_t>(layout.columns())) << ")\n";
   return r;
 }
-
 
 privpost::tools::release_record make_release(const options& o) {
   using namespace privpost;
@@ -137,19 +139,21 @@ privpost::tools::release_record make_release(const options& o) {
     if (o.model == "binomial") {
       s = Eigen::VectorXd::Zero(1);
       for (std::size_t i = 0; i < x.size(); ++i) {
-        if (x[i] != 0.0 && x[i] != 1.0) throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) + "; accepted: 0 or 1");
+        if (x[i] != 0.0 && x[i] != 1.0)
+          throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) + "; accepted: 0 or 1");
         s(0) += x[i];
       }
       l1 = binomial_family::l1_sensitivity;
       l2 = binomial_family::l2_sensitivity;
     } else {
-      if (o.categories < 2) throw std::invalid_argument("--categories is " + std::to_string(o.categories) + "; accepted: an integer >= 2");
+      if (o.categories < 2)
+        throw std::invalid_argument("--categories is " + std::to_string(o.categories) + "; accepted: an integer >= 2");
       r.categories = o.categories;
       s = Eigen::VectorXd::Zero(o.categories - 1);
       for (std::size_t i = 0; i < x.size(); ++i) {
         if (!(x[i] >= 0 && x[i] < o.categories && std::floor(x[i]) == x[i]))
-          throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) + "; accepted: a category 0.." +
-                                      std::to_string(o.categories - 1));
+          throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) +
+                                      "; accepted: a category 0.." + std::to_string(o.categories - 1));
         if (x[i] < o.categories - 1) s(static_cast<Eigen::Index>(x[i])) += 1.0;
       }
       l1 = 2.0;
@@ -213,7 +217,8 @@ int main(int argc, char** argv) {
   app.add_flag("--noisy-moments", o.noisy_moments,
                "linreg: also release the covariates' fourth sample moments (Gibbs-SS-Noisy), splitting epsilon evenly");
   app.add_option("--epsilon", o.epsilon, "privacy budget epsilon")->required();
-  app.add_option("--mechanism", o.mechanism, "laplace|gaussian (analytic calibration)")->check(CLI::IsMember({"laplace", "gaussian"}));
+  app.add_option("--mechanism", o.mechanism, "laplace|gaussian (analytic calibration)")
+      ->check(CLI::IsMember({"laplace", "gaussian"}));
   app.add_option("--delta", o.delta, "delta of the Gaussian mechanism");
   app.add_option("--lower", o.lower, "declared lower bound of a record (unbounded models)");
   app.add_option("--upper", o.upper, "declared upper bound of a record (unbounded models)");
@@ -221,7 +226,8 @@ int main(int argc, char** argv) {
   app.add_option("--output", o.output, "write the release record here (default: standard output)");
   CLI11_PARSE(app, argc, argv);
   try {
-    if (o.model != "linreg" && o.column.empty()) throw std::invalid_argument("--column is required for the " + o.model + " model");
+    if (o.model != "linreg" && o.column.empty())
+      throw std::invalid_argument("--column is required for the " + o.model + " model");
     const auto record = make_release(o);
     const std::string text = privpost::tools::to_json(record).dump(2) + "\n";
     if (o.output.empty()) {

@@ -16,17 +16,17 @@
 namespace privpost::tools {
 
 struct release_record {
-  std::string model;                ///< binomial|multinomial|poisson|exponential|normal-known-var|normal
-  double n = 0;                     ///< number of records (public)
-  int categories = 0;               ///< K, multinomial only
-  std::string mechanism;            ///< laplace|gaussian
+  std::string model;      ///< binomial|multinomial|poisson|exponential|normal-known-var|normal
+  double n = 0;           ///< number of records (public)
+  int categories = 0;     ///< K, multinomial only
+  std::string mechanism;  ///< laplace|gaussian
   double epsilon = 0, delta = 0;
-  double sensitivity = 0;           ///< L1 (Laplace) or L2 (Gaussian)
-  double noise = 0;                 ///< Laplace scale b, or Gaussian sigma
-  std::string calibration;          ///< Gaussian only: analytic
+  double sensitivity = 0;   ///< L1 (Laplace) or L2 (Gaussian)
+  double noise = 0;         ///< Laplace scale b, or Gaussian sigma
+  std::string calibration;  ///< Gaussian only: analytic
   bool has_bounds = false;
-  double lower = 0, upper = 0;      ///< declared record bounds
-  std::string policy;               ///< drop|clamp
+  double lower = 0, upper = 0;  ///< declared record bounds
+  std::string policy;           ///< drop|clamp
   std::vector<double> noisy_statistics;
   std::string version;
   // linreg only
@@ -38,7 +38,7 @@ struct release_record {
   /// true: every record was mapped to [-1, 1] by the declared box (x' = (x - centre) / half-width) before the
   /// statistics were computed, so the noisy statistics are on that scale (privpost-release since issue #8).
   bool unit_scaled = false;
-  std::vector<double> noisy_moments;    ///< Gibbs-SS-Noisy: released normalised fourth moments (may be empty)
+  std::vector<double> noisy_moments;  ///< Gibbs-SS-Noisy: released normalised fourth moments (may be empty)
   double moment_sensitivity = 0, moment_noise = 0, moment_epsilon = 0;
 };
 
@@ -53,21 +53,28 @@ inline nlohmann::json to_json(const release_record& r) {
     mech["sigma"] = r.noise;
     mech["calibration"] = r.calibration;
   }
-  nlohmann::json j = {{"format", "privpost-release-1"}, {"privpost_version", r.version}, {"model", r.model},
-                      {"n", r.n}, {"mechanism", mech}, {"truncation_policy", r.policy},
+  nlohmann::json j = {{"format", "privpost-release-1"},
+                      {"privpost_version", r.version},
+                      {"model", r.model},
+                      {"n", r.n},
+                      {"mechanism", mech},
+                      {"truncation_policy", r.policy},
                       {"noisy_statistics", r.noisy_statistics}};
   if (r.model == "multinomial") j["categories"] = r.categories;
   if (r.has_bounds) j["bounds"] = {{"lower", r.lower}, {"upper", r.upper}};
   if (r.model == "linreg") {
     nlohmann::json xb = nlohmann::json::array();
     for (const auto& b : r.covariate_bounds) xb.push_back({b.first, b.second});
-    j["regression"] = {{"covariates", r.covariates}, {"response", r.response}, {"intercept", r.intercept},
-                       {"covariate_bounds", xb}, {"response_bounds", {r.response_bounds.first, r.response_bounds.second}},
+    j["regression"] = {{"covariates", r.covariates},
+                       {"response", r.response},
+                       {"intercept", r.intercept},
+                       {"covariate_bounds", xb},
+                       {"response_bounds", {r.response_bounds.first, r.response_bounds.second}},
                        {"scale", r.unit_scaled ? "unit_box" : "raw"}};
     if (!r.noisy_moments.empty()) {
       j["regression"]["noisy_moments"] = r.noisy_moments;
-      j["regression"]["moments_mechanism"] = {{"name", "laplace"}, {"epsilon", r.moment_epsilon}, {"sensitivity", r.moment_sensitivity},
-                                             {"scale", r.moment_noise}};
+      j["regression"]["moments_mechanism"] = {
+          {"name", "laplace"}, {"epsilon", r.moment_epsilon}, {"sensitivity", r.moment_sensitivity}, {"scale", r.moment_noise}};
       j["regression"]["budget_split"] = "even: half of epsilon on the statistics, half on the fourth sample moments";
     }
   }
@@ -77,7 +84,8 @@ inline nlohmann::json to_json(const release_record& r) {
 /// Parses and checks a release record; throws std::invalid_argument naming the offending field.
 inline release_record from_json(const nlohmann::json& j) {
   auto need = [&](const nlohmann::json& obj, const char* key) -> const nlohmann::json& {
-    if (!obj.is_object() || !obj.contains(key)) throw std::invalid_argument(std::string("release record: missing field '") + key + "'");
+    if (!obj.is_object() || !obj.contains(key))
+      throw std::invalid_argument(std::string("release record: missing field '") + key + "'");
     return obj.at(key);
   };
   auto number = [&](const nlohmann::json& obj, const char* key) {
@@ -88,10 +96,12 @@ inline release_record from_json(const nlohmann::json& j) {
     return x;
   };
   release_record r;
-  if (need(j, "format") != "privpost-release-1") throw std::invalid_argument("release record: unknown format (expected privpost-release-1)");
+  if (need(j, "format") != "privpost-release-1")
+    throw std::invalid_argument("release record: unknown format (expected privpost-release-1)");
   r.model = need(j, "model").get<std::string>();
   r.n = number(j, "n");
-  if (!(r.n >= 1 && std::floor(r.n) == r.n)) throw std::invalid_argument("release record: n is " + std::to_string(r.n) + "; accepted: a whole number >= 1");
+  if (!(r.n >= 1 && std::floor(r.n) == r.n))
+    throw std::invalid_argument("release record: n is " + std::to_string(r.n) + "; accepted: a whole number >= 1");
   const auto& m = need(j, "mechanism");
   r.mechanism = need(m, "name").get<std::string>();
   r.epsilon = number(m, "epsilon");
@@ -115,7 +125,8 @@ inline release_record from_json(const nlohmann::json& j) {
   const auto& z = need(j, "noisy_statistics");
   if (!z.is_array()) throw std::invalid_argument("release record: noisy_statistics is not an array");
   for (const auto& v : z) {
-    if (!v.is_number() || !std::isfinite(v.get<double>())) throw std::invalid_argument("release record: a noisy statistic is not a finite number");
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+      throw std::invalid_argument("release record: a noisy statistic is not a finite number");
     r.noisy_statistics.push_back(v.get<double>());
   }
   r.version = j.value("privpost_version", std::string("unknown"));
@@ -124,17 +135,20 @@ inline release_record from_json(const nlohmann::json& j) {
     for (const auto& c : need(g, "covariates")) r.covariates.push_back(c.get<std::string>());
     r.response = need(g, "response").get<std::string>();
     r.intercept = need(g, "intercept").get<bool>();
-    for (const auto& b : need(g, "covariate_bounds")) r.covariate_bounds.emplace_back(b.at(0).get<double>(), b.at(1).get<double>());
+    for (const auto& b : need(g, "covariate_bounds"))
+      r.covariate_bounds.emplace_back(b.at(0).get<double>(), b.at(1).get<double>());
     r.response_bounds = {need(g, "response_bounds").at(0).get<double>(), need(g, "response_bounds").at(1).get<double>()};
     const std::string scale = g.value("scale", std::string("raw"));
     if (scale != "raw" && scale != "unit_box")
       throw std::invalid_argument("release record: regression scale '" + scale + "'; accepted: raw, unit_box");
     r.unit_scaled = scale == "unit_box";
     if (r.covariates.empty() || r.covariate_bounds.size() != r.covariates.size())
-      throw std::invalid_argument("release record: regression covariates and covariate_bounds must be non-empty and of equal length");
+      throw std::invalid_argument(
+          "release record: regression covariates and covariate_bounds must be non-empty and of equal length");
     if (g.contains("noisy_moments")) {
       for (const auto& v : g.at("noisy_moments")) {
-        if (!v.is_number() || !std::isfinite(v.get<double>())) throw std::invalid_argument("release record: a noisy moment is not a finite number");
+        if (!v.is_number() || !std::isfinite(v.get<double>()))
+          throw std::invalid_argument("release record: a noisy moment is not a finite number");
         r.noisy_moments.push_back(v.get<double>());
       }
       r.moment_epsilon = number(need(g, "moments_mechanism"), "epsilon");
@@ -170,7 +184,8 @@ inline std::vector<double> read_csv_column(const std::string& path, const std::s
   std::vector<double> values;
   for (std::size_t number = 2; std::getline(in, line); ++number) {
     if (line.empty() || line == "\r") continue;
-    if (line.find('"') != std::string::npos) throw std::invalid_argument("CSV line " + std::to_string(number) + ": quoted fields are not supported");
+    if (line.find('"') != std::string::npos)
+      throw std::invalid_argument("CSV line " + std::to_string(number) + ": quoted fields are not supported");
     const auto cells = split(line);
     if (cells.size() <= index) throw std::invalid_argument("CSV line " + std::to_string(number) + ": too few fields");
     char* end = nullptr;

@@ -28,13 +28,12 @@ inline std::vector<std::string> split_list(const std::string& s) {
 
 inline void print_table(const std::vector<calibration_row>& rows, std::ostream& os) {
   os << std::left << std::setw(12) << "method" << std::setw(10) << "parameter" << std::right << std::setw(9) << "KS"
-     << std::setw(12) << "KS p" << std::setw(9) << "cov50" << std::setw(9) << "cov90" << std::setw(12) << "MMD^2"
-     << std::setw(14) << "s/posterior" << '\n';
+     << std::setw(12) << "KS p" << std::setw(9) << "cov50" << std::setw(9) << "cov90" << std::setw(12) << "MMD^2" << std::setw(14)
+     << "s/posterior" << '\n';
   for (const auto& r : rows) {
     os << std::left << std::setw(12) << r.method << std::setw(10) << r.parameter << std::right << std::fixed
-       << std::setprecision(4) << std::setw(9) << r.ks << std::setw(12) << std::scientific << std::setprecision(2)
-       << r.ks_pvalue << std::fixed << std::setprecision(3) << std::setw(9) << r.coverage50 << std::setw(9)
-       << r.coverage90;
+       << std::setprecision(4) << std::setw(9) << r.ks << std::setw(12) << std::scientific << std::setprecision(2) << r.ks_pvalue
+       << std::fixed << std::setprecision(3) << std::setw(9) << r.coverage50 << std::setw(9) << r.coverage90;
     if (r.mmd2) {
       os << std::setw(12) << std::scientific << std::setprecision(2) << *r.mmd2;
     } else {

@@ -179,7 +179,8 @@ TEST_CASE("draw_inverse_gaussian fits IG(mu, lambda), including huge and infinit
     require_fits(xs, [&](double x) { return bm::cdf(bm::inverse_gaussian_distribution<>(mu, lambda), x); });
   }
   // mu = inf: the Levy distribution, x = lambda / chi^2_1, so lambda / x ~ chi^2_1.
-  const auto levy = sample(ks_draws, [&] { return 2.0 / draw_inverse_gaussian(g, std::numeric_limits<double>::infinity(), 2.0); });
+  const auto levy =
+      sample(ks_draws, [&] { return 2.0 / draw_inverse_gaussian(g, std::numeric_limits<double>::infinity(), 2.0); });
   require_fits(levy, [](double y) { return bm::cdf(bm::chi_squared_distribution<>(1.0), y); });
   const auto xs = sample(ks_draws, [&] { return draw_inverse_gaussian(g, 1.0, 1.0); });
   require_rejects(xs, [&](double x) { return bm::cdf(bm::inverse_gaussian_distribution<>(1.0, 0.8), x); });

@@ -50,11 +50,11 @@ TEST_CASE("multinomial: closed-form moments equal autodiff of the log-partition"
 
 TEST_CASE("conjugate updates and prior draws", "[families]") {
   const beta_prior post = beta_prior(2.0, 3.0).update(Eigen::Matrix<double, 1, 1>(4.0), 10.0);
-  CHECK(post.a == 6.0);
-  CHECK(post.b == 9.0);
+  CHECK(post.a() == 6.0);
+  CHECK(post.b() == 9.0);
   const dirichlet_prior<3> d(Eigen::Vector3d(1.0, 2.0, 3.0));
   const auto dp = d.update(Eigen::Vector2d(4.0, 5.0), 12.0);
-  CHECK(dp.alpha == Eigen::Vector3d(5.0, 7.0, 6.0));
+  CHECK(dp.alpha() == Eigen::Vector3d(5.0, 7.0, 6.0));
   std::mt19937_64 g(3);
   double total = 0.0;
   for (int i = 0; i < 20000; ++i) total += post.draw(g);

@@ -86,9 +86,10 @@ TEST_CASE("SSP interval bound is never larger than the published bounds", "[ssp]
   }
   // Regression paper (001 Sec. 3.1), boxes containing 0, both policies.
   for (auto policy : {out_of_bounds::clamp, out_of_bounds::drop}) {
-    for (const auto& pair_ : {std::pair{interval(-1.0, 1.0), interval(-1.0, 1.0)}, std::pair{interval(0.0, 1.0), interval(-2.0, 3.0)}}) {
-    const auto bx = pair_.first;
-    const auto by = pair_.second;
+    for (const auto& pair_ :
+         {std::pair{interval(-1.0, 1.0), interval(-1.0, 1.0)}, std::pair{interval(0.0, 1.0), interval(-2.0, 3.0)}}) {
+      const auto bx = pair_.first;
+      const auto by = pair_.second;
       const bounded_statistic<3, decltype(regression_stat)> r(regression_stat, {bx, bx, by}, policy);
       const double paper = regression_paper_sensitivity(bx.width(), by.width(), 2);
       INFO("interval " << r.l1_sensitivity() << " vs paper " << paper);

@@ -62,6 +62,7 @@ TEST_CASE("truncated Gibbs-SS sweeps allocate nothing", "[allocation]") {
   gibbs_ss_truncated poisson(poisson_gamma_prior(10.0, 2.0), laplace_mechanism(11.0, 0.5), z1, 500.0, 1.0, 11.0, g);
   CHECK(allocations_in_sweeps(poisson, g) == 0);
   z2 << 10.0, 480.0;
-  gibbs_ss_truncated normal(normal_inverse_gamma_prior(0.0, 1.0, 10.0, 10.0), laplace_mechanism(12.0, 0.5), z2, 500.0, -3.0, 3.0, g);
+  gibbs_ss_truncated normal(normal_inverse_gamma_prior(0.0, 1.0, 10.0, 10.0), laplace_mechanism(12.0, 0.5), z2, 500.0, -3.0, 3.0,
+                            g);
   CHECK(allocations_in_sweeps(normal, g) == 0);
 }

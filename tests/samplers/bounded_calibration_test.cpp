@@ -18,9 +18,9 @@
 
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/multinomial.hpp"
-#include "privpost/testing/family_study.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
+#include "privpost/testing/family_study.hpp"
 #include "support/calibration_checks.hpp"
 
 using namespace privpost;
@@ -50,7 +50,8 @@ const calibration_row& row(const std::vector<calibration_row>& rows, const std::
 }
 }  // namespace
 
-TEST_CASE("binomial Gibbs-SS is calibrated for n >= 100 at every epsilon (Laplace)", "[calibration][binomial][coverage-binomial]") {
+TEST_CASE("binomial Gibbs-SS is calibrated for n >= 100 at every epsilon (Laplace)",
+          "[calibration][binomial][coverage-binomial]") {
   for (double n : {10.0, 100.0, 1000.0}) {
     for (double eps : {0.01, 0.1, 1.0}) {
       const bounded_family_study study(beta_prior(1.0, 1.0), laplace_mechanism(binomial_family::l1_sensitivity, eps),
@@ -84,7 +85,8 @@ TEST_CASE("binomial Gibbs-SS is calibrated with the Gaussian mechanism", "[calib
   CHECK(row(rows, "naive").ks_pvalue < level);
 }
 
-TEST_CASE("multinomial (K = 3) Gibbs-SS is calibrated for n >= 100 at every epsilon", "[calibration][multinomial][coverage-multinomial]") {
+TEST_CASE("multinomial (K = 3) Gibbs-SS is calibrated for n >= 100 at every epsilon",
+          "[calibration][multinomial][coverage-multinomial]") {
   const dirichlet_prior<3> prior(Eigen::Vector3d(1.0, 1.0, 1.0));
   for (double n : {10.0, 100.0, 1000.0}) {
     for (double eps : {0.01, 0.1, 1.0}) {
@@ -106,7 +108,8 @@ TEST_CASE("multinomial (K = 3) Gibbs-SS is calibrated for n >= 100 at every epsi
 }
 
 TEST_CASE("multinomial naive is rejected at n = 100, epsilon = 0.01", "[calibration][multinomial]") {
-  const bounded_family_study study(dirichlet_prior<3>(Eigen::Vector3d(1.0, 1.0, 1.0)), laplace_mechanism(2.0, 0.01), settings(100));
+  const bounded_family_study study(dirichlet_prior<3>(Eigen::Vector3d(1.0, 1.0, 1.0)), laplace_mechanism(2.0, 0.01),
+                                   settings(100));
   const auto rows = run_calibration(study, {trials, 79, 0}).report();
   INFO("naive KS " << row(rows, "naive", 0).ks);
   CHECK(row(rows, "naive", 0).ks_pvalue < level);

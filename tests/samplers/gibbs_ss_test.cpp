@@ -14,8 +14,8 @@
 #include "privpost/inference/infer.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
-#include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/conjugate.hpp"
+#include "privpost/samplers/gibbs_ss.hpp"
 
 using namespace privpost;
 

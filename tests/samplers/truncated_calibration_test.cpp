@@ -15,9 +15,9 @@
 #include "privpost/families/normal.hpp"
 #include "privpost/families/normal_known_variance.hpp"
 #include "privpost/families/poisson.hpp"
-#include "privpost/testing/truncated_study.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
+#include "privpost/testing/truncated_study.hpp"
 #include "support/calibration_checks.hpp"
 
 using namespace privpost;
@@ -50,8 +50,8 @@ std::vector<calibration_row> laplace_study(const Prior& prior, double n, double 
 template <class Prior>
 void require_gibbs_calibrated(const char* name, const Prior& prior, double n, std::uint64_t seed) {
   for (double eps : {0.1, 1.0}) {
-    const auto rows = laplace_study(prior, n, eps, seed + static_cast<std::uint64_t>(n + 10 * eps), coverage_trials,
-                                    {"gibbs", "nonprivate"});
+    const auto rows =
+        laplace_study(prior, n, eps, seed + static_cast<std::uint64_t>(n + 10 * eps), coverage_trials, {"gibbs", "nonprivate"});
     for (const auto& r : rows) {
       INFO(name << ", n = " << n << ", epsilon = " << eps);
       test::check_calibrated(r);
@@ -74,17 +74,21 @@ TEST_CASE("truncated Poisson Gibbs-SS is calibrated at n = 1000", "[calibration]
   require_gibbs_calibrated("poisson", poisson_gamma_prior(10.0, 2.0), 1000.0, 200);
 }
 
-TEST_CASE("truncated normal (known variance) Gibbs-SS is calibrated at n = 100", "[calibration][truncated][coverage-normal-known-var]") {
+TEST_CASE("truncated normal (known variance) Gibbs-SS is calibrated at n = 100",
+          "[calibration][truncated][coverage-normal-known-var]") {
   require_gibbs_calibrated("normal-known-var", normal_mean_prior(0.0, 1.0, 1.0), 100.0, 300);
 }
-TEST_CASE("truncated normal (known variance) Gibbs-SS is calibrated at n = 1000", "[calibration][truncated][coverage-normal-known-var]") {
+TEST_CASE("truncated normal (known variance) Gibbs-SS is calibrated at n = 1000",
+          "[calibration][truncated][coverage-normal-known-var]") {
   require_gibbs_calibrated("normal-known-var", normal_mean_prior(0.0, 1.0, 1.0), 1000.0, 300);
 }
 
-TEST_CASE("truncated normal (normal-inverse-gamma) Gibbs-SS is calibrated at n = 100", "[calibration][truncated][coverage-normal]") {
+TEST_CASE("truncated normal (normal-inverse-gamma) Gibbs-SS is calibrated at n = 100",
+          "[calibration][truncated][coverage-normal]") {
   require_gibbs_calibrated("normal", normal_inverse_gamma_prior(0.0, 1.0, 10.0, 10.0), 100.0, 400);
 }
-TEST_CASE("truncated normal (normal-inverse-gamma) Gibbs-SS is calibrated at n = 1000", "[calibration][truncated][coverage-normal]") {
+TEST_CASE("truncated normal (normal-inverse-gamma) Gibbs-SS is calibrated at n = 1000",
+          "[calibration][truncated][coverage-normal]") {
   require_gibbs_calibrated("normal", normal_inverse_gamma_prior(0.0, 1.0, 10.0, 10.0), 1000.0, 400);
 }
 

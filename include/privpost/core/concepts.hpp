@@ -7,9 +7,9 @@
 #include <array>
 #include <concepts>
 #include <cstddef>
+#include <random>
 #include <ranges>
 #include <string>
-#include <random>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -17,6 +17,8 @@
 #include "privpost/core/interval.hpp"
 #include "privpost/core/numerical_events.hpp"
 
+// clang-format 14 misformats concept definitions (requires-expressions as comparisons): this file is laid out by hand.
+// clang-format off
 namespace privpost {
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -326,3 +328,4 @@ concept calibration_study =
     };
 
 }  // namespace privpost
+// clang-format on

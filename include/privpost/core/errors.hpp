@@ -26,8 +26,7 @@ inline std::string format_value(double x) {
   return os.str();
 }
 
-inline std::string message(std::string_view function, std::string_view name, std::string_view value,
-                           std::string_view accepted) {
+inline std::string message(std::string_view function, std::string_view name, std::string_view value, std::string_view accepted) {
   std::string m;
   m.reserve(function.size() + name.size() + value.size() + accepted.size() + 32);
   m.append(function).append(": ").append(name).append(" is ").append(value);
@@ -46,8 +45,7 @@ inline constexpr double symmetry_tolerance = 1e-12;
 }
 
 /// Throws std::domain_error "function: name is value; accepted: accepted".
-[[noreturn]] inline void throw_domain(std::string_view function, std::string_view name, double value,
-                                      std::string_view accepted) {
+[[noreturn]] inline void throw_domain(std::string_view function, std::string_view name, double value, std::string_view accepted) {
   throw std::domain_error(detail::message(function, name, detail::format_value(value), accepted));
 }
 
@@ -69,18 +67,16 @@ inline void check_nonnegative_finite(std::string_view function, std::string_view
 /// x must lie in the closed interval [lo, hi] (and not be NaN).
 inline void check_bounded(std::string_view function, std::string_view name, double x, double lo, double hi) {
   if (!(x >= lo && x <= hi)) {
-    throw_invalid(function, name, x,
-                  "a number in [" + detail::format_value(lo) + ", " + detail::format_value(hi) + "]");
+    throw_invalid(function, name, x, "a number in [" + detail::format_value(lo) + ", " + detail::format_value(hi) + "]");
   }
 }
 
 /// Two sizes must agree.
-inline void check_size_match(std::string_view function, std::string_view name_a, std::int64_t a,
-                             std::string_view name_b, std::int64_t b) {
+inline void check_size_match(std::string_view function, std::string_view name_a, std::int64_t a, std::string_view name_b,
+                             std::int64_t b) {
   if (a != b) {
     std::ostringstream os;
-    os << function << ": " << name_a << " has size " << a << " but " << name_b << " has size " << b
-       << "; accepted: equal sizes";
+    os << function << ": " << name_a << " has size " << a << " but " << name_b << " has size " << b << "; accepted: equal sizes";
     throw std::invalid_argument(os.str());
   }
 }
@@ -130,7 +126,9 @@ void check_symmetric_positive_definite(std::string_view function, std::string_vi
   for (Eigen::Index k = 0; k < copy.rows(); ++k) {  // unblocked Cholesky: the first non-positive pivot names the failure
     double pivot = copy(k, k);
     for (Eigen::Index j = 0; j < k; ++j) pivot -= copy(k, j) * copy(k, j);
-    if (!(pivot > 0.0)) throw_invalid(function, std::string(name) + " Cholesky pivot " + std::to_string(k), pivot, "a positive definite matrix (every pivot > 0)");
+    if (!(pivot > 0.0))
+      throw_invalid(function, std::string(name) + " Cholesky pivot " + std::to_string(k), pivot,
+                    "a positive definite matrix (every pivot > 0)");
     copy(k, k) = std::sqrt(pivot);
     for (Eigen::Index i = k + 1; i < copy.rows(); ++i) {
       double v = copy(i, k);

@@ -33,7 +33,8 @@ struct interval {
     return {std::min({p1, p2, p3, p4}), std::max({p1, p2, p3, p4})};
   }
   friend interval operator/(interval a, interval b) {
-    if (b.lo <= 0.0 && b.hi >= 0.0) throw_domain("interval division", "divisor lower bound", b.lo, "a divisor interval that excludes 0");
+    if (b.lo <= 0.0 && b.hi >= 0.0)
+      throw_domain("interval division", "divisor lower bound", b.lo, "a divisor interval that excludes 0");
     return a * interval(1.0 / b.hi, 1.0 / b.lo);
   }
   interval& operator+=(interval b) { return *this = *this + b; }

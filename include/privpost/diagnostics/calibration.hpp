@@ -32,19 +32,24 @@ inline double posterior_quantile(double true_value, const Eigen::Ref<const Eigen
 /// The Kolmogorov distribution's survival function Q(lambda) = 2 sum_{k>=1} (-1)^{k-1} exp(-2 k^2 lambda^2),
 /// switching to the Jacobi-theta form for small lambda where the alternating series converges slowly.
 inline double kolmogorov_survival(double lambda) {
+  // Below the switch the theta series needs at most 20 terms, above it the alternating one at most 100 (terms fall
+  // below 1e-300 long before), both to full double precision.
+  constexpr double series_switch = 1.18;
+  constexpr int theta_terms = 20, alternating_terms = 100;
+  constexpr double negligible_term = 1e-300;
   if (!(lambda > 0.0)) return 1.0;
-  if (lambda < 1.18) {
+  if (lambda < series_switch) {
     // 1 - sqrt(2 pi)/lambda sum_{k>=1} exp(-(2k-1)^2 pi^2 / (8 lambda^2))
     const double c = -std::numbers::pi * std::numbers::pi / (8.0 * lambda * lambda);
     double sum = 0.0;
-    for (int k = 1; k <= 20; ++k) sum += std::exp(c * (2.0 * k - 1.0) * (2.0 * k - 1.0));
+    for (int k = 1; k <= theta_terms; ++k) sum += std::exp(c * (2.0 * k - 1.0) * (2.0 * k - 1.0));
     return std::clamp(1.0 - std::sqrt(2.0 * std::numbers::pi) / lambda * sum, 0.0, 1.0);
   }
   double sum = 0.0;
-  for (int k = 1; k <= 100; ++k) {
+  for (int k = 1; k <= alternating_terms; ++k) {
     const double term = std::exp(-2.0 * k * k * lambda * lambda);
     sum += (k % 2 == 1) ? term : -term;
-    if (term < 1e-300) break;
+    if (term < negligible_term) break;
   }
   return std::clamp(2.0 * sum, 0.0, 1.0);
 }
@@ -56,9 +61,11 @@ struct ks_result {
 };
 
 /// One-sample KS test of the sample against a continuous CDF. Throws for an empty sample or a NaN value.
+// clang-format off
 template <class Cdf>
   requires std::invocable<const Cdf&, double>
 ks_result ks_test(std::span<const double> sample, const Cdf& cdf) {
+  // clang-format on
   if (sample.empty()) throw_invalid("ks_test", "sample size", 0.0, "at least 1");
   std::vector<double> u(sample.size());
   for (std::size_t i = 0; i < sample.size(); ++i) {

@@ -21,7 +21,7 @@ namespace detail {
 inline void check_chains(const char* function, const Eigen::MatrixXd& x) {
   if (x.rows() < 4) throw_invalid(function, "draws per chain", static_cast<double>(x.rows()), "at least 4");
   if (x.cols() < 1) throw_invalid(function, "number of chains", static_cast<double>(x.cols()), "at least 1");
-  if (!x.allFinite()) throw std::invalid_argument(std::string(function) + ": draws contain a non-finite value");
+  check_finite(function, "draws", x);
 }
 
 // Each chain split into its first and second half (the middle draw dropped for odd lengths).
@@ -61,7 +61,8 @@ inline double rhat_basic(const Eigen::MatrixXd& x) {
   double within = 0.0;
   for (Eigen::Index c = 0; c < x.cols(); ++c) within += (x.col(c).array() - means(c)).square().sum() / (n - 1.0);
   within /= static_cast<double>(x.cols());
-  const double between = (x.cols() > 1) ? n * (means.array() - means.mean()).square().sum() / static_cast<double>(x.cols() - 1) : 0.0;
+  const double between =
+      (x.cols() > 1) ? n * (means.array() - means.mean()).square().sum() / static_cast<double>(x.cols() - 1) : 0.0;
   if (!(within > 0.0)) return std::numeric_limits<double>::quiet_NaN();
   return std::sqrt((between / within + n - 1.0) / n);
 }

@@ -13,10 +13,16 @@
 
 namespace privpost {
 
+namespace detail {
+// Rows of each sample pooled for the median heuristic (the cost is quadratic in them).
+inline constexpr Eigen::Index median_heuristic_max_rows = 1000;
+}  // namespace detail
+
 /// The median of the pairwise Euclidean distances of the pooled rows of x and y (the median heuristic).
 /// Pools at most the first 1000 rows of each sample to bound the cost; returns 1 if every distance is zero.
 inline double median_heuristic_bandwidth(const Eigen::MatrixXd& x, const Eigen::MatrixXd& y) {
-  const Eigen::Index nx = std::min<Eigen::Index>(x.rows(), 1000), ny = std::min<Eigen::Index>(y.rows(), 1000);
+  const Eigen::Index nx = std::min(x.rows(), detail::median_heuristic_max_rows),
+                     ny = std::min(y.rows(), detail::median_heuristic_max_rows);
   Eigen::MatrixXd pooled(nx + ny, x.cols());
   pooled << x.topRows(nx), y.topRows(ny);
   std::vector<double> d;
@@ -36,7 +42,8 @@ inline double mmd2(const Eigen::MatrixXd& x, const Eigen::MatrixXd& y, std::opti
   if (x.rows() < 2) throw_invalid("mmd2", "rows of x", static_cast<double>(x.rows()), "at least 2");
   if (y.rows() < 2) throw_invalid("mmd2", "rows of y", static_cast<double>(y.rows()), "at least 2");
   check_size_match("mmd2", "x columns", x.cols(), "y columns", y.cols());
-  if (!x.allFinite() || !y.allFinite()) throw std::invalid_argument("mmd2: samples contain a non-finite value");
+  check_finite("mmd2", "x", x);
+  check_finite("mmd2", "y", y);
   const double h = bandwidth ? *bandwidth : median_heuristic_bandwidth(x, y);
   check_positive_finite("mmd2", "bandwidth", h);
   const double scale = -1.0 / (2.0 * h * h);

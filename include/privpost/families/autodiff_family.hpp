@@ -6,8 +6,8 @@
 #include <Eigen/Core>
 #include <array>
 
-#include "privpost/families/detail/autodiff_moments.hpp"
 #include "privpost/core/concepts.hpp"
+#include "privpost/families/detail/autodiff_moments.hpp"
 
 namespace privpost {
 

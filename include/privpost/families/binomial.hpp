@@ -35,7 +35,9 @@ struct binomial_family {
     return log(1.0 + exp(eta[0]));
   }
   static vector_type mean_statistic(double theta) { return vector_type(theta); }
-  static Eigen::Matrix<double, 1, 1> covariance_statistic(double theta) { return Eigen::Matrix<double, 1, 1>(theta * (1.0 - theta)); }
+  static Eigen::Matrix<double, 1, 1> covariance_statistic(double theta) {
+    return Eigen::Matrix<double, 1, 1>(theta * (1.0 - theta));
+  }
   using support_type = simplex_support<1>;  // a count of n records: [0, n]
   /// One record drawn from the model (simulation studies).
   template <random_engine G>
@@ -48,29 +50,34 @@ struct binomial_family {
 };
 
 /// Beta(a, b) prior on the success probability.
-struct beta_prior {
+class beta_prior {
+ public:
   using family = binomial_family;
-  double a = 1.0;
-  double b = 1.0;
+  double a() const noexcept { return a_; }
+  double b() const noexcept { return b_; }
 
-  beta_prior(double a_, double b_) : a(a_), b(b_) {
-    check_positive_finite("beta_prior", "a", a);
-    check_positive_finite("beta_prior", "b", b);
+  beta_prior(double a_in, double b_in) : a_(a_in), b_(b_in) {
+    check_positive_finite("beta_prior", "a", a_);
+    check_positive_finite("beta_prior", "b", b_);
   }
 
   /// Conjugate-Update: Beta(a + s, b + n - s). Requires n > 0 and s in [0, n].
   beta_prior update(const binomial_family::vector_type& s, double n) const {
     if (!(n > 0.0 && std::isfinite(n))) throw_invalid("beta_prior::update", "n", n, "a finite number > 0");
     if (!(s(0) >= 0.0 && s(0) <= n)) throw_invalid("beta_prior::update", "s", s(0), "a number in [0, n]");
-    return {a + s(0), b + n - s(0)};
+    return {a_ + s(0), b_ + n - s(0)};
   }
 
   template <random_engine G>
   double draw(G& g) const {
-    return draw_beta(g, a, b);
+    return draw_beta(g, a_, b_);
   }
 
-  double mean() const { return a / (a + b); }
+  double mean() const { return a_ / (a_ + b_); }
+
+ private:
+  double a_ = 1.0;
+  double b_ = 1.0;
 };
 
 }  // namespace privpost

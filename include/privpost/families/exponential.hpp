@@ -40,7 +40,9 @@ struct exponential_rate_family {
     return -log(-eta[0]);
   }
   static vector_type mean_statistic(double lambda) { return vector_type(1.0 / lambda); }
-  static Eigen::Matrix<double, 1, 1> covariance_statistic(double lambda) { return Eigen::Matrix<double, 1, 1>(1.0 / (lambda * lambda)); }
+  static Eigen::Matrix<double, 1, 1> covariance_statistic(double lambda) {
+    return Eigen::Matrix<double, 1, 1>(1.0 / (lambda * lambda));
+  }
   /// log P(v <= x <= w) = log(e^{-lambda v'} - e^{-lambda w}) = eta v' + log(1 - e^{eta (w - v')}), v' = max(v, 0).
   template <class T>
   static T log_region_probability(double, const std::array<T, 1>& eta, double v, double w) {
@@ -58,25 +60,31 @@ struct exponential_rate_family {
 };
 
 /// Gamma(shape, rate) prior on the exponential rate.
-struct exponential_gamma_prior {
+class exponential_gamma_prior {
+ public:
   using family = exponential_rate_family;
-  double shape = 1.0;
-  double rate = 1.0;
+  double shape() const noexcept { return shape_; }
+  double rate() const noexcept { return rate_; }
 
-  exponential_gamma_prior(double shape_, double rate_) : shape(shape_), rate(rate_) {
-    check_positive_finite("exponential_gamma_prior", "shape", shape);
-    check_positive_finite("exponential_gamma_prior", "rate", rate);
+  exponential_gamma_prior(double shape_in, double rate_in) : shape_(shape_in), rate_(rate_in) {
+    check_positive_finite("exponential_gamma_prior", "shape", shape_);
+    check_positive_finite("exponential_gamma_prior", "rate", rate_);
   }
   /// Conjugate-Update: Gamma(shape + n, rate + s). Requires n > 0, s >= 0.
   exponential_gamma_prior update(const exponential_rate_family::vector_type& s, double n) const {
     if (!(n > 0.0 && std::isfinite(n))) throw_invalid("exponential_gamma_prior::update", "n", n, "a finite number > 0");
-    if (!(s(0) >= 0.0 && std::isfinite(s(0)))) throw_invalid("exponential_gamma_prior::update", "s", s(0), "a finite number >= 0");
-    return {shape + n, rate + s(0)};
+    if (!(s(0) >= 0.0 && std::isfinite(s(0))))
+      throw_invalid("exponential_gamma_prior::update", "s", s(0), "a finite number >= 0");
+    return {shape_ + n, rate_ + s(0)};
   }
   template <random_engine G>
   double draw(G& g) const {
-    return draw_gamma(g, shape, 1.0 / rate);
+    return draw_gamma(g, shape_, 1.0 / rate_);
   }
+
+ private:
+  double shape_ = 1.0;
+  double rate_ = 1.0;
 };
 
 }  // namespace privpost

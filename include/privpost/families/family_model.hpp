@@ -33,7 +33,7 @@ struct family_support {
   using type = static_bounds_support<F>;
 };
 template <class F>
-  requires requires { typename F::support_type; }
+requires requires { typename F::support_type; }
 struct family_support<F> {
   using type = typename F::support_type;
 };
@@ -88,10 +88,8 @@ struct family_model {
 
   /// Conjugate-Update(lambda, s, n) by the prior's own update.
   template <conjugate_prior Prior>
-    requires std::same_as<typename Prior::family, F>
-  static Prior update(const Prior& prior, const vector_type& s, double n) {
-    return prior.update(s, n);
-  }
+  requires std::same_as<typename Prior::family, F>
+  static Prior update(const Prior& prior, const vector_type& s, double n) { return prior.update(s, n); }
 };
 
 }  // namespace privpost

@@ -23,13 +23,14 @@ struct multinomial_family {
   static_assert(K >= 2, "multinomial_family needs at least two categories");
   static constexpr int dimension = K - 1;
   static constexpr int parameter_dimension = K;
-  using record_type = int;                                ///< category index in [0, K)
-  using parameter_type = Eigen::Matrix<double, K, 1>;     ///< probabilities, summing to 1
+  using record_type = int;                             ///< category index in [0, K)
+  using parameter_type = Eigen::Matrix<double, K, 1>;  ///< probabilities, summing to 1
   using vector_type = Eigen::Matrix<double, K - 1, 1>;
   using matrix_type = Eigen::Matrix<double, K - 1, K - 1>;
 
   static vector_type statistic(int x) {
-    if (x < 0 || x >= K) throw_invalid("multinomial_family::statistic", "category", x, "an integer in [0, " + std::to_string(K - 1) + "]");
+    if (x < 0 || x >= K)
+      throw_invalid("multinomial_family::statistic", "category", x, "an integer in [0, " + std::to_string(K - 1) + "]");
     vector_type t = vector_type::Zero();
     if (x < K - 1) t(x) = 1.0;
     return t;
@@ -73,19 +74,21 @@ struct multinomial_family {
 
 /// Dirichlet(alpha) prior on the K category probabilities.
 template <int K>
-struct dirichlet_prior {
+class dirichlet_prior {
+ public:
   using family = multinomial_family<K>;
-  Eigen::Matrix<double, K, 1> alpha;
+  const Eigen::Matrix<double, K, 1>& alpha() const noexcept { return alpha_; }
 
-  explicit dirichlet_prior(const Eigen::Matrix<double, K, 1>& alpha_) : alpha(alpha_) {
-    for (int k = 0; k < K; ++k) check_positive_finite("dirichlet_prior", "alpha[" + std::to_string(k) + "]", alpha(k));
+  explicit dirichlet_prior(const Eigen::Matrix<double, K, 1>& alpha_in) : alpha_(alpha_in) {
+    for (int k = 0; k < K; ++k) check_positive_finite("dirichlet_prior", "alpha[" + std::to_string(k) + "]", alpha_(k));
   }
 
   /// Conjugate-Update: alpha_k + s_k for k < K, alpha_K + n - sum s. Requires s valid for n.
   dirichlet_prior update(const typename family::vector_type& s, double n) const {
     if (!(n > 0.0 && std::isfinite(n))) throw_invalid("dirichlet_prior::update", "n", n, "a finite number > 0");
-    if (!family::support_type::contains(s, n)) throw_invalid("dirichlet_prior::update", "sum of s", s.sum(), "s_k >= 0 and sum s <= n");
-    Eigen::Matrix<double, K, 1> a = alpha;
+    if (!family::support_type::contains(s, n))
+      throw_invalid("dirichlet_prior::update", "sum of s", s.sum(), "s_k >= 0 and sum s <= n");
+    Eigen::Matrix<double, K, 1> a = alpha_;
     a.template head<K - 1>() += s;
     a(K - 1) += n - s.sum();
     return dirichlet_prior(a, unchecked{});
@@ -94,13 +97,14 @@ struct dirichlet_prior {
   template <random_engine G>
   Eigen::Matrix<double, K, 1> draw(G& g) const {
     Eigen::Matrix<double, K, 1> out;
-    draw_dirichlet(g, alpha, out);
+    draw_dirichlet(g, alpha_, out);
     return out;
   }
 
  private:
+  Eigen::Matrix<double, K, 1> alpha_;
   struct unchecked {};
-  dirichlet_prior(const Eigen::Matrix<double, K, 1>& a, unchecked) : alpha(a) {}
+  dirichlet_prior(const Eigen::Matrix<double, K, 1>& a, unchecked) : alpha_(a) {}
 };
 
 }  // namespace privpost

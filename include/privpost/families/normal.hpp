@@ -72,18 +72,20 @@ struct normal_family {
 };
 
 /// Normal-inverse-gamma prior: sigma^2 ~ InverseGamma(a, b), mu | sigma^2 ~ N(m, sigma^2 / kappa).
-struct normal_inverse_gamma_prior {
+class normal_inverse_gamma_prior {
+ public:
   using family = normal_family;
-  double m = 0.0;
-  double kappa = 1.0;
-  double a = 1.0;
-  double b = 1.0;
+  double m() const noexcept { return m_; }
+  double kappa() const noexcept { return kappa_; }
+  double a() const noexcept { return a_; }
+  double b() const noexcept { return b_; }
 
-  normal_inverse_gamma_prior(double m_, double kappa_, double a_, double b_) : m(m_), kappa(kappa_), a(a_), b(b_) {
-    check_finite("normal_inverse_gamma_prior", "m", m);
-    check_positive_finite("normal_inverse_gamma_prior", "kappa", kappa);
-    check_positive_finite("normal_inverse_gamma_prior", "a", a);
-    check_positive_finite("normal_inverse_gamma_prior", "b", b);
+  normal_inverse_gamma_prior(double m_in, double kappa_in, double a_in, double b_in)
+      : m_(m_in), kappa_(kappa_in), a_(a_in), b_(b_in) {
+    check_finite("normal_inverse_gamma_prior", "m", m_);
+    check_positive_finite("normal_inverse_gamma_prior", "kappa", kappa_);
+    check_positive_finite("normal_inverse_gamma_prior", "a", a_);
+    check_positive_finite("normal_inverse_gamma_prior", "b", b_);
   }
   /// Conjugate-Update with s = (sum x, sum x^2): kappa + n, (kappa m + s1) / (kappa + n), a + n/2,
   /// b + (s2 - s1^2/n)/2 + kappa n (s1/n - m)^2 / (2 (kappa + n)). Requires s2 >= s1^2 / n.
@@ -92,15 +94,21 @@ struct normal_inverse_gamma_prior {
     if (!mean_square_support::contains(s, n))
       throw_invalid("normal_inverse_gamma_prior::update", "s2", s(1), "a finite number >= s1^2 / n");
     const double xbar = s(0) / n;
-    const double kn = kappa + n;
+    const double kn = kappa_ + n;
     const double scatter = std::max(0.0, s(1) - s(0) * xbar);
-    return {(kappa * m + s(0)) / kn, kn, a + 0.5 * n, b + 0.5 * scatter + 0.5 * kappa * n * (xbar - m) * (xbar - m) / kn};
+    return {(kappa_ * m_ + s(0)) / kn, kn, a_ + 0.5 * n, b_ + 0.5 * scatter + 0.5 * kappa_ * n * (xbar - m_) * (xbar - m_) / kn};
   }
   template <random_engine G>
   normal_parameter draw(G& g) const {
-    const double variance = draw_inverse_gamma(g, a, b);
-    return {m + std::sqrt(variance / kappa) * draw_normal(g), variance};
+    const double variance = draw_inverse_gamma(g, a_, b_);
+    return {m_ + std::sqrt(variance / kappa_) * draw_normal(g), variance};
   }
+
+ private:
+  double m_ = 0.0;
+  double kappa_ = 1.0;
+  double a_ = 1.0;
+  double b_ = 1.0;
 };
 
 }  // namespace privpost

@@ -44,7 +44,9 @@ struct normal_known_variance_family {
     return 0.5 * (p.sd * p.sd) * eta[0] * eta[0];
   }
   static vector_type mean_statistic(const parameter_type& p) { return vector_type(p.mean); }
-  static Eigen::Matrix<double, 1, 1> covariance_statistic(const parameter_type& p) { return Eigen::Matrix<double, 1, 1>(p.sd * p.sd); }
+  static Eigen::Matrix<double, 1, 1> covariance_statistic(const parameter_type& p) {
+    return Eigen::Matrix<double, 1, 1>(p.sd * p.sd);
+  }
   /// log P(v <= x <= w) = log(Phi((w - mu)/sd) - Phi((v - mu)/sd)) with mu = eta sd^2, in log space (exact in tails).
   template <class T>
   static T log_region_probability(const parameter_type& p, const std::array<T, 1>& eta, double v, double w) {
@@ -64,29 +66,35 @@ struct normal_known_variance_family {
 };
 
 /// N(mean0, sd0^2) prior on mu, with the known record standard deviation sigma.
-struct normal_mean_prior {
+class normal_mean_prior {
+ public:
   using family = normal_known_variance_family;
-  double mean0 = 0.0;
-  double sd0 = 1.0;
-  double sigma = 1.0;
+  double mean0() const noexcept { return mean0_; }
+  double sd0() const noexcept { return sd0_; }
+  double sigma() const noexcept { return sigma_; }
 
-  normal_mean_prior(double mean0_, double sd0_, double sigma_) : mean0(mean0_), sd0(sd0_), sigma(sigma_) {
-    check_finite("normal_mean_prior", "mean0", mean0);
-    check_positive_finite("normal_mean_prior", "sd0", sd0);
-    check_positive_finite("normal_mean_prior", "sigma", sigma);
+  normal_mean_prior(double mean0_in, double sd0_in, double sigma_in) : mean0_(mean0_in), sd0_(sd0_in), sigma_(sigma_in) {
+    check_finite("normal_mean_prior", "mean0", mean0_);
+    check_positive_finite("normal_mean_prior", "sd0", sd0_);
+    check_positive_finite("normal_mean_prior", "sigma", sigma_);
   }
   /// Conjugate-Update: precision 1/sd0^2 + n/sigma^2, mean (mean0/sd0^2 + s/sigma^2) / precision.
   normal_mean_prior update(const normal_known_variance_family::vector_type& s, double n) const {
     if (!(n > 0.0 && std::isfinite(n))) throw_invalid("normal_mean_prior::update", "n", n, "a finite number > 0");
     check_finite("normal_mean_prior::update", "s", s(0));
-    const double precision = 1.0 / (sd0 * sd0) + n / (sigma * sigma);
-    const double mean = (mean0 / (sd0 * sd0) + s(0) / (sigma * sigma)) / precision;
-    return {mean, 1.0 / std::sqrt(precision), sigma};
+    const double precision = 1.0 / (sd0_ * sd0_) + n / (sigma_ * sigma_);
+    const double mean = (mean0_ / (sd0_ * sd0_) + s(0) / (sigma_ * sigma_)) / precision;
+    return {mean, 1.0 / std::sqrt(precision), sigma_};
   }
   template <random_engine G>
   normal_mean_parameter draw(G& g) const {
-    return {mean0 + sd0 * draw_normal(g), sigma};
+    return {mean0_ + sd0_ * draw_normal(g), sigma_};
   }
+
+ private:
+  double mean0_ = 0.0;
+  double sd0_ = 1.0;
+  double sigma_ = 1.0;
 };
 
 }  // namespace privpost

@@ -11,8 +11,8 @@
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
-#include "privpost/core/math/log_gamma.hpp"
 #include "privpost/core/interval.hpp"
+#include "privpost/core/math/log_gamma.hpp"
 #include "privpost/core/random/gamma.hpp"
 #include "privpost/core/random/poisson.hpp"
 #include "privpost/families/detail/jet.hpp"
@@ -79,25 +79,30 @@ struct poisson_family {
 };
 
 /// Gamma(shape, rate) prior on the Poisson rate.
-struct poisson_gamma_prior {
+class poisson_gamma_prior {
+ public:
   using family = poisson_family;
-  double shape = 1.0;
-  double rate = 1.0;
+  double shape() const noexcept { return shape_; }
+  double rate() const noexcept { return rate_; }
 
-  poisson_gamma_prior(double shape_, double rate_) : shape(shape_), rate(rate_) {
-    check_positive_finite("poisson_gamma_prior", "shape", shape);
-    check_positive_finite("poisson_gamma_prior", "rate", rate);
+  poisson_gamma_prior(double shape_in, double rate_in) : shape_(shape_in), rate_(rate_in) {
+    check_positive_finite("poisson_gamma_prior", "shape", shape_);
+    check_positive_finite("poisson_gamma_prior", "rate", rate_);
   }
   /// Conjugate-Update: Gamma(shape + s, rate + n). Requires n > 0, s >= 0.
   poisson_gamma_prior update(const poisson_family::vector_type& s, double n) const {
     if (!(n > 0.0 && std::isfinite(n))) throw_invalid("poisson_gamma_prior::update", "n", n, "a finite number > 0");
     if (!(s(0) >= 0.0 && std::isfinite(s(0)))) throw_invalid("poisson_gamma_prior::update", "s", s(0), "a finite number >= 0");
-    return {shape + s(0), rate + n};
+    return {shape_ + s(0), rate_ + n};
   }
   template <random_engine G>
   double draw(G& g) const {
-    return draw_gamma(g, shape, 1.0 / rate);
+    return draw_gamma(g, shape_, 1.0 / rate_);
   }
+
+ private:
+  double shape_ = 1.0;
+  double rate_ = 1.0;
 };
 
 }  // namespace privpost

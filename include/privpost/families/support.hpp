@@ -6,8 +6,8 @@
 
 #include <Eigen/Core>
 #include <algorithm>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "privpost/core/numerical_events.hpp"

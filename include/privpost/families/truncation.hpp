@@ -10,20 +10,19 @@
 #include <limits>
 #include <optional>
 
+#include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
 #include "privpost/families/detail/autodiff_moments.hpp"
-#include "privpost/core/concepts.hpp"
 
 namespace privpost {
-
 
 /// Probability and moments of t(x) for one region [v, w] (Lemma 1).
 template <exponential_family F>
 struct region_moments {
-  double probability = 0.0;                ///< q = F(w) - F(v)
-  double log_probability = 0.0;            ///< log q (finite even when q underflows)
-  statistic_t<F> mean = statistic_t<F>::Zero();     ///< E[t(x) | x in [v, w]]
-  covariance_t<F> cov = covariance_t<F>::Zero();    ///< Var[t(x) | x in [v, w]]
+  double probability = 0.0;                       ///< q = F(w) - F(v)
+  double log_probability = 0.0;                   ///< log q (finite even when q underflows)
+  statistic_t<F> mean = statistic_t<F>::Zero();   ///< E[t(x) | x in [v, w]]
+  covariance_t<F> cov = covariance_t<F>::Zero();  ///< Var[t(x) | x in [v, w]]
 };
 
 /// Lemma 1: mean = E[t] + grad log q(eta), cov = Var[t] + Hessian log q(eta), for the region [v, w] (v < w, NaN-free,
@@ -40,8 +39,8 @@ std::optional<region_moments<F>> try_truncated_moments(const typename F::paramet
   r.probability = std::exp(r.log_probability);
   statistic_t<F> grad;
   covariance_t<F> hess;
-  detail::autodiff_gradient_hessian<F::dimension>([&](const auto& x) { return F::log_region_probability(theta, x, v, w); }, eta, grad,
-                                                  hess);
+  detail::autodiff_gradient_hessian<F::dimension>([&](const auto& x) { return F::log_region_probability(theta, x, v, w); }, eta,
+                                                  grad, hess);
   r.mean = F::mean_statistic(theta) + grad;
   r.cov = F::covariance_statistic(theta) + hess;
   r.cov = 0.5 * (r.cov + r.cov.transpose()).eval();
@@ -82,7 +81,8 @@ three_regions<F> region_split(const typename F::parameter_type& theta, double a,
     std::array<double, F::dimension> e{};
     const statistic_t<F> eta = F::natural_parameter(theta);
     for (int j = 0; j < F::dimension; ++j) e[static_cast<std::size_t>(j)] = eta(j);
-    if (!(F::log_region_probability(theta, e, v, w) > -inf)) return region_moments<F>{0.0, -inf, statistic_t<F>::Zero(), covariance_t<F>::Zero()};
+    if (!(F::log_region_probability(theta, e, v, w) > -inf))
+      return region_moments<F>{0.0, -inf, statistic_t<F>::Zero(), covariance_t<F>::Zero()};
     return truncated_moments<F>(theta, v, w);
   };
   r.lower = safe(-inf, below);

@@ -8,10 +8,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "privpost/core/concepts.hpp"
@@ -48,7 +51,8 @@ struct calibration_row {
 class calibration_accumulator {
  public:
   explicit calibration_accumulator(int mmd_draws = 500) : mmd_draws_(mmd_draws) {
-    if (mmd_draws < 0 || mmd_draws == 1) throw_invalid("calibration_accumulator", "mmd_draws", mmd_draws, "0 (off) or an integer >= 2");
+    if (mmd_draws < 0 || mmd_draws == 1)
+      throw_invalid("calibration_accumulator", "mmd_draws", mmd_draws, "0 (off) or an integer >= 2");
   }
 
   void add(const std::vector<method_draws>& trial) {
@@ -67,7 +71,8 @@ class calibration_accumulator {
       for (Eigen::Index j = 0; j < m.truth.size(); ++j)
         acc.quantiles[static_cast<std::size_t>(j)].push_back(posterior_quantile(m.truth(j), m.draws.col(j)));
       acc.seconds.push_back(m.seconds);
-      if (mmd_draws_ > 0 && reference != nullptr && m.draws.rows() >= 2) acc.mmd2.push_back(mmd2(thin(m.draws), thin(reference->draws)));
+      if (mmd_draws_ > 0 && reference != nullptr && m.draws.rows() >= 2)
+        acc.mmd2.push_back(mmd2(thin(m.draws), thin(reference->draws)));
     }
   }
 
@@ -133,8 +138,58 @@ class calibration_accumulator {
   std::map<std::string, per_method> methods_;
 };
 
+/// One method of a calibration study: its name and a factory turning a simulated trial into posterior draws (rows are
+/// draws). Methods are values: a study runs whatever list it is given, so adding a method is one more named_method.
+///
+///     named_method<my_trial>{"gibbs", [=](const my_trial& t, std::mt19937_64& g) { return one_chain(...); }}
+namespace detail {
+// What a simulated trial must carry for the harness: the true parameter vector.
+template <class T>
+concept simulated_trial = requires(const T& t) {
+  { t.truth } -> std::convertible_to<Eigen::VectorXd>;
+};
+}  // namespace detail
+
+template <detail::simulated_trial Trial>
+struct named_method {
+  std::string name;
+  std::function<Eigen::MatrixXd(const Trial&, std::mt19937_64&)> draws;
+};
+
+/// The methods of `available` named in `names`, in the order of `names`. Throws std::invalid_argument for an empty list
+/// or a name not available (the message lists the available ones).
+template <detail::simulated_trial Trial>
+std::vector<named_method<Trial>> select_methods(const std::vector<named_method<Trial>>& available,
+                                                const std::vector<std::string>& names, std::string_view who) {
+  std::string accepted;
+  for (const auto& m : available) accepted += (accepted.empty() ? "" : ", ") + m.name;
+  if (names.empty()) throw std::invalid_argument(std::string(who) + ": methods is empty; accepted: " + accepted);
+  std::vector<named_method<Trial>> out;
+  for (const auto& name : names) {
+    const auto it = std::find_if(available.begin(), available.end(), [&](const auto& m) { return m.name == name; });
+    if (it == available.end())
+      throw std::invalid_argument(std::string(who) + ": method is '" + name + "'; accepted: " + accepted);
+    out.push_back(*it);
+  }
+  return out;
+}
+
+/// One chain of `make`'s sampler (make(g) builds it from the chain's engine), seeded from g: the draws after burnin
+/// sweeps, thinned. What a method factory usually returns.
+template <class Make>
+requires std::invocable<Make&, std::mt19937_64&> && sampler<std::invoke_result_t<Make&, std::mt19937_64&>> Eigen::MatrixXd
+single_chain(Make make, int burnin, int draws, std::mt19937_64& g, int thin = 1) {
+  inference_options o;
+  o.chains = 1;
+  o.burnin = burnin;
+  o.draws = draws;
+  o.thin = thin;
+  o.seed = static_cast<std::uint64_t>(g());
+  return infer(make, o).draws.chains().front();
+}
+
 /// Times a callable, returning its result and the seconds it took.
-template <class F>
+template <std::invocable F>
 auto timed(F&& f, double& seconds) {
   const auto start = std::chrono::steady_clock::now();
   auto result = f();
@@ -168,5 +223,41 @@ calibration_accumulator run_calibration(const Study& study, const calibration_op
   }
   return acc;
 }
+
+/// Runs every method on one simulated trial (Trial has the true parameter vector `truth`), in order, timing each.
+template <detail::simulated_trial Trial>
+std::vector<method_draws> run_methods(const Trial& trial, const std::vector<named_method<Trial>>& methods, std::mt19937_64& g) {
+  std::vector<method_draws> out;
+  out.reserve(methods.size());
+  for (const auto& m : methods) {
+    method_draws r{m.name, trial.truth, {}, 0.0};
+    r.draws = timed([&] { return m.draws(trial, g); }, r.seconds);
+    check_size_match("run_methods", "truth", r.truth.size(), m.name + " draw columns", r.draws.cols());
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+/// A calibration study from a simulation design and a list of named methods: simulate(g) draws the truth, the data and
+/// the release (a Trial with `truth`); every method then gives its draws. Models calibration_study.
+template <class Simulate>
+requires std::invocable<const Simulate&, std::mt19937_64&> &&
+    detail::simulated_trial<std::invoke_result_t<const Simulate&, std::mt19937_64&>>
+class simulation_study {
+ public:
+  using trial_type = std::invoke_result_t<const Simulate&, std::mt19937_64&>;
+
+  simulation_study(Simulate simulate, std::vector<named_method<trial_type>> methods)
+      : simulate_(std::move(simulate)), methods_(std::move(methods)) {
+    if (methods_.empty()) throw std::invalid_argument("simulation_study: no method; accepted: at least one named_method");
+  }
+
+  std::vector<method_draws> trial(std::mt19937_64& g) const { return run_methods(simulate_(g), methods_, g); }
+  const std::vector<named_method<trial_type>>& methods() const noexcept { return methods_; }
+
+ private:
+  Simulate simulate_;
+  std::vector<named_method<trial_type>> methods_;
+};
 
 }  // namespace privpost

@@ -18,9 +18,9 @@ namespace privpost {
 
 /// Thresholds of the convergence check.
 struct convergence_criteria {
-  double max_rhat = 1.01;              ///< split rank-normalised R-hat (and its folded variant) at most this
-  double min_ess_per_chain = 100.0;    ///< bulk and tail ESS at least this times the number of chains
-  double max_repair_fraction = 0.01;   ///< numerical repairs (projections, jitter, PSD repairs) per sweep at most this
+  double max_rhat = 1.01;             ///< split rank-normalised R-hat (and its folded variant) at most this
+  double min_ess_per_chain = 100.0;   ///< bulk and tail ESS at least this times the number of chains
+  double max_repair_fraction = 0.01;  ///< numerical repairs (projections, jitter, PSD repairs) per sweep at most this
 };
 
 namespace detail {
@@ -44,24 +44,28 @@ inline std::string format_number(const char* format, double x) {
 inline std::vector<std::string> convergence_warnings(const posterior& p, const convergence_criteria& criteria = {},
                                                      const std::vector<std::string>& names = {}) {
   detail::check_criteria("convergence_warnings", criteria);
-  if (!names.empty()) check_size_match("convergence_warnings", "names", static_cast<Eigen::Index>(names.size()), "parameters", p.dimension());
+  if (!names.empty())
+    check_size_match("convergence_warnings", "names", static_cast<Eigen::Index>(names.size()), "parameters", p.dimension());
   std::vector<std::string> out;
   const double min_ess = criteria.min_ess_per_chain * static_cast<double>(p.num_chains());
   for (Eigen::Index j = 0; j < p.dimension(); ++j) {
     const std::string name = names.empty() ? "theta[" + std::to_string(j) + "]" : names[static_cast<std::size_t>(j)];
     const double rhat = p.rhat(j), bulk = p.ess_bulk(j), tail = p.ess_tail(j);
     if (!std::isfinite(rhat) || !std::isfinite(bulk) || !std::isfinite(tail)) {
-      out.push_back(name + ": every draw is the same value, so R-hat and ESS are undefined; the chain did not move (check the "
-                           "release and the prior)");
+      out.push_back(name +
+                    ": every draw is the same value, so R-hat and ESS are undefined; the chain did not move (check the "
+                    "release and the prior)");
       continue;
     }
     if (rhat > criteria.max_rhat)
-      out.push_back(name + ": R-hat " + detail::format_number("%.3f", rhat) + " is above " + detail::format_number("%.3g", criteria.max_rhat) +
+      out.push_back(name + ": R-hat " + detail::format_number("%.3f", rhat) + " is above " +
+                    detail::format_number("%.3g", criteria.max_rhat) +
                     ": the chains disagree, so the posterior summary is not reliable; run longer chains (more --draws or --thin, "
                     "or --target-ess)");
     if (bulk < min_ess || tail < min_ess)
-      out.push_back(name + ": effective sample size bulk " + detail::format_number("%.0f", bulk) + ", tail " + detail::format_number("%.0f", tail) +
-                    " is below " + detail::format_number("%.0f", min_ess) + " (" + detail::format_number("%.0f", criteria.min_ess_per_chain) +
+      out.push_back(name + ": effective sample size bulk " + detail::format_number("%.0f", bulk) + ", tail " +
+                    detail::format_number("%.0f", tail) + " is below " + detail::format_number("%.0f", min_ess) + " (" +
+                    detail::format_number("%.0f", criteria.min_ess_per_chain) +
                     " per chain): the draws are strongly autocorrelated and the quantiles are imprecise; thin more or draw more");
   }
   return out;
@@ -79,12 +83,15 @@ inline std::vector<std::string> convergence_warnings(const posterior& p, const n
   if (fraction > criteria.max_repair_fraction)
     out.push_back("numerical repairs in " + detail::format_number("%.1f", 100.0 * fraction) + "% of sweeps (projections " +
                   std::to_string(events.projections) + ", jitter " + std::to_string(events.jitter) + ", PSD repairs " +
-                  std::to_string(events.psd_repairs) + "): the CLT model of the latent statistics is strained, e.g. by a release "
-                                                       "far outside what the prior and n allow; check the release and the prior");
+                  std::to_string(events.psd_repairs) +
+                  "): the CLT model of the latent statistics is strained, e.g. by a release "
+                  "far outside what the prior and n allow; check the release and the prior");
   return out;
 }
 
 /// True when convergence_warnings(p, criteria) is empty.
-inline bool converged(const posterior& p, const convergence_criteria& criteria = {}) { return convergence_warnings(p, criteria).empty(); }
+inline bool converged(const posterior& p, const convergence_criteria& criteria = {}) {
+  return convergence_warnings(p, criteria).empty();
+}
 
 }  // namespace privpost

@@ -28,7 +28,7 @@ class posterior {
     for (const auto& c : chains_) {
       check_size_match("posterior", "chain draws", c.rows(), "first chain draws", rows);
       check_size_match("posterior", "chain dimension", c.cols(), "first chain dimension", cols);
-      if (!c.allFinite()) throw std::invalid_argument("posterior: a chain contains a non-finite draw");
+      check_finite("posterior", "chain draws", c);
     }
   }
 

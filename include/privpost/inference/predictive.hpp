@@ -33,7 +33,8 @@ Eigen::VectorXd predictive_draws(const posterior& draws, const regression_layout
 
 /// The central `level` posterior predictive interval at x.
 template <random_engine G>
-credible_interval predictive_interval(const posterior& draws, const regression_layout& layout, const Eigen::VectorXd& x, double level, G& g) {
+credible_interval predictive_interval(const posterior& draws, const regression_layout& layout, const Eigen::VectorXd& x,
+                                      double level, G& g) {
   return central_interval(predictive_draws(draws, layout, x, g), level);
 }
 

@@ -11,6 +11,12 @@
 
 namespace privpost {
 
+namespace detail {
+// Doubling or halving a double 2100 times spans every finite double; bisection of a factor-2 bracket reaches adjacent
+// doubles in about 64 steps, 200 is a safe bound.
+inline constexpr int analytic_bracket_max_steps = 2100;
+inline constexpr int analytic_bisection_max_steps = 200;
+}  // namespace detail
 
 /// The exact delta of the Gaussian mechanism with noise sd sigma (Balle & Wang 2018, Theorem 8):
 /// delta(sigma) = Phi(D/(2 sigma) - eps sigma/D) - e^eps Phi(-D/(2 sigma) - eps sigma/D), D = L2 sensitivity.
@@ -40,21 +46,21 @@ inline double analytic_gaussian_sigma(double epsilon, double delta, double l2_se
   double hi = start;
   double lo = start;
   for (int i = 0; delta_of(hi) > delta; ++i) {
-    if (i > 2100 || !std::isfinite(hi * 2.0))
+    if (i > detail::analytic_bracket_max_steps || !std::isfinite(hi * 2.0))
       throw_domain("analytic_gaussian_sigma", "delta", delta, "a delta reachable with a finite sigma");
     lo = hi;
     hi *= 2.0;
   }
   if (lo == hi) {
     for (int i = 0; delta_of(lo) <= delta; ++i) {
-      if (i > 2100 || lo * 0.5 == 0.0)
+      if (i > detail::analytic_bracket_max_steps || lo * 0.5 == 0.0)
         throw_domain("analytic_gaussian_sigma", "delta", delta, "a delta that needs a sigma > 0");
       hi = lo;
       lo *= 0.5;
     }
   }
   // Invariant: delta(lo) > delta >= delta(hi). Bisect to adjacent doubles (at most ~64 steps for a factor-2 bracket).
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < detail::analytic_bisection_max_steps; ++i) {
     const double mid = lo + 0.5 * (hi - lo);
     if (mid <= lo || mid >= hi) break;
     if (delta_of(mid) > delta) {

@@ -28,13 +28,15 @@ class gaussian_mechanism {
 
   /// sigma = D sqrt(2 ln(1.25/delta)) / epsilon; throws std::domain_error for epsilon >= 1.
   static gaussian_mechanism classic(double l2_sensitivity, double epsilon, double delta) {
-    return {classic_gaussian_sigma(epsilon, delta, l2_sensitivity), l2_sensitivity, {epsilon, delta},
-            gaussian_calibration::classic};
+    return {
+        classic_gaussian_sigma(epsilon, delta, l2_sensitivity), l2_sensitivity, {epsilon, delta}, gaussian_calibration::classic};
   }
 
   /// The smallest sigma that is (epsilon, delta)-DP (analytic calibration, any epsilon).
   static gaussian_mechanism analytic(double l2_sensitivity, double epsilon, double delta) {
-    return {analytic_gaussian_sigma(epsilon, delta, l2_sensitivity), l2_sensitivity, {epsilon, delta},
+    return {analytic_gaussian_sigma(epsilon, delta, l2_sensitivity),
+            l2_sensitivity,
+            {epsilon, delta},
             gaussian_calibration::analytic};
   }
 

@@ -54,7 +54,8 @@ class bounded_statistic {
       const std::string name = "bound[" + std::to_string(k) + "]";
       check_finite("bounded_statistic", name + ".lo", box[k].lo);
       check_finite("bounded_statistic", name + ".hi", box[k].hi);
-      if (!(box[k].lo < box[k].hi)) throw_invalid("bounded_statistic", name + ".hi", box[k].hi, "a number > lower bound " + detail::format_value(box[k].lo));
+      if (!(box[k].lo < box[k].hi))
+        throw_invalid("bounded_statistic", name + ".hi", box[k].hi, "a number > lower bound " + detail::format_value(box[k].lo));
     }
     const std::array<interval, dimension> image = t_(box_);
     double l1 = 0.0, l2 = 0.0;
@@ -63,7 +64,8 @@ class bounded_statistic {
       // Under dropping a record may contribute 0, so the contribution's range must include 0 (App. B.3).
       ranges_[j] = (policy_ == out_of_bounds::drop) ? hull(image[j], interval(0.0)) : image[j];
       const double w = ranges_[j].width();
-      if (!std::isfinite(w)) throw_invalid("bounded_statistic", "range width of t[" + std::to_string(j) + "]", w, "a finite width");
+      if (!std::isfinite(w))
+        throw_invalid("bounded_statistic", "range width of t[" + std::to_string(j) + "]", w, "a finite width");
       l1 += w;
       l2 += w * w;
     }
@@ -88,7 +90,8 @@ class bounded_statistic {
   std::optional<record_type> admit(const record_type& x) const {
     record_type y = x;
     for (std::size_t k = 0; k < P; ++k) {
-      if (!std::isfinite(x[k])) throw_invalid("bounded_statistic", "record coordinate " + std::to_string(k), x[k], "a finite number");
+      if (!std::isfinite(x[k]))
+        throw_invalid("bounded_statistic", "record coordinate " + std::to_string(k), x[k], "a finite number");
       if (x[k] < box_[k].lo || x[k] > box_[k].hi) {
         if (policy_ == out_of_bounds::drop) return std::nullopt;
         y[k] = x[k] < box_[k].lo ? box_[k].lo : box_[k].hi;
@@ -153,7 +156,8 @@ void check_mechanism_covers(const bounded_statistic<P, Statistic>& stat, const M
       throw_invalid("release_statistic", "mechanism L2 sensitivity", mechanism.l2_sensitivity(),
                     "a number >= the statistic's L2 sensitivity " + detail::format_value(stat.l2_sensitivity()));
   } else {
-    static_assert(requires { mechanism.l1_sensitivity(); }, "the mechanism must report l1_sensitivity() or l2_sensitivity()");
+    static_assert(
+        requires { mechanism.l1_sensitivity(); }, "the mechanism must report l1_sensitivity() or l2_sensitivity()");
   }
 }
 

@@ -22,7 +22,7 @@ namespace privpost {
 ///     conjugate_sampler reference(prior, s, n, g);      // non-private: the exact statistic
 ///     conjugate_sampler naive_regression(linear_regression_statistic(layout), prior, z, n, g);
 template <conjugate_model Model, class Prior>
-  requires conjugate_prior_for<Prior, Model>
+requires conjugate_prior_for<Prior, Model>
 class conjugate_sampler {
  public:
   using model_type = Model;
@@ -33,9 +33,11 @@ class conjugate_sampler {
       : model_(std::move(model)), posterior_(make_posterior(model_, prior, s, n, events_)), theta_(posterior_.draw(g)) {}
 
   /// A static family's sampler: the model is family_model<family>.
+  // clang-format off
   template <random_engine G>
     requires std::is_default_constructible_v<Model>
   conjugate_sampler(const Prior& prior, const Eigen::VectorXd& s, double n, G& g) : conjugate_sampler(Model{}, prior, s, n, g) {}
+  // clang-format on
 
   template <random_engine G>
   void step(G& g) {
@@ -49,7 +51,8 @@ class conjugate_sampler {
   const numerical_events& events() const noexcept { return events_; }
 
  private:
-  static Prior make_posterior(const Model& model, const Prior& prior, const Eigen::VectorXd& s, double n, numerical_events& events) {
+  static Prior make_posterior(const Model& model, const Prior& prior, const Eigen::VectorXd& s, double n,
+                              numerical_events& events) {
     detail::check_release("conjugate_sampler", s, model.size(), n);
     typename Model::vector_type v = s;
     if (model.support().project(v, n, events)) ++events.projections;

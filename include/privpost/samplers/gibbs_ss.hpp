@@ -22,7 +22,7 @@ namespace privpost {
 ///     gibbs_ss chain(prior, mechanism, z, n, g);                     // a static family: model family_model<F>
 ///     gibbs_ss chain(linear_regression_model(layout, covariates), prior, mechanism, z, n, g);
 template <statistic_model Model, class Prior, scale_mixture_noise Mechanism>
-  requires conjugate_prior_for<Prior, Model>
+requires conjugate_prior_for<Prior, Model>
 class gibbs_ss {
  public:
   using model_type = Model;
@@ -46,10 +46,12 @@ class gibbs_ss {
   }
 
   /// A static family's chain: the model is family_model<family>.
+  // clang-format off
   template <random_engine G>
     requires std::is_default_constructible_v<Model>
   gibbs_ss(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g)
       : gibbs_ss(Model{}, prior, mechanism, z, n, g) {}
+  // clang-format on, prior, mechanism, z, n, g) {}
 
   /// One sweep: theta | s; nuisance | s; s | theta, w, z; w | s, z.
   template <random_engine G>
@@ -85,7 +87,8 @@ class gibbs_ss {
 };
 
 template <conjugate_prior Prior, scale_mixture_noise Mechanism, class Z, random_engine G>
-gibbs_ss(const Prior&, const Mechanism&, const Z&, double, G&) -> gibbs_ss<family_model<typename Prior::family>, Prior, Mechanism>;
+gibbs_ss(const Prior&, const Mechanism&, const Z&, double, G&)
+    -> gibbs_ss<family_model<typename Prior::family>, Prior, Mechanism>;
 template <statistic_model Model, class Prior, scale_mixture_noise Mechanism, class Z, random_engine G>
 gibbs_ss(Model, const Prior&, const Mechanism&, const Z&, double, G&) -> gibbs_ss<Model, Prior, Mechanism>;
 

@@ -32,9 +32,9 @@
 #include "privpost/core/numerical_events.hpp"
 #include "privpost/core/random/normal.hpp"
 #include "privpost/core/random/uniform.hpp"
-#include "privpost/families/truncation.hpp"
 #include "privpost/families/family_model.hpp"
 #include "privpost/families/support.hpp"
+#include "privpost/families/truncation.hpp"
 #include "privpost/samplers/detail/sweep.hpp"
 
 namespace privpost {
@@ -90,7 +90,9 @@ inline constexpr int noise_variance_draws = 256;
 /// scale-mixture variance (the same thing, estimated).
 template <scale_mixture_noise Mechanism, random_engine G>
 double mean_noise_variance(const Mechanism& mechanism, G& g) {
-  if constexpr (requires { { mechanism.noise_variance() } -> std::convertible_to<double>; }) {
+  if constexpr (requires {
+                  { mechanism.noise_variance() } -> std::convertible_to<double>;
+                }) {
     return mechanism.noise_variance();
   } else {
     double total = 0.0;
@@ -109,7 +111,8 @@ std::optional<region_moments<F>> centre_moments(const typename F::parameter_type
 /// log N(z; E s_c, Var s_c + diag(v)) under the CLT model of the centre sum (the release with s and s_c integrated
 /// out, given the noise variances v), up to a constant; -inf where the covariance is not positive definite.
 template <truncatable_family F>
-double collapsed_log_likelihood(const region_moments<F>& c, const statistic_t<F>& z, double n, const statistic_t<F>& noise_variance) {
+double collapsed_log_likelihood(const region_moments<F>& c, const statistic_t<F>& z, double n,
+                                const statistic_t<F>& noise_variance) {
   statistic_t<F> mean;
   covariance_t<F> cov;
   centre_sum_moments<F>(c, n, mean, cov);
@@ -134,7 +137,7 @@ double collapsed_log_likelihood(const typename F::parameter_type& theta, const s
 /// weights proportional to the collapsed CLT likelihood (sampling-importance-resampling, an approximate posterior draw).
 /// Falls back to the first prior draw when every weight is zero.
 template <conjugate_prior Prior, scale_mixture_noise Mechanism, random_engine G>
-  requires truncatable_family<typename Prior::family>
+requires truncatable_family<typename Prior::family>
 typename Prior::family::parameter_type truncated_start(const Prior& prior, const Mechanism& mechanism,
                                                        const statistic_t<typename Prior::family>& z, double n, double a, double b,
                                                        G& g) {
@@ -165,7 +168,7 @@ typename Prior::family::parameter_type truncated_start(const Prior& prior, const
 
 /// Gibbs-SS for a truncated release z of the centre statistic (records outside [a, b] dropped before release).
 template <conjugate_prior Prior, scale_mixture_noise Mechanism>
-  requires truncatable_family<typename Prior::family>
+requires truncatable_family<typename Prior::family>
 class gibbs_ss_truncated {
  public:
   using family = typename Prior::family;
@@ -210,7 +213,8 @@ class gibbs_ss_truncated {
     ++proposed_jumps_;
     if (proposed) {
       const double l_new = detail::collapsed_log_likelihood<family>(*proposed, z_, n_, w_);
-      const double l_old = current ? detail::collapsed_log_likelihood<family>(*current, z_, n_, w_) : -std::numeric_limits<double>::infinity();
+      const double l_old =
+          current ? detail::collapsed_log_likelihood<family>(*current, z_, n_, w_) : -std::numeric_limits<double>::infinity();
       if (l_new > -std::numeric_limits<double>::infinity() && std::log(draw_uniform(g)) < l_new - l_old) {
         theta_ = proposal;
         current = proposed;
@@ -239,7 +243,8 @@ class gibbs_ss_truncated {
     for (int tries = 0; tries < support_type::rejection_tries && !valid; ++tries) {
       for (int j = 0; j < 2 * dimension; ++j) e(j) = draw_normal(g);
       x = mean + chol.template triangularView<Eigen::Lower>() * e;
-      valid = support_type::contains(x.template head<dimension>(), n_) && support_type::contains(x.template tail<dimension>(), n_);
+      valid =
+          support_type::contains(x.template head<dimension>(), n_) && support_type::contains(x.template tail<dimension>(), n_);
       if (!valid) ++events_.rejected_draws;
     }
     total_ = x.template head<dimension>();

@@ -35,7 +35,7 @@ Eigen::VectorXd ops_binomial(const beta_prior& prior, double s, double n, const 
   const double lo = options.a0, hi = 1.0 - options.a0;
   const double loglik_range = std::log(hi / lo);
   const double tau = (options.epsilon / options.draws) / (2.0 * loglik_range);
-  const double a = prior.a + tau * s, b = prior.b + tau * (n - s);
+  const double a = prior.a() + tau * s, b = prior.b() + tau * (n - s);
   const double p_lo = boost::math::ibeta(a, b, lo), p_hi = boost::math::ibeta(a, b, hi);
   Eigen::VectorXd out(options.draws);
   for (int i = 0; i < options.draws; ++i) {

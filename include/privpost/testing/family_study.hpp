@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -14,105 +15,127 @@
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
 #include "privpost/families/binomial.hpp"
+#include "privpost/families/family_model.hpp"
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/inference/infer.hpp"
-#include "privpost/samplers/gibbs_ss.hpp"
-#include "privpost/families/family_model.hpp"
 #include "privpost/samplers/conjugate.hpp"
+#include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/ops.hpp"
 
 namespace privpost {
 
 /// Settings shared by the study classes.
 struct study_settings {
-  double n = 100;                  ///< records per trial (a whole number)
-  int burnin = 500;                ///< Gibbs-SS sweeps discarded per posterior
-  int draws = 1000;                ///< draws kept per posterior
-  int thin = 1;                    ///< Gibbs-SS keeps every thin-th sweep (strong noise mixes slowly: see README)
+  double n = 100;    ///< records per trial (a whole number)
+  int burnin = 500;  ///< Gibbs-SS sweeps discarded per posterior
+  int draws = 1000;  ///< draws kept per posterior
+  int thin = 1;      ///< Gibbs-SS keeps every thin-th sweep (strong noise mixes slowly: see README)
   std::vector<std::string> methods = {"gibbs", "naive", "nonprivate"};  ///< any of gibbs, naive, nonprivate, ops
-  ops_options ops{};               ///< OPS settings (binomial only); its epsilon is the study's epsilon
+  ops_options ops{};  ///< OPS settings (binomial only); its epsilon is the study's epsilon
 };
 
 namespace detail {
-inline void check_study_settings(const char* who, const study_settings& s, bool ops_allowed, bool noisy_allowed = false) {
+// The design settings every study checks; the method names are checked by select_methods against its factories.
+inline void check_study_settings(const char* who, const study_settings& s) {
   if (!(s.n >= 1.0 && s.n <= 1e9 && std::floor(s.n) == s.n)) throw_invalid(who, "n", s.n, "a whole number in [1, 1e9]");
   if (s.burnin < 0) throw_invalid(who, "burnin", s.burnin, "an integer >= 0");
   if (s.draws < 2) throw_invalid(who, "draws", s.draws, "an integer >= 2");
   if (s.thin < 1) throw_invalid(who, "thin", s.thin, "an integer >= 1");
-  if (s.methods.empty()) throw std::invalid_argument(std::string(who) + ": methods is empty; accepted: gibbs, naive, nonprivate, ops");
-  for (const auto& m : s.methods) {
-    const bool known = m == "gibbs" || m == "naive" || m == "nonprivate" || (m == "ops" && ops_allowed) || (m == "noisy" && noisy_allowed);
-    if (!known)
-      throw std::invalid_argument(std::string(who) + ": method is '" + m + "'; accepted: gibbs, naive, nonprivate" +
-                                  (ops_allowed ? ", ops" : "") + (noisy_allowed ? ", noisy" : "") +
-                                  " (ops: binomial only; noisy: linear regression only)");
-  }
-}
-
-// One chain of `make`'s sampler, seeded from g, as a draws matrix.
-template <class Make, random_engine G>
-Eigen::MatrixXd single_chain(Make make, int burnin, int draws, G& g, int thin = 1) {
-  inference_options o;
-  o.chains = 1;
-  o.burnin = burnin;
-  o.draws = draws;
-  o.thin = thin;
-  o.seed = static_cast<std::uint64_t>(g());
-  return infer(make, o).draws.chains().front();
 }
 }  // namespace detail
 
-/// A calibration study of a bounded family (binomial, multinomial, or a user's family with draw_record).
+/// One simulated trial of a bounded family: the truth, the exact statistic and its release.
+template <exponential_family F>
+struct bounded_trial {
+  Eigen::VectorXd truth;  ///< the true parameter vector
+  statistic_t<F> s;       ///< the exact statistic (private; the non-private reference and OPS use it)
+  Eigen::VectorXd z;      ///< the release
+  double n = 0.0;
+};
+
+/// A calibration study of a bounded family (binomial, multinomial, or a user's family with draw_record): theta from the
+/// prior, n records from the model, a release through the mechanism, then each method's posterior. Standard methods
+/// (standard_methods()): gibbs, naive, nonprivate, and for the binomial ops; any other is one more named_method.
 template <conjugate_prior Prior, scale_mixture_noise Mechanism>
+requires record_generating_family<typename Prior::family>
 class bounded_family_study {
  public:
   using family = typename Prior::family;
-  static constexpr bool has_ops = std::is_same_v<Prior, beta_prior>;
+  using trial_type = bounded_trial<family>;
 
+  /// The standard methods named in settings.methods.
   bounded_family_study(const Prior& prior, const Mechanism& mechanism, study_settings settings)
       : prior_(prior), mechanism_(mechanism), settings_(std::move(settings)) {
-    detail::check_study_settings("bounded_family_study", settings_, has_ops);
+    detail::check_study_settings("bounded_family_study", settings_);
+    methods_ = select_methods(standard_methods(), settings_.methods, "bounded_family_study");
+  }
+  /// Any list of methods (settings.methods is ignored).
+  bounded_family_study(const Prior& prior, const Mechanism& mechanism, study_settings settings,
+                       std::vector<named_method<trial_type>> methods)
+      : prior_(prior), mechanism_(mechanism), settings_(std::move(settings)), methods_(std::move(methods)) {
+    detail::check_study_settings("bounded_family_study", settings_);
+    if (methods_.empty()) throw std::invalid_argument("bounded_family_study: no method; accepted: at least one named_method");
   }
 
-  /// One trial: the truth, the data, the release, and every method's draws (deterministic given g).
-  template <random_engine G>
-  std::vector<method_draws> trial(G& g) const {
-    const auto theta = prior_.draw(g);
-    statistic_t<family> s = statistic_t<family>::Zero();
-    const auto n_records = static_cast<std::int64_t>(settings_.n);
-    for (std::int64_t i = 0; i < n_records; ++i) s += family::statistic(family::draw_record(theta, g));
-    const Eigen::VectorXd s_dynamic = s;
-    const Eigen::VectorXd z = mechanism_.release(s_dynamic, g);
-    const Eigen::VectorXd truth = family_parameter_vector<family>(theta);
-    const double n = settings_.n;
-    std::vector<method_draws> out;
-    for (const auto& m : settings_.methods) {
-      method_draws r{m, truth, {}, 0.0};
-      if (m == "gibbs") {
-        r.draws = timed([&] { return detail::single_chain([&](auto& cg) { return gibbs_ss(prior_, mechanism_, z, n, cg); },
-                                                          settings_.burnin, settings_.draws, g, settings_.thin); }, r.seconds);
-      } else if (m == "naive") {
-        r.draws = timed([&] { return detail::single_chain([&](auto& cg) { return conjugate_sampler(prior_, z, n, cg); }, 0,
-                                                          settings_.draws, g); }, r.seconds);
-      } else if (m == "nonprivate") {
-        r.draws = timed([&] { return detail::single_chain([&](auto& cg) { return conjugate_sampler(prior_, s, n, cg); }, 0,
-                                                          settings_.draws, g); }, r.seconds);
-      } else if constexpr (has_ops) {
-        ops_options o = settings_.ops;
-        o.epsilon = mechanism_.budget().epsilon;
-        r.draws = timed([&] { return Eigen::MatrixXd(ops_binomial(prior_, s(0), n, o, g)); }, r.seconds);
-      }
-      out.push_back(std::move(r));
+  /// gibbs (Gibbs-SS), naive (the conjugate update on the release), nonprivate (on the exact statistic), and for the
+  /// binomial ops (one posterior sample per release, Sec. 4.4 of the dissertation; it spends its own budget).
+  std::vector<named_method<trial_type>> standard_methods() const {
+    const Prior prior = prior_;
+    const Mechanism mechanism = mechanism_;
+    const study_settings st = settings_;
+    std::vector<named_method<trial_type>> m{
+        {"gibbs",
+         [=](const trial_type& t, std::mt19937_64& g) {
+           return single_chain([&](auto& cg) { return gibbs_ss(prior, mechanism, t.z, t.n, cg); }, st.burnin, st.draws, g,
+                               st.thin);
+         }},
+        {"naive",
+         [=](const trial_type& t, std::mt19937_64& g) {
+           return single_chain([&](auto& cg) { return conjugate_sampler(prior, t.z, t.n, cg); }, 0, st.draws, g);
+         }},
+        {"nonprivate", [=](const trial_type& t, std::mt19937_64& g) {
+           return single_chain([&](auto& cg) { return conjugate_sampler(prior, t.s, t.n, cg); }, 0, st.draws, g);
+         }}};
+    if constexpr (std::is_same_v<Prior, beta_prior>) {
+      ops_options o = st.ops;
+      o.epsilon = mechanism.budget().epsilon;
+      m.push_back({"ops", [=](const trial_type& t, std::mt19937_64& g) {
+                     return Eigen::MatrixXd(ops_binomial(prior, t.s(0), t.n, o, g));
+                   }});
     }
-    return out;
+    return m;
   }
+
+  /// theta from the prior, the records, the release (deterministic given g).
+  trial_type simulate(std::mt19937_64& g) const {
+    const auto theta = prior_.draw(g);
+    trial_type t;
+    t.s = statistic_t<family>::Zero();
+    const auto n_records = static_cast<std::int64_t>(settings_.n);
+    for (std::int64_t i = 0; i < n_records; ++i) t.s += family::statistic(family::draw_record(theta, g));
+    const Eigen::VectorXd s_dynamic = t.s;
+    t.z = mechanism_.release(s_dynamic, g);
+    t.truth = family_parameter_vector<family>(theta);
+    t.n = settings_.n;
+    return t;
+  }
+
+  /// One trial: the truth, the data, the release, and every method's draws.
+  std::vector<method_draws> trial(std::mt19937_64& g) const { return run_methods(simulate(g), methods_, g); }
 
   const study_settings& settings() const noexcept { return settings_; }
+  /// Replaces the methods (adding one is one more named_method).
+  void set_methods(std::vector<named_method<trial_type>> methods) {
+    if (methods.empty()) throw std::invalid_argument("bounded_family_study: no method; accepted: at least one named_method");
+    methods_ = std::move(methods);
+  }
+  const std::vector<named_method<trial_type>>& methods() const noexcept { return methods_; }
 
  private:
   Prior prior_;
   Mechanism mechanism_;
   study_settings settings_;
+  std::vector<named_method<trial_type>> methods_;
 };
 
 }  // namespace privpost

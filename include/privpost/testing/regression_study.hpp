@@ -8,6 +8,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -18,16 +19,16 @@
 #include "privpost/core/random/multivariate_normal.hpp"
 #include "privpost/core/random/normal.hpp"
 #include "privpost/core/random/wishart.hpp"
+#include "privpost/families/regression/covariate_models.hpp"
 #include "privpost/families/regression/covariate_moments.hpp"
+#include "privpost/families/regression/linear_regression_model.hpp"
 #include "privpost/families/regression/noisy_moments.hpp"
 #include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
 #include "privpost/families/regression/regression_layout.hpp"
 #include "privpost/inference/calibration_study.hpp"
-#include "privpost/testing/family_study.hpp"
-#include "privpost/families/regression/covariate_models.hpp"
-#include "privpost/families/regression/linear_regression_model.hpp"
 #include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
+#include "privpost/testing/family_study.hpp"
 
 namespace privpost {
 
@@ -39,15 +40,28 @@ enum class covariate_scenario {
 // Method "noisy" (either scenario) is Gibbs-SS-Noisy: half the budget on the statistic, half on the covariates' fourth
 // sample moments, whose noisy values it uses as fixed moments (no inference over their noise, as in the paper).
 
+/// One simulated regression trial: the truth, the exact statistic and the releases every method may use.
+struct regression_trial {
+  Eigen::VectorXd truth;      ///< (theta, sigma^2)
+  Eigen::VectorXd s;          ///< the exact statistic (private)
+  Eigen::VectorXd z;          ///< the release with the whole budget
+  Eigen::VectorXd z_half;     ///< Gibbs-SS-Noisy: the statistic with half the budget
+  Eigen::VectorXd z_moments;  ///< Gibbs-SS-Noisy: the covariates' fourth sample moments with the other half
+  double n = 0.0;
+};
+
 template <scale_mixture_noise Mechanism>
 class regression_study {
  public:
+  using trial_type = regression_trial;
+
   /// make_mechanism(l1, l2, share) builds a mechanism with `share` of the budget (1, or 1/2 for each of Gibbs-SS-Noisy's
   /// two releases) from an interval sensitivity over the declared bounds.
   template <class MakeMechanism>
-  regression_study(const regression_layout& layout, const nig_regression_prior& prior, const niw_hyperprior& covariate_prior,
-                   covariate_scenario scenario, const std::vector<interval>& covariate_bounds, interval response_bounds,
-                   MakeMechanism make_mechanism, study_settings settings)
+  requires std::is_invocable_r_v<Mechanism, const MakeMechanism&, double, double, double> regression_study(
+      const regression_layout& layout, const nig_regression_prior& prior, const niw_hyperprior& covariate_prior,
+      covariate_scenario scenario, const std::vector<interval>& covariate_bounds, interval response_bounds,
+      MakeMechanism make_mechanism, study_settings settings)
       : layout_(layout),
         prior_(prior),
         covariate_prior_(covariate_prior),
@@ -59,25 +73,28 @@ class regression_study {
         moment_mechanism_(std::apply([&](double l1, double l2) { return make_mechanism(l1, l2, 0.5); },
                                      moments_.sensitivity(covariate_bounds, settings.n))),
         settings_(std::move(settings)) {
-    detail::check_study_settings("regression_study", settings_, false, true);
+    detail::check_study_settings("regression_study", settings_);
     const int d = layout_.covariates();
     fixed_cov_ = covariate_prior_.psi / (covariate_prior_.nu - d - 1.0);
-    if (!(covariate_prior_.nu > d + 1.0)) throw_invalid("regression_study", "nu", covariate_prior_.nu, "a number > d + 1 (finite mean)");
+    if (!(covariate_prior_.nu > d + 1.0))
+      throw_invalid("regression_study", "nu", covariate_prior_.nu, "a number > d + 1 (finite mean)");
     fixed_moments_ = normal_covariate_moments(layout_, Eigen::VectorXd::Zero(d), fixed_cov_);
+    methods_ = select_methods(standard_methods(), settings_.methods, "regression_study");
   }
 
   double l1_sensitivity() const noexcept { return sensitivity_.first; }
   double l2_sensitivity() const noexcept { return sensitivity_.second; }
 
-  template <random_engine G>
-  std::vector<method_draws> trial(G& g) const {
+  /// The truth, the covariates and responses, and the three releases (deterministic given g).
+  trial_type simulate(std::mt19937_64& g) const {
     const int d = layout_.covariates();
     const regression_parameter truth = prior_.draw(g);
     Eigen::VectorXd mu = Eigen::VectorXd::Zero(d);
     Eigen::MatrixXd sigma = fixed_cov_;
     if (scenario_ == covariate_scenario::hierarchical) {
       sigma = draw_inverse_wishart(g, covariate_prior_.nu, covariate_prior_.psi);
-      mu = draw_multivariate_normal(g, covariate_prior_.m, Eigen::MatrixXd(Eigen::LLT<Eigen::MatrixXd>(sigma / covariate_prior_.kappa).matrixL()));
+      mu = draw_multivariate_normal(g, covariate_prior_.m,
+                                    Eigen::MatrixXd(Eigen::LLT<Eigen::MatrixXd>(sigma / covariate_prior_.kappa).matrixL()));
     }
     const Eigen::MatrixXd l = Eigen::LLT<Eigen::MatrixXd>(sigma).matrixL();
     Eigen::VectorXd s = Eigen::VectorXd::Zero(layout_.size());
@@ -90,48 +107,79 @@ class regression_study {
       const double y = truth.theta.dot(layout_.design_row(xs.back())) + sd * draw_normal(g);
       s += layout_.record_statistic(xs.back(), y);
     }
-    const Eigen::VectorXd z = mechanism_.release(s, g);
+    trial_type t;
+    t.z = mechanism_.release(s, g);
     // Gibbs-SS-Noisy's two releases, each with half of the budget (001 Sec. 3.4.4).
-    const Eigen::VectorXd z_half = half_mechanism_.release(s, g);
-    const Eigen::VectorXd z_moments = moment_mechanism_.release(moments_.sample_moments(xs), g);
-    Eigen::VectorXd truth_vector(truth.theta.size() + 1);
-    truth_vector << truth.theta, truth.variance;
-    const double n = settings_.n;
-    std::vector<method_draws> out;
-    for (const auto& m : settings_.methods) {
-      method_draws r{m, truth_vector, {}, 0.0};
-      if (m == "gibbs") {
-        if (scenario_ == covariate_scenario::hierarchical) {
-          r.draws = timed([&] {
-            return detail::single_chain([&](auto& cg) {
-              return gibbs_ss(linear_regression_model(layout_, hierarchical_normal_covariates(layout_, covariate_prior_, cg)), prior_, mechanism_, z, n, cg);
-            }, settings_.burnin, settings_.draws, g, settings_.thin);
-          }, r.seconds);
-        } else {
-          r.draws = timed([&] {
-            return detail::single_chain([&](auto& cg) {
-              return gibbs_ss(linear_regression_model(layout_, fixed_covariates(fixed_moments_)), prior_, mechanism_, z, n, cg);
-            }, settings_.burnin, settings_.draws, g, settings_.thin);
-          }, r.seconds);
-        }
-      } else if (m == "noisy") {
-        r.draws = timed([&] {
-          return detail::single_chain([&](auto& cg) {
-            return gibbs_ss(linear_regression_model(layout_, fixed_covariates(moments_.moments_from_release(z_moments))), prior_,
-                            half_mechanism_, z_half, n, cg);
-          }, settings_.burnin, settings_.draws, g, settings_.thin);
-        }, r.seconds);
-      } else if (m == "naive" || m == "nonprivate") {
-        const Eigen::VectorXd& stat = (m == "naive") ? z : s;
-        r.draws = timed([&] {
-          return detail::single_chain([&](auto& cg) { return conjugate_sampler(linear_regression_statistic(layout_), prior_, stat, n, cg); }, 0,
-                                      settings_.draws, g);
-        }, r.seconds);
-      }
-      out.push_back(std::move(r));
-    }
-    return out;
+    t.z_half = half_mechanism_.release(s, g);
+    t.z_moments = moment_mechanism_.release(moments_.sample_moments(xs), g);
+    t.truth.resize(truth.theta.size() + 1);
+    t.truth << truth.theta, truth.variance;
+    t.s = std::move(s);
+    t.n = settings_.n;
+    return t;
   }
+
+  /// One trial: the truth, the data, the releases, and every method's draws.
+  std::vector<method_draws> trial(std::mt19937_64& g) const { return run_methods(simulate(g), methods_, g); }
+
+  /// gibbs (Gibbs-SS-Update in the hierarchical scenario, Gibbs-SS-Prior in the fixed one), noisy (Gibbs-SS-Noisy on the
+  /// half-budget releases), naive (the conjugate update on the release), nonprivate (on the exact statistic).
+  std::vector<named_method<trial_type>> standard_methods() const {
+    const regression_layout layout = layout_;
+    const nig_regression_prior prior = prior_;
+    const niw_hyperprior covariate_prior = covariate_prior_;
+    const Mechanism mechanism = mechanism_, half = half_mechanism_;
+    const moment_release_layout moments = moments_;
+    const covariate_moments fixed = fixed_moments_;
+    const study_settings st = settings_;
+    named_method<trial_type> gibbs;
+    if (scenario_ == covariate_scenario::hierarchical) {
+      gibbs = {"gibbs", [=](const trial_type& t, std::mt19937_64& g) {
+                 return single_chain(
+                     [&](auto& cg) {
+                       return gibbs_ss(
+                           linear_regression_model(layout, hierarchical_normal_covariates(layout, covariate_prior, cg)), prior,
+                           mechanism, t.z, t.n, cg);
+                     },
+                     st.burnin, st.draws, g, st.thin);
+               }};
+    } else {
+      gibbs = {"gibbs", [=](const trial_type& t, std::mt19937_64& g) {
+                 return single_chain(
+                     [&](auto& cg) {
+                       return gibbs_ss(linear_regression_model(layout, fixed_covariates(fixed)), prior, mechanism, t.z, t.n, cg);
+                     },
+                     st.burnin, st.draws, g, st.thin);
+               }};
+    }
+    return {gibbs,
+            {"noisy",
+             [=](const trial_type& t, std::mt19937_64& g) {
+               return single_chain(
+                   [&](auto& cg) {
+                     return gibbs_ss(linear_regression_model(layout, fixed_covariates(moments.moments_from_release(t.z_moments))),
+                                     prior, half, t.z_half, t.n, cg);
+                   },
+                   st.burnin, st.draws, g, st.thin);
+             }},
+            {"naive",
+             [=](const trial_type& t, std::mt19937_64& g) {
+               return single_chain(
+                   [&](auto& cg) { return conjugate_sampler(linear_regression_statistic(layout), prior, t.z, t.n, cg); }, 0,
+                   st.draws, g);
+             }},
+            {"nonprivate", [=](const trial_type& t, std::mt19937_64& g) {
+               return single_chain(
+                   [&](auto& cg) { return conjugate_sampler(linear_regression_statistic(layout), prior, t.s, t.n, cg); }, 0,
+                   st.draws, g);
+             }}};
+  }
+  /// Replaces the methods (adding one is one more named_method).
+  void set_methods(std::vector<named_method<trial_type>> methods) {
+    if (methods.empty()) throw std::invalid_argument("regression_study: no method; accepted: at least one named_method");
+    methods_ = std::move(methods);
+  }
+  const std::vector<named_method<trial_type>>& methods() const noexcept { return methods_; }
 
  private:
   regression_layout layout_;
@@ -146,6 +194,7 @@ class regression_study {
   study_settings settings_;
   Eigen::MatrixXd fixed_cov_;
   covariate_moments fixed_moments_;
+  std::vector<named_method<trial_type>> methods_;
 };
 
 }  // namespace privpost

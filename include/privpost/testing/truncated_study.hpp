@@ -17,13 +17,13 @@
 #include "privpost/core/errors.hpp"
 #include "privpost/core/interval.hpp"
 #include "privpost/diagnostics/sample_quantile.hpp"
+#include "privpost/families/family_model.hpp"
 #include "privpost/families/truncation.hpp"
 #include "privpost/inference/calibration_study.hpp"
-#include "privpost/testing/family_study.hpp"
 #include "privpost/mechanisms/ssp.hpp"
-#include "privpost/samplers/gibbs_ss_truncated.hpp"
-#include "privpost/families/family_model.hpp"
 #include "privpost/samplers/conjugate.hpp"
+#include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/testing/family_study.hpp"
 
 namespace privpost {
 
@@ -45,67 +45,93 @@ std::pair<double, double> prior_predictive_bounds(const Prior& prior, double q, 
   return {a, b};
 }
 
+/// One simulated trial of a truncated release: the truth, the untruncated and centre statistics, and the releases.
+template <exponential_family F>
+struct truncated_trial {
+  Eigen::VectorXd truth;
+  statistic_t<F> full;     ///< the untruncated statistic (private)
+  Eigen::VectorXd z;       ///< the release of the centre statistic (records in [a, b]; the others dropped)
+  Eigen::VectorXd z_full;  ///< a release of the untruncated statistic at the same noise scale (NOT private: the
+                           ///< dissertation's "cheating" naive only)
+  double n = 0.0, a = 0.0, b = 0.0;
+};
+
 /// Calibration trials for a truncated release. make_mechanism(l1, l2) builds the mechanism from the bounded
-/// statistic's sensitivities. Methods: gibbs (gibbs_ss_truncated), naive (the dissertation's "cheating" naive: the
-/// conjugate update on a noisy release of the untruncated statistic with the same noise scale, NOT private),
-/// nonprivate.
+/// statistic's sensitivities. Standard methods: gibbs (gibbs_ss_truncated), naive (the dissertation's "cheating" naive:
+/// the conjugate update on a noisy release of the untruncated statistic with the same noise scale, NOT private),
+/// nonprivate; any other is one more named_method.
 template <conjugate_prior Prior, scale_mixture_noise Mechanism>
-  requires truncatable_family<typename Prior::family>
+requires truncatable_family<typename Prior::family> && record_generating_family<typename Prior::family> &&
+    generic_statistic_family<typename Prior::family>
 class truncated_family_study {
  public:
   using family = typename Prior::family;
   using statistic_type = bounded_statistic<1, record_statistic<family>>;
+  using trial_type = truncated_trial<family>;
 
-  template <class MakeMechanism>
+  template <mechanism_factory MakeMechanism>
   truncated_family_study(const Prior& prior, double truncation_q, MakeMechanism make_mechanism, study_settings settings)
       : prior_(prior),
         bounds_(prior_predictive_bounds(prior, truncation_q)),
         statistic_(record_statistic<family>{}, {interval(bounds_.first, bounds_.second)}, out_of_bounds::drop),
         mechanism_(make_mechanism(statistic_.l1_sensitivity(), statistic_.l2_sensitivity())),
         settings_(std::move(settings)) {
-    detail::check_study_settings("truncated_family_study", settings_, false);
+    detail::check_study_settings("truncated_family_study", settings_);
+    methods_ = select_methods(standard_methods(), settings_.methods, "truncated_family_study");
   }
 
   double lower() const noexcept { return bounds_.first; }
   double upper() const noexcept { return bounds_.second; }
   const statistic_type& statistic() const noexcept { return statistic_; }
   const Mechanism& mechanism() const noexcept { return mechanism_; }
+  const study_settings& settings() const noexcept { return settings_; }
 
-  template <random_engine G>
-  std::vector<method_draws> trial(G& g) const {
+  std::vector<named_method<trial_type>> standard_methods() const {
+    const Prior prior = prior_;
+    const Mechanism mechanism = mechanism_;
+    const study_settings st = settings_;
+    return {{"gibbs",
+             [=](const trial_type& t, std::mt19937_64& g) {
+               return single_chain([&](auto& cg) { return gibbs_ss_truncated(prior, mechanism, t.z, t.n, t.a, t.b, cg); },
+                                   st.burnin, st.draws, g, st.thin);
+             }},
+            {"naive",
+             [=](const trial_type& t, std::mt19937_64& g) {
+               return single_chain([&](auto& cg) { return conjugate_sampler(prior, t.z_full, t.n, cg); }, 0, st.draws, g);
+             }},
+            {"nonprivate", [=](const trial_type& t, std::mt19937_64& g) {
+               return single_chain([&](auto& cg) { return conjugate_sampler(prior, t.full, t.n, cg); }, 0, st.draws, g);
+             }}};
+  }
+  /// Replaces the methods (adding one is one more named_method).
+  void set_methods(std::vector<named_method<trial_type>> methods) {
+    if (methods.empty()) throw std::invalid_argument("truncated_family_study: no method; accepted: at least one named_method");
+    methods_ = std::move(methods);
+  }
+  const std::vector<named_method<trial_type>>& methods() const noexcept { return methods_; }
+
+  trial_type simulate(std::mt19937_64& g) const {
     const auto theta = prior_.draw(g);
     const auto n_records = static_cast<std::int64_t>(settings_.n);
-    statistic_t<family> full = statistic_t<family>::Zero();
+    trial_type t;
+    t.full = statistic_t<family>::Zero();
     Eigen::VectorXd centre = Eigen::VectorXd::Zero(family::dimension);
     for (std::int64_t i = 0; i < n_records; ++i) {
       const double x = static_cast<double>(family::draw_record(theta, g));
-      full += family::statistic(x);
+      t.full += family::statistic(x);
       centre += statistic_.contribution({x});
     }
-    const Eigen::VectorXd z = mechanism_.release(centre, g);
-    const Eigen::VectorXd full_dynamic = full;
-    const Eigen::VectorXd z_full = mechanism_.release(full_dynamic, g);  // for the "cheating" naive only
-    const Eigen::VectorXd truth = family_parameter_vector<family>(theta);
-    const double n = settings_.n, a = bounds_.first, b = bounds_.second;
-    std::vector<method_draws> out;
-    for (const auto& m : settings_.methods) {
-      method_draws r{m, truth, {}, 0.0};
-      if (m == "gibbs") {
-        r.draws = timed([&] {
-          return detail::single_chain([&](auto& cg) { return gibbs_ss_truncated(prior_, mechanism_, z, n, a, b, cg); },
-                                      settings_.burnin, settings_.draws, g, settings_.thin);
-        }, r.seconds);
-      } else if (m == "naive") {
-        r.draws = timed([&] { return detail::single_chain([&](auto& cg) { return conjugate_sampler(prior_, z_full, n, cg); }, 0,
-                                                          settings_.draws, g); }, r.seconds);
-      } else if (m == "nonprivate") {
-        r.draws = timed([&] { return detail::single_chain([&](auto& cg) { return conjugate_sampler(prior_, full, n, cg); }, 0,
-                                                          settings_.draws, g); }, r.seconds);
-      }
-      out.push_back(std::move(r));
-    }
-    return out;
+    t.z = mechanism_.release(centre, g);
+    const Eigen::VectorXd full_dynamic = t.full;
+    t.z_full = mechanism_.release(full_dynamic, g);
+    t.truth = family_parameter_vector<family>(theta);
+    t.n = settings_.n;
+    t.a = bounds_.first;
+    t.b = bounds_.second;
+    return t;
   }
+
+  std::vector<method_draws> trial(std::mt19937_64& g) const { return run_methods(simulate(g), methods_, g); }
 
  private:
   Prior prior_;
@@ -113,6 +139,7 @@ class truncated_family_study {
   statistic_type statistic_;
   Mechanism mechanism_;
   study_settings settings_;
+  std::vector<named_method<trial_type>> methods_;
 };
 
 }  // namespace privpost

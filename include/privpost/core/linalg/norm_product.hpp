@@ -17,9 +17,8 @@ namespace privpost {
 /// `cov_cholesky` receives the lower Cholesky factor of cov (repairs counted in events).
 template <int D>
 void norm_product(const Eigen::Matrix<double, D, 1>& m, const Eigen::Matrix<double, D, D>& s,
-                  const Eigen::Matrix<double, D, 1>& z, const Eigen::Matrix<double, D, 1>& w,
-                  Eigen::Matrix<double, D, 1>& mean, Eigen::Matrix<double, D, D>& cov_cholesky,
-                  numerical_events& events) {
+                  const Eigen::Matrix<double, D, 1>& z, const Eigen::Matrix<double, D, 1>& w, Eigen::Matrix<double, D, 1>& mean,
+                  Eigen::Matrix<double, D, D>& cov_cholesky, numerical_events& events) {
   if constexpr (D == 1) {
     // Scalar case: the familiar precision-weighted average, written without dividing by a possibly zero variance.
     const double v = s(0, 0), ww = w(0);

@@ -41,9 +41,7 @@ inline double normal_cdf(double x) { return 0.5 * boost::math::erfc(-x / std::nu
 inline double log_normal_cdf(double x) { return std::log(0.5) + log_erfc(-x / std::numbers::sqrt2); }
 
 /// log(1 - e^u) for u < 0, accurate for u near 0 and far below it (Maechler 2012).
-inline double log1mexp(double u) {
-  return u > -std::numbers::ln2 ? std::log(-std::expm1(u)) : std::log1p(-std::exp(u));
-}
+inline double log1mexp(double u) { return u > -std::numbers::ln2 ? std::log(-std::expm1(u)) : std::log1p(-std::exp(u)); }
 
 /// log(Phi(b) - Phi(a)) for a <= b (either may be infinite), without cancellation: both ends in the upper tail use
 /// Q = 1 - Phi, both in the lower tail use Phi. -inf when a >= b.

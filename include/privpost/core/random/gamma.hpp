@@ -14,12 +14,15 @@ namespace privpost {
 
 namespace detail {
 
+// Marsaglia-Tsang accepts with probability > 0.95: 1000 rejections in a row have probability < 1e-1300.
+inline constexpr int gamma_max_tries = 1000;
+
 // Gamma(shape, 1) for shape >= 1 (Marsaglia & Tsang 2000); acceptance > 0.95 for every shape.
 template <random_engine G>
 inline double gamma_marsaglia_tsang(G& g, double shape) {
   const double d = shape - 1.0 / 3.0;
   const double c = 1.0 / std::sqrt(9.0 * d);
-  for (int tries = 0; tries < 1000; ++tries) {
+  for (int tries = 0; tries < gamma_max_tries; ++tries) {
     const double x = draw_normal(g);
     double v = 1.0 + c * x;
     if (v <= 0.0) continue;

@@ -14,8 +14,7 @@ namespace privpost {
 /// out = mean + L e with e ~ N(0, I): a draw of N(mean, L L^T). Only the lower triangle of L is read.
 template <random_engine G, class DerivedM, class DerivedL, class DerivedOut>
 inline void draw_multivariate_normal(G& g, const Eigen::MatrixBase<DerivedM>& mean,
-                                     const Eigen::MatrixBase<DerivedL>& cholesky_lower,
-                                     Eigen::MatrixBase<DerivedOut>& out) {
+                                     const Eigen::MatrixBase<DerivedL>& cholesky_lower, Eigen::MatrixBase<DerivedOut>& out) {
   const Eigen::Index d = mean.size();
   check_size_match("draw_multivariate_normal", "mean", d, "cholesky_lower rows", cholesky_lower.rows());
   check_size_match("draw_multivariate_normal", "mean", d, "cholesky_lower cols", cholesky_lower.cols());

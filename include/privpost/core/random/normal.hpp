@@ -11,11 +11,16 @@
 
 namespace privpost {
 
+namespace detail {
+// The polar method accepts with probability pi/4 per try: 200 failures in a row have probability < 1e-130.
+inline constexpr int normal_polar_max_tries = 200;
+}  // namespace detail
+
 /// A standard normal draw.
 template <random_engine G>
 inline double draw_normal(G& g) {
   // Acceptance probability pi/4 per try: 200 failures in a row has probability < 1e-130.
-  for (int tries = 0; tries < 200; ++tries) {
+  for (int tries = 0; tries < detail::normal_polar_max_tries; ++tries) {
     const double u = 2.0 * draw_uniform(g) - 1.0;
     const double v = 2.0 * draw_uniform(g) - 1.0;
     const double s = u * u + v * v;

@@ -12,21 +12,31 @@
 
 namespace privpost {
 
+namespace detail {
+// Below this rate draws are by inversion (a CDF walk), above it by Hoermann's PTRS.
+inline constexpr double poisson_inversion_limit = 10.0;
+// Bound of the CDF walk and of the PTRS loop: P(k > 1000) and 1000 PTRS rejections in a row are both far below 1e-150.
+inline constexpr int poisson_max_steps = 1000;
+// Largest rate accepted (the PTRS constants and double-valued counts are exact well beyond it).
+inline constexpr double poisson_max_rate = 1e12;
+}  // namespace detail
+
 /// A Poisson(lambda) draw, lambda in [0, 1e12], returned as a double holding a whole number.
 template <random_engine G>
 inline double draw_poisson(G& g, double lambda) {
-  if (!(lambda >= 0.0 && lambda <= 1e12)) throw_invalid("draw_poisson", "lambda", lambda, "a number in [0, 1e12]");
+  if (!(lambda >= 0.0 && lambda <= detail::poisson_max_rate))
+    throw_invalid("draw_poisson", "lambda", lambda, "a number in [0, 1e12]");
   if (lambda == 0.0) return 0.0;
-  if (lambda < 10.0) {
+  if (lambda < detail::poisson_inversion_limit) {
     // Inversion: walk the CDF from 0; P(k > 200) < 1e-150 for lambda < 10.
     const double u = draw_uniform(g);
     double p = std::exp(-lambda), cdf = p;
-    for (int k = 0; k < 1000; ++k) {
+    for (int k = 0; k < detail::poisson_max_steps; ++k) {
       if (u <= cdf) return static_cast<double>(k);
       p *= lambda / (k + 1.0);
       cdf += p;
     }
-    return 1000.0;
+    return static_cast<double>(detail::poisson_max_steps);
   }
   const double slam = std::sqrt(lambda), loglam = std::log(lambda);
   const double b = 0.931 + 2.53 * slam;
@@ -34,7 +44,7 @@ inline double draw_poisson(G& g, double lambda) {
   const double inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
   const double vr = 0.9277 - 3.6224 / (b - 2.0);
   // Acceptance is above 0.9 for every lambda >= 10 (Hoermann 1993), so 1000 tries never run out in practice.
-  for (int tries = 0; tries < 1000; ++tries) {
+  for (int tries = 0; tries < detail::poisson_max_steps; ++tries) {
     const double u = draw_uniform(g) - 0.5;
     const double v = draw_uniform(g);
     const double us = 0.5 - std::abs(u);

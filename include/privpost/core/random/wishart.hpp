@@ -34,11 +34,8 @@ inline Eigen::MatrixXd checked_cholesky(const char* function, const Eigen::Matri
   const double p = static_cast<double>(s.rows());
   if (!(std::isfinite(nu) && nu > p - 1.0))
     throw_invalid(function, "nu", nu, "a finite number > dimension - 1 = " + detail::format_value(p - 1.0));
-  if (!s.allFinite()) throw std::invalid_argument(std::string(function) + ": scale matrix has a non-finite entry");
-  Eigen::LLT<Eigen::MatrixXd> llt(s);
-  if (llt.info() != Eigen::Success)
-    throw std::invalid_argument(std::string(function) + ": scale matrix is not symmetric positive definite");
-  return llt.matrixL();
+  check_symmetric_positive_definite(function, "scale matrix", s);
+  return Eigen::LLT<Eigen::MatrixXd>(s).matrixL();
 }
 
 }  // namespace detail

@@ -78,7 +78,8 @@ class hierarchical_normal_covariates {
 
  private:
   template <random_engine G>
-  void draw_from(const regression_layout& layout, const Eigen::VectorXd& m, double kappa, const Eigen::MatrixXd& psi, double nu, G& g) {
+  void draw_from(const regression_layout& layout, const Eigen::VectorXd& m, double kappa, const Eigen::MatrixXd& psi, double nu,
+                 G& g) {
     sigma_ = draw_inverse_wishart(g, nu, psi);
     const Eigen::MatrixXd l = Eigen::LLT<Eigen::MatrixXd>(sigma_ / kappa).matrixL();
     mu_ = draw_multivariate_normal(g, m, l);

@@ -20,15 +20,14 @@ struct covariate_moments {
   Eigen::MatrixXd m2;
   std::vector<double> m4;  ///< p^4 entries, index ((a p + b) p + c) p + d
 
-  double fourth(int a, int b, int c, int d) const {
-    return m4[static_cast<std::size_t>(((a * p + b) * p + c) * p + d)];
-  }
+  double fourth(int a, int b, int c, int d) const { return m4[static_cast<std::size_t>(((a * p + b) * p + c) * p + d)]; }
 };
 
 /// Moments of x~ = (c, x) (or x) for x ~ N(mu, Sigma), by Isserlis/Wick for non-central normals:
 /// E[x_a x_b x_c x_d] = m_a m_b m_c m_d + the six m m S terms + S_ab S_cd + S_ac S_bd + S_ad S_bc, with the intercept as a
 /// coordinate of mean c and variance 0.
-inline covariate_moments normal_covariate_moments(const regression_layout& layout, const Eigen::VectorXd& mu, const Eigen::MatrixXd& sigma) {
+inline covariate_moments normal_covariate_moments(const regression_layout& layout, const Eigen::VectorXd& mu,
+                                                  const Eigen::MatrixXd& sigma) {
   check_size_match("normal_covariate_moments", "mu", mu.size(), "covariates", layout.covariates());
   check_size_match("normal_covariate_moments", "Sigma rows", sigma.rows(), "covariates", layout.covariates());
   check_size_match("normal_covariate_moments", "Sigma cols", sigma.cols(), "covariates", layout.covariates());

@@ -20,7 +20,9 @@ namespace privpost {
 namespace detail {
 template <class C>
 concept updatable_covariates = requires(C& c, const regression_layout& layout, const Eigen::MatrixXd& b, double n,
-                                        std::mt19937_64& g) { c.update(layout, b, n, g); };
+                                        std::mt19937_64& g) {
+  c.update(layout, b, n, g);
+};
 }  // namespace detail
 
 /// The regression statistic alone: what the conjugate NIG update needs (the naive and non-private baselines), without
@@ -95,10 +97,8 @@ class linear_regression_model {
   /// The covariates' nuisance update from the covariate block of the latent Gram matrix (Gibbs-SS-Update); only when
   /// the covariate model has one.
   template <random_engine G>
-    requires detail::updatable_covariates<Covariates>
-  void update_nuisance(const vector_type& s, double n, G& g) {
-    covariates_.update(layout(), layout().gram(s, n), n, g);
-  }
+  requires detail::updatable_covariates<Covariates>
+  void update_nuisance(const vector_type& s, double n, G& g) { covariates_.update(layout(), layout().gram(s, n), n, g); }
 
  private:
   linear_regression_statistic statistic_;

@@ -31,12 +31,13 @@ class nig_regression_prior {
     check_size_match("nig_regression_prior", "mu", mu_.size(), "lambda rows", lambda_.rows());
     check_size_match("nig_regression_prior", "lambda rows", lambda_.rows(), "lambda cols", lambda_.cols());
     if (mu_.size() < 1) throw_invalid("nig_regression_prior", "dimension", 0.0, "at least 1");
-    if (!mu_.allFinite() || !lambda_.allFinite()) throw std::invalid_argument("nig_regression_prior: mu or lambda has a non-finite entry");
+    check_finite("nig_regression_prior", "mu", mu_);
+    check_symmetric_positive_definite("nig_regression_prior", "lambda", lambda_);
     check_positive_finite("nig_regression_prior", "a", a);
     check_positive_finite("nig_regression_prior", "b", b);
     llt_.compute(lambda_);
-    if (llt_.info() != Eigen::Success || (lambda_ - lambda_.transpose()).norm() > 1e-12 * lambda_.norm())
-      throw std::invalid_argument("nig_regression_prior: lambda is not symmetric positive definite");
+    if (llt_.info() != Eigen::Success)
+      throw_invalid("nig_regression_prior", "lambda's Cholesky factorisation", 0.0, "a positive definite matrix");
   }
 
   const Eigen::VectorXd& mu() const noexcept { return mu_; }
@@ -52,7 +53,8 @@ class nig_regression_prior {
     if (!(n > 0.0 && std::isfinite(n))) throw_invalid("nig_regression_prior::update", "n", n, "a finite number > 0");
     const Eigen::MatrixXd lambda_n = xtx + lambda_;
     const Eigen::LLT<Eigen::MatrixXd> llt(lambda_n);
-    if (llt.info() != Eigen::Success) throw std::domain_error("nig_regression_prior::update: X^T X + Lambda_0 is not positive definite");
+    if (llt.info() != Eigen::Success)
+      throw std::domain_error("nig_regression_prior::update: X^T X + Lambda_0 is not positive definite");
     const Eigen::VectorXd mu_n = llt.solve(xty + lambda_ * mu_);
     const double quad = yty + mu_.dot(lambda_ * mu_) - mu_n.dot(lambda_n * mu_n);
     // quad >= 0 exactly when [X y]^T [X y] is PSD; rounding may leave it a hair below.

@@ -20,7 +20,8 @@ class regression_layout {
   /// d >= 1 covariates; with an intercept the design has d + 1 columns, the first the constant `intercept_value`.
   regression_layout(int covariates, bool intercept, double intercept_value = 1.0)
       : d_(covariates), intercept_(intercept), c_(intercept_value) {
-    if (covariates < 1 || covariates > 64) throw_invalid("regression_layout", "d (covariates)", covariates, "an integer in [1, 64]");
+    if (covariates < 1 || covariates > 64)
+      throw_invalid("regression_layout", "d (covariates)", covariates, "an integer in [1, 64]");
     if (intercept) check_positive_finite("regression_layout", "intercept value", intercept_value);
     const int q = columns() + 1;  // u = (x~, y)
     for (int i = 0; i < q; ++i)
@@ -80,22 +81,26 @@ class regression_layout {
   /// Per-coordinate ranges of t over the declared box (covariate bounds, response bounds) by interval arithmetic, and
   /// from them the L1 and L2 sensitivity (records are clamped into the box, or are known to lie in it).
   std::pair<double, double> sensitivity(const std::vector<interval>& covariate_bounds, const interval& response_bounds) const {
-    check_size_match("regression_layout::sensitivity", "covariate bounds", static_cast<Eigen::Index>(covariate_bounds.size()), "d", d_);
+    check_size_match("regression_layout::sensitivity", "covariate bounds", static_cast<Eigen::Index>(covariate_bounds.size()),
+                     "d", d_);
     std::vector<interval> u;
     if (intercept_) u.emplace_back(c_);
     for (const auto& b : covariate_bounds) {
       check_finite("regression_layout::sensitivity", "covariate lower bound", b.lo);
       check_finite("regression_layout::sensitivity", "covariate upper bound", b.hi);
-      if (!(b.lo < b.hi)) throw_invalid("regression_layout::sensitivity", "covariate upper bound", b.hi, "a number > the lower bound");
+      if (!(b.lo < b.hi))
+        throw_invalid("regression_layout::sensitivity", "covariate upper bound", b.hi, "a number > the lower bound");
       u.push_back(b);
     }
     if (!(std::isfinite(response_bounds.lo) && std::isfinite(response_bounds.hi) && response_bounds.lo < response_bounds.hi))
-      throw_invalid("regression_layout::sensitivity", "response upper bound", response_bounds.hi, "a finite number > the finite lower bound");
+      throw_invalid("regression_layout::sensitivity", "response upper bound", response_bounds.hi,
+                    "a finite number > the finite lower bound");
     u.push_back(response_bounds);
     double l1 = 0.0, l2 = 0.0;
     for (int k = 0; k < size(); ++k) {
       const auto [i, j] = pair(k);
-      const interval r = (i == j) ? square(u[static_cast<std::size_t>(i)]) : u[static_cast<std::size_t>(i)] * u[static_cast<std::size_t>(j)];
+      const interval r =
+          (i == j) ? square(u[static_cast<std::size_t>(i)]) : u[static_cast<std::size_t>(i)] * u[static_cast<std::size_t>(j)];
       l1 += r.width();
       l2 += r.width() * r.width();
     }

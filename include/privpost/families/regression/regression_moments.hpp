@@ -20,12 +20,12 @@ namespace detail {
 // powers of e vanish, E[e^2] = sigma^2, E[e^4] = 3 sigma^4. t1..t4 hold the theta-contractions of the x~ moments.
 struct regression_contractions {
   int p = 0;
-  double s2 = 0.0;                 // sigma^2
-  Eigen::VectorXd m2_theta;        // sum_k theta_k m2(a, k)
-  double m2_tt = 0.0;              // theta^T m2 theta
-  std::vector<double> m4_t;        // sum_k theta_k m4(a, b, c, k): p^3
-  Eigen::MatrixXd m4_tt;           // sum_kl theta_k theta_l m4(a, b, k, l)
-  Eigen::VectorXd m4_ttt;          // sum_klm ... m4(a, k, l, m)
+  double s2 = 0.0;           // sigma^2
+  Eigen::VectorXd m2_theta;  // sum_k theta_k m2(a, k)
+  double m2_tt = 0.0;        // theta^T m2 theta
+  std::vector<double> m4_t;  // sum_k theta_k m4(a, b, c, k): p^3
+  Eigen::MatrixXd m4_tt;     // sum_kl theta_k theta_l m4(a, b, k, l)
+  Eigen::VectorXd m4_ttt;    // sum_klm ... m4(a, k, l, m)
   double m4_tttt = 0.0;
 
   regression_contractions(const covariate_moments& cm, const Eigen::VectorXd& theta, double sigma2) : p(cm.p), s2(sigma2) {
@@ -66,11 +66,16 @@ inline double fourth_moment(const covariate_moments& cm, const regression_contra
     if (v < y) x[static_cast<std::size_t>(nx++)] = v;
   const double s2 = t.s2;
   switch (4 - nx) {  // number of y's
-    case 0: return cm.fourth(x[0], x[1], x[2], x[3]);
-    case 1: return t.t3(x[0], x[1], x[2]);
-    case 2: return t.m4_tt(x[0], x[1]) + s2 * cm.m2(x[0], x[1]);
-    case 3: return t.m4_ttt(x[0]) + 3.0 * s2 * t.m2_theta(x[0]);
-    default: return t.m4_tttt + 6.0 * s2 * t.m2_tt + 3.0 * s2 * s2;
+    case 0:
+      return cm.fourth(x[0], x[1], x[2], x[3]);
+    case 1:
+      return t.t3(x[0], x[1], x[2]);
+    case 2:
+      return t.m4_tt(x[0], x[1]) + s2 * cm.m2(x[0], x[1]);
+    case 3:
+      return t.m4_ttt(x[0]) + 3.0 * s2 * t.m2_theta(x[0]);
+    default:
+      return t.m4_tttt + 6.0 * s2 * t.m2_tt + 3.0 * s2 * s2;
   }
 }
 

@@ -28,8 +28,7 @@ inline void check_release(const char* who, const Eigen::VectorXd& z, Eigen::Inde
 // interval support; otherwise up to Support::rejection_tries draws, then the projection (both counted). `e` is the
 // caller's workspace for the standard normals (sized here once, so fixed-size and preallocated sweeps do not allocate).
 template <class Support, class V, class L, class E, random_engine G>
-void draw_on_support(const Support& support, G& g, const V& mean, const L& chol, double n, V& s, E& e,
-                     numerical_events& events) {
+void draw_on_support(const Support& support, G& g, const V& mean, const L& chol, double n, V& s, E& e, numerical_events& events) {
   if constexpr (V::SizeAtCompileTime == 1 && interval_support<Support>) {
     const double sd = chol(0, 0);
     const double lo = support.lower(n), hi = support.upper(n);

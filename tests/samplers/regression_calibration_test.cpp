@@ -10,8 +10,8 @@
 
 #include <cmath>
 
-#include "privpost/testing/regression_study.hpp"
 #include "privpost/mechanisms/laplace.hpp"
+#include "privpost/testing/regression_study.hpp"
 
 using namespace privpost;
 
@@ -31,8 +31,9 @@ void run(covariate_scenario scenario, int d, double n, std::uint64_t seed) {
   s.thin = 5;
   s.methods = {"gibbs", "naive", "nonprivate"};
   const std::vector<interval> bounds(static_cast<std::size_t>(d), interval(-1.0, 1.0));
-  const regression_study<laplace_mechanism> study(layout, prior, covariates, scenario, bounds, interval(-1.0, 1.0),
-                                                  [](double l1, double, double share) { return laplace_mechanism(l1, 0.1 * share); }, s);
+  const regression_study<laplace_mechanism> study(
+      layout, prior, covariates, scenario, bounds, interval(-1.0, 1.0),
+      [](double l1, double, double share) { return laplace_mechanism(l1, 0.1 * share); }, s);
   const auto acc = run_calibration(study, {trials, seed, 0});
   double covered = 0.0;
   bool naive_rejected = false;
@@ -53,12 +54,15 @@ void run(covariate_scenario scenario, int d, double n, std::uint64_t seed) {
 }
 }  // namespace
 
-TEST_CASE("Gibbs-SS-Update is calibrated (d = 1, 2 plus intercept; n = 10, 100, 1000; epsilon = 0.1)", "[calibration][regression]") {
+TEST_CASE("Gibbs-SS-Update is calibrated (d = 1, 2 plus intercept; n = 10, 100, 1000; epsilon = 0.1)",
+          "[calibration][regression]") {
   for (int d : {1, 2})
-    for (double n : {10.0, 100.0, 1000.0}) run(covariate_scenario::hierarchical, d, n, 700 + static_cast<std::uint64_t>(10 * d + n));
+    for (double n : {10.0, 100.0, 1000.0})
+      run(covariate_scenario::hierarchical, d, n, 700 + static_cast<std::uint64_t>(10 * d + n));
 }
 
-TEST_CASE("Gibbs-SS-Prior is calibrated (d = 1, 2 plus intercept; n = 10, 100, 1000; epsilon = 0.1)", "[calibration][regression]") {
+TEST_CASE("Gibbs-SS-Prior is calibrated (d = 1, 2 plus intercept; n = 10, 100, 1000; epsilon = 0.1)",
+          "[calibration][regression]") {
   for (int d : {1, 2})
     for (double n : {10.0, 100.0, 1000.0}) run(covariate_scenario::fixed, d, n, 900 + static_cast<std::uint64_t>(10 * d + n));
 }

@@ -15,7 +15,10 @@
 
 #include "privpost/core/random/multivariate_normal.hpp"
 #include "privpost/core/random/normal.hpp"
+#include "privpost/families/regression/covariate_models.hpp"
 #include "privpost/families/regression/covariate_moments.hpp"
+#include "privpost/families/regression/gram_support.hpp"
+#include "privpost/families/regression/linear_regression_model.hpp"
 #include "privpost/families/regression/noisy_moments.hpp"
 #include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
 #include "privpost/families/regression/regression_layout.hpp"
@@ -23,9 +26,6 @@
 #include "privpost/inference/predictive.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/published_bounds.hpp"
-#include "privpost/families/regression/covariate_models.hpp"
-#include "privpost/families/regression/gram_support.hpp"
-#include "privpost/families/regression/linear_regression_model.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 
 using namespace privpost;
@@ -51,7 +51,8 @@ TEST_CASE("regression layout: unique entries, public intercept entry, sensitivit
   for (int d = 1; d <= 6; ++d) {
     const regression_layout layout(d, false);
     const std::vector<interval> box(static_cast<std::size_t>(d), interval(-1.0, 1.0));
-    CHECK(layout.sensitivity(box, interval(-2.0, 3.0)).first <= regression_paper_sensitivity(2.0, 5.0, static_cast<std::size_t>(d)));
+    CHECK(layout.sensitivity(box, interval(-2.0, 3.0)).first <=
+          regression_paper_sensitivity(2.0, 5.0, static_cast<std::size_t>(d)));
   }
 }
 
@@ -62,11 +63,12 @@ TEST_CASE("Isserlis fourth moments equal Monte Carlo", "[regression]") {
   sigma << 1.0, 0.3, -0.2, 0.3, 0.5, 0.1, -0.2, 0.1, 0.8;
   const auto exact = normal_covariate_moments(layout, mu, sigma);
   const Eigen::Matrix3d l = sigma.llt().matrixL();
-  const auto mc = monte_carlo_covariate_moments(layout, [&](auto& g) { return Eigen::VectorXd(draw_multivariate_normal(g, mu, l)); },
-                                                400000, 17);
+  const auto mc = monte_carlo_covariate_moments(
+      layout, [&](auto& g) { return Eigen::VectorXd(draw_multivariate_normal(g, mu, l)); }, 400000, 17);
   CHECK((exact.m2 - mc.m2).cwiseAbs().maxCoeff() < 0.02);
   double worst = 0.0;
-  for (std::size_t i = 0; i < exact.m4.size(); ++i) worst = std::max(worst, std::abs(exact.m4[i] - mc.m4[i]) / (1.0 + std::abs(exact.m4[i])));
+  for (std::size_t i = 0; i < exact.m4.size(); ++i)
+    worst = std::max(worst, std::abs(exact.m4[i] - mc.m4[i]) / (1.0 + std::abs(exact.m4[i])));
   INFO("largest relative difference of a fourth moment " << worst);
   CHECK(worst < 0.03);
 }
@@ -141,7 +143,8 @@ TEST_CASE("regression: bad input", "[regression][errors]") {
   CHECK_THROWS_AS(regression_layout(2, true, 0.0), std::invalid_argument);
   const regression_layout layout(1, true);
   CHECK_THROWS_AS(layout.record_statistic(Eigen::VectorXd::Constant(1, std::nan("")), 1.0), std::invalid_argument);
-  CHECK_THROWS_AS(layout.record_statistic(Eigen::VectorXd::Zero(1), std::numeric_limits<double>::infinity()), std::invalid_argument);
+  CHECK_THROWS_AS(layout.record_statistic(Eigen::VectorXd::Zero(1), std::numeric_limits<double>::infinity()),
+                  std::invalid_argument);
   CHECK_THROWS_AS(layout.sensitivity({interval(-1.0, 1.0)}, interval(1.0, 1.0)), std::invalid_argument);
   Eigen::Matrix2d not_pd;
   not_pd << 1.0, 2.0, 2.0, 1.0;
@@ -150,8 +153,10 @@ TEST_CASE("regression: bad input", "[regression][errors]") {
   std::mt19937_64 g(1);
   const laplace_mechanism m(8.0, 0.1);
   const auto cm = normal_covariate_moments(layout, Eigen::VectorXd::Zero(1), Eigen::MatrixXd::Identity(1, 1));
-  CHECK_THROWS_AS(gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, m, Eigen::VectorXd::Zero(4), 10.0, g), std::invalid_argument);
-  CHECK_THROWS_AS(gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, m, Eigen::VectorXd::Zero(5), 0.0, g), std::invalid_argument);
+  CHECK_THROWS_AS(gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, m, Eigen::VectorXd::Zero(4), 10.0, g),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, m, Eigen::VectorXd::Zero(5), 0.0, g),
+                  std::invalid_argument);
   Eigen::VectorXd z = Eigen::VectorXd::Zero(5);
   z(2) = std::nan("");
   CHECK_THROWS_AS(gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, m, z, 10.0, g), std::invalid_argument);
@@ -174,7 +179,8 @@ TEST_CASE("Gibbs-SS-Noisy uses the released (noisy, normalised) moments, not the
   const nig_regression_prior prior(Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity(), 2.0, 1.0);
   const laplace_mechanism m(8.0, 0.05);
   Eigen::VectorXd z = Eigen::VectorXd::Zero(5);
-  const gibbs_ss sampler(linear_regression_model(layout, fixed_covariates(moments.moments_from_release(released))), prior, m, z, 50.0, g);
+  const gibbs_ss sampler(linear_regression_model(layout, fixed_covariates(moments.moments_from_release(released))), prior, m, z,
+                         50.0, g);
   const covariate_moments& used = sampler.model().covariates().moments();
   for (int k = 0; k < moments.size(); ++k) {
     const auto& s = moments.index_set(k);
@@ -200,5 +206,6 @@ TEST_CASE("posterior predictive draws: mean and spread of y* = theta^T x + sigma
   CHECK(std::sqrt((y.array() - y.mean()).square().sum() / (y.size() - 1)) == Approx(0.5).epsilon(0.02));
   const auto ci = predictive_interval(p, layout, Eigen::VectorXd::Constant(1, 3.0), 0.9, g);
   CHECK(ci.lower == Approx(7.0 - 1.6449 * 0.5).margin(0.03));
-  CHECK_THROWS_AS(predictive_draws(posterior({Eigen::MatrixXd::Zero(10, 2)}), layout, Eigen::VectorXd::Zero(1), g), std::invalid_argument);
+  CHECK_THROWS_AS(predictive_draws(posterior({Eigen::MatrixXd::Zero(10, 2)}), layout, Eigen::VectorXd::Zero(1), g),
+                  std::invalid_argument);
 }
