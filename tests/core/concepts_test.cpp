@@ -50,7 +50,7 @@ struct wrong_tag : lookalike {
 
 // A support policy without a projection; a model without moments; a prior for another model.
 struct no_projection {
-  static constexpr int rejection_tries = 1;
+  [[maybe_unused]] static constexpr int rejection_tries = 1;
   static bool contains(const Eigen::Matrix<double, 1, 1>&, double) { return true; }
 };
 struct model_without_moments {
