@@ -186,6 +186,13 @@ static_assert(conjugate_prior_for<beta_prior, family_model<binomial_family>>);
 static_assert(conjugate_prior_for<nig_regression_prior, linear_regression_model<fixed_covariates>>);
 static_assert(!conjugate_prior_for<beta_prior, linear_regression_model<fixed_covariates>>);
 static_assert(!conjugate_prior_for<dirichlet_prior<3>, family_model<binomial_family>>);
+// The optional in-place forms gibbs_ss detects (issue #9: regression sweeps allocate nothing).
+static_assert(in_place_update<linear_regression_model<fixed_covariates>, nig_regression_prior>);
+static_assert(in_place_update<linear_regression_model<hierarchical_normal_covariates>, nig_regression_prior>);
+static_assert(!in_place_update<family_model<binomial_family>, beta_prior>);
+static_assert(!in_place_update<linear_regression_model<fixed_covariates>, beta_prior>);
+static_assert(in_place_draw<nig_regression_prior, regression_parameter>);
+static_assert(!in_place_draw<beta_prior, double>);
 // families and priors
 static_assert(exponential_family<binomial_family>);
 static_assert(exponential_family<normal_family>);

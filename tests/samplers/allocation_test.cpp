@@ -1,21 +1,33 @@
-// Checks that a sweep of every sampler allocates nothing on the heap (issue #3: "no heap allocation inside a sweep").
+// Checks that a sweep of every sampler allocates nothing on the heap (issue #3: "no heap allocation inside a sweep";
+// issue #9: regression sweeps too).
 // This executable replaces the global operator new with a counting one; the count is read around 1000 sweeps.
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <random>
+#include <vector>
 
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/exponential.hpp"
 #include "privpost/families/multinomial.hpp"
 #include "privpost/families/normal.hpp"
 #include "privpost/families/poisson.hpp"
+#include "privpost/families/regression/covariate_models.hpp"
+#include "privpost/families/regression/covariate_moments.hpp"
+#include "privpost/families/regression/linear_regression_model.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
+
+// The replacement operators below pair malloc with free on purpose; GCC 12 sees the inlined std::allocator calls of the
+// test bodies and reports a mismatch it cannot see through.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 
 namespace {
 std::atomic<long> allocations{0};
@@ -65,4 +77,36 @@ TEST_CASE("truncated Gibbs-SS sweeps allocate nothing", "[allocation]") {
   gibbs_ss_truncated normal(normal_inverse_gamma_prior(0.0, 1.0, 10.0, 10.0), laplace_mechanism(12.0, 0.5), z2, 500.0, -3.0, 3.0,
                             g);
   CHECK(allocations_in_sweeps(normal, g) == 0);
+}
+
+// Linear regression (issue #9): Gibbs-SS-Prior (fixed covariate moments; Gibbs-SS-Noisy runs the same code) and
+// Gibbs-SS-Update (the covariates' normal-inverse-Wishart block) with an intercept and d = 1, 2, 4 covariates. The model
+// keeps its workspace and the NIG prior updates and draws in place, so after the first sweep nothing is allocated. A PSD repair
+// of the latent Gram matrix would allocate (Eigen's eigensolver does): the release is a plausible one (n = 1000, x ~ N(0, I /
+// 49)), where none happens, and the test checks that too.
+TEST_CASE("regression Gibbs-SS sweeps allocate nothing", "[allocation]") {
+  for (const int d : {1, 2, 4}) {
+    CAPTURE(d);
+    std::mt19937_64 g(static_cast<std::uint64_t>(10 + d));
+    const int columns = d + 1;
+    const double n = 1000.0;
+    const regression_layout layout(d, true);
+    const nig_regression_prior prior(Eigen::VectorXd::Zero(columns), Eigen::MatrixXd::Identity(columns, columns) * 38.0, 20.0,
+                                     0.5);
+    const auto moments = normal_covariate_moments(layout, Eigen::VectorXd::Zero(d), Eigen::MatrixXd::Identity(d, d) / 49.0);
+    Eigen::MatrixXd b = n * Eigen::MatrixXd::Identity(columns + 1, columns + 1) * 0.02;
+    b(0, 0) = n;
+    const laplace_mechanism mechanism(
+        layout.sensitivity(std::vector<interval>(static_cast<std::size_t>(d), interval(-1, 1)), interval(-1, 1)).first, 1.0);
+    const Eigen::VectorXd z = mechanism.release(layout.statistic_of(b), g);
+    gibbs_ss prior_moments(linear_regression_model(layout, fixed_covariates(moments)), prior, mechanism, z, n, g);
+    const auto repairs_before = prior_moments.events().psd_repairs;
+    CHECK(allocations_in_sweeps(prior_moments, g) == 0);
+    CHECK(prior_moments.events().psd_repairs == repairs_before);
+    const niw_hyperprior h{Eigen::VectorXd::Zero(d), 1.0, Eigen::MatrixXd::Identity(d, d), 50.0};
+    gibbs_ss update(linear_regression_model(layout, hierarchical_normal_covariates(layout, h, g)), prior, mechanism, z, n, g);
+    const auto update_repairs_before = update.events().psd_repairs;
+    CHECK(allocations_in_sweeps(update, g) == 0);
+    CHECK(update.events().psd_repairs == update_repairs_before);
+  }
 }

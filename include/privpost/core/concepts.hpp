@@ -169,6 +169,18 @@ concept conjugate_prior_for = conjugate_model<M> &&
                                 { p.draw(g) } -> std::convertible_to<typename M::parameter_type>;
                               };
 
+/// Optional, detected by gibbs_ss: the conjugate update written into an existing posterior, m.update(p, s, n, out),
+/// reusing out's storage (how a dynamic-size model's sweep avoids allocating; linear_regression_model has it).
+template <class M, class P>
+concept in_place_update = conjugate_prior_for<P, M> &&
+                          requires(const M& m, const P& p, const typename M::vector_type& s, double n, P& out) {
+                            m.update(p, s, n, out);
+                          };
+
+/// Optional, detected by gibbs_ss: a draw written into an existing parameter, p.draw(g, theta), reusing its storage.
+template <class P, class Theta>
+concept in_place_draw = requires(const P& p, std::mt19937_64& g, Theta& theta) { p.draw(g, theta); };
+
 // ---------------------------------------------------------------------------------------------------------------------
 // Exponential families as static traits (adapted to statistic_model by family_model<F>, families/family_model.hpp)
 // ---------------------------------------------------------------------------------------------------------------------

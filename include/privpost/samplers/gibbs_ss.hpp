@@ -17,7 +17,10 @@
 namespace privpost {
 
 /// Gibbs-SS over (model, prior, mechanism). State: theta, s (latent exact statistic), w (latent noise variances), and
-/// the model's nuisance parameters. Sweeps of fixed-size models allocate nothing.
+/// the model's nuisance parameters. Sweeps of fixed-size models allocate nothing; a dynamic-size model (regression)
+/// allocates nothing after its first sweep when it offers the in-place update and draw (in_place_update,
+/// in_place_draw) and keeps its own workspace, except in rare counted repairs (events().psd_repairs) and in a nuisance
+/// update that allocates (the normal-inverse-Wishart block of hierarchical_normal_covariates does).
 ///
 ///     gibbs_ss chain(prior, mechanism, z, n, g);                     // a static family: model family_model<F>
 ///     gibbs_ss chain(linear_regression_model(layout, covariates), prior, mechanism, z, n, g);
@@ -51,16 +54,24 @@ class gibbs_ss {
     requires std::is_default_constructible_v<Model>
   gibbs_ss(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g)
       : gibbs_ss(Model{}, prior, mechanism, z, n, g) {}
-  // clang-format on, prior, mechanism, z, n, g) {}
+  // clang-format on
 
   /// One sweep: theta | s; nuisance | s; s | theta, w, z; w | s, z.
   template <random_engine G>
   void step(G& g) {
-    posterior_ = model_.update(prior_, s_, n_);
-    theta_ = posterior_.draw(g);
+    if constexpr (in_place_update<Model, Prior>) {
+      model_.update(prior_, s_, n_, posterior_);
+    } else {
+      posterior_ = model_.update(prior_, s_, n_);
+    }
+    if constexpr (in_place_draw<Prior, parameter_type>) {
+      posterior_.draw(g, theta_);
+    } else {
+      theta_ = posterior_.draw(g);
+    }
     if constexpr (has_nuisance<Model>) model_.update_nuisance(s_, n_, g);
     model_.moments(theta_, n_, mean_t_, cov_t_);
-    norm_product<dimension>(mean_t_, cov_t_, z_, w_, mean_s_, chol_s_, events_);
+    norm_product<dimension>(mean_t_, cov_t_, z_, w_, mean_s_, chol_s_, events_, norm_product_);
     detail::draw_on_support(model_.support(), g, mean_s_, chol_s_, n_, s_, e_, events_);
     detail::redraw_variances(mechanism_, z_, s_, w_, g);
   }
@@ -83,6 +94,7 @@ class gibbs_ss {
   // Workspace of the sweep (fixed-size for families; sized once for dynamic models).
   vector_type mean_t_, mean_s_, e_;
   matrix_type cov_t_, chol_s_;
+  norm_product_workspace<dimension> norm_product_;
   numerical_events events_;
 };
 

@@ -15,6 +15,7 @@
 
 #include "privpost/core/random/multivariate_normal.hpp"
 #include "privpost/core/random/normal.hpp"
+#include "privpost/core/random/wishart.hpp"
 #include "privpost/families/regression/covariate_models.hpp"
 #include "privpost/families/regression/covariate_moments.hpp"
 #include "privpost/families/regression/gram_support.hpp"
@@ -123,6 +124,70 @@ TEST_CASE("NIG update equals the textbook formulas", "[regression]") {
   Eigen::Vector2d total = Eigen::Vector2d::Zero();
   for (int i = 0; i < 40000; ++i) total += post.draw(g).theta;
   CHECK((total / 40000.0 - mn).norm() < 0.01);
+}
+
+TEST_CASE("NIG in-place update and draw equal the value forms; two updates equal one on the sums", "[regression]") {
+  const Eigen::Vector2d mu0(0.5, -0.5);
+  Eigen::Matrix2d lambda0;
+  lambda0 << 2.0, 0.5, 0.5, 1.0;
+  const nig_regression_prior prior(mu0, lambda0, 3.0, 2.0);
+  Eigen::MatrixXd xtx1(2, 2), xtx2(2, 2);
+  xtx1 << 10.0, 4.0, 4.0, 6.0;
+  xtx2 << 7.0, -1.0, -1.0, 3.0;
+  const Eigen::VectorXd xty1 = Eigen::Vector2d(3.0, 2.0), xty2 = Eigen::Vector2d(-1.0, 0.5);
+  const double yty1 = 5.0, yty2 = 2.5;
+  nig_regression_prior in_place = prior;
+  prior.update(xtx1, xty1, yty1, 10.0, in_place);
+  const auto value = prior.update(xtx1, xty1, yty1, 10.0);
+  CHECK((in_place.mu() - value.mu()).norm() < 1e-14);
+  CHECK(in_place.lambda() == value.lambda());
+  CHECK(in_place.b() == Approx(value.b()).epsilon(1e-14));
+  // The posterior updated again (its own mu^T Lambda mu carried over) equals one update on the summed statistics.
+  const auto twice = value.update(xtx2, xty2, yty2, 7.0);
+  const auto once = prior.update(xtx1 + xtx2, xty1 + xty2, yty1 + yty2, 17.0);
+  CHECK((twice.mu() - once.mu()).norm() < 1e-12);
+  CHECK(twice.a() == once.a());
+  CHECK(twice.b() == Approx(once.b()).epsilon(1e-12));
+  // An update into the prior itself reads the prior before it writes.
+  nig_regression_prior self = prior;
+  self.update(xtx1, xty1, yty1, 10.0, self);
+  CHECK((self.mu() - value.mu()).norm() < 1e-14);
+  CHECK(self.b() == Approx(value.b()).epsilon(1e-14));
+  std::mt19937_64 g1(5), g2(5);
+  regression_parameter theta;
+  value.draw(g1, theta);
+  const auto drawn = value.draw(g2);
+  CHECK(theta.variance == drawn.variance);
+  CHECK(theta.theta == drawn.theta);
+}
+
+TEST_CASE("workspace forms equal the value forms: Gram matrix, covariate moments, inverse Wishart", "[regression]") {
+  const regression_layout layout(2, true);
+  Eigen::VectorXd s(9);
+  s << 3.0, -1.0, 0.1, 4.0, 0.1, 2.0, 1.0, 0.5, 6.0;
+  Eigen::MatrixXd b;
+  layout.gram(s, 10.0, b);
+  CHECK(b == layout.gram(s, 10.0));
+  Eigen::VectorXd back;
+  layout.statistic_of(b, back);
+  CHECK(back == s);
+  const Eigen::Vector2d mu(0.3, -0.2);
+  Eigen::Matrix2d sigma;
+  sigma << 0.5, 0.1, 0.1, 0.3;
+  covariate_moments cm;
+  normal_covariate_moments(layout, mu, sigma, cm);
+  normal_covariate_moments(layout, mu, sigma, cm);  // reused storage
+  const auto value = normal_covariate_moments(layout, mu, sigma);
+  CHECK(cm.m2 == value.m2);
+  CHECK(cm.m4 == value.m4);
+  std::mt19937_64 g1(9), g2(9);
+  Eigen::MatrixXd w;
+  inverse_wishart_workspace ws;
+  draw_inverse_wishart(g1, 6.0, Eigen::MatrixXd(sigma), w, ws);
+  const Eigen::MatrixXd w2 = draw_inverse_wishart(g2, 6.0, sigma);
+  CHECK((w - w2).norm() < 1e-12 * w2.norm());
+  CHECK_THROWS_AS(draw_inverse_wishart(g1, 0.5, Eigen::MatrixXd(sigma), w, ws), std::invalid_argument);
+  CHECK_THROWS_AS(draw_inverse_wishart(g1, 6.0, Eigen::MatrixXd(-sigma), w, ws), std::domain_error);
 }
 
 TEST_CASE("PSD projection of the Gram matrix keeps the public entry and the sums", "[regression]") {

@@ -8,7 +8,9 @@
 #include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
+#include <concepts>
 #include <stdexcept>
+#include <type_traits>
 
 #include "privpost/core/numerical_events.hpp"
 
@@ -25,19 +27,58 @@ inline constexpr double last_jitter = 1e-4;
 inline constexpr double jitter_growth = 100.0;
 inline constexpr double eigenvalue_floor = 1e-4;
 inline constexpr double min_scale = 1e-300;
+
+// Clips the eigenvalues of the symmetric matrix `a` at `floor` (a = V max(Lambda, floor) V^T); returns whether any was
+// below it. Always on a dynamic-size matrix: Eigen's eigensolver is the slowest part of the library to compile, and one
+// instantiation serves every matrix size (fixed-size callers copy; the repair is rare and counted). A template only so
+// that a translation unit that never repairs does not compile it.
+// clang-format off
+template <class Matrix>
+  requires std::same_as<Matrix, Eigen::MatrixXd>
+bool clip_eigenvalues(Matrix& a, double floor) {
+  // clang-format on
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(a);
+  if (eig.eigenvalues().minCoeff() >= floor) return false;
+  Eigen::VectorXd values = eig.eigenvalues();
+  for (Eigen::Index i = 0; i < values.size(); ++i) values(i) = std::max(values(i), floor);
+  a = eig.eigenvectors() * values.asDiagonal() * eig.eigenvectors().transpose();
+  return true;
+}
 }  // namespace detail
 
+/// Storage that robust_cholesky and project_psd reuse between calls, so that a preallocated sweep does not touch the
+/// heap: the Cholesky factorisation and a scratch matrix. The eigenvalue repair (rare, counted in events.psd_repairs)
+/// allocates: it runs on a dynamic-size copy (see detail::clip_eigenvalues).
 template <class MatrixType>
-void robust_cholesky(const MatrixType& a, MatrixType& l, numerical_events& events) {
+struct cholesky_workspace {
+  Eigen::LLT<MatrixType> llt;
+  MatrixType scratch;
+
+  cholesky_workspace() = default;
+  /// Preallocates for size x size matrices.
+  explicit cholesky_workspace(Eigen::Index size) : llt(size), scratch(size, size) {}
+  // Scratch storage: a copy starts empty (an unused Eigen::LLT holds uninitialised members, so copying one would read
+  // them), and assignment keeps the target's own storage.
+  cholesky_workspace(const cholesky_workspace&) noexcept {}
+  cholesky_workspace& operator=(const cholesky_workspace&) noexcept { return *this; }
+};
+
+// clang-format off
+template <class MatrixType>
+  requires std::is_base_of_v<Eigen::MatrixBase<MatrixType>, MatrixType>
+void robust_cholesky(const MatrixType& a, MatrixType& l, numerical_events& events, cholesky_workspace<MatrixType>& ws) {
+  // clang-format on
   if (!a.allFinite()) throw std::domain_error("robust_cholesky: matrix has a non-finite entry");
-  Eigen::LLT<MatrixType> llt(a);
+  auto& llt = ws.llt;
+  llt.compute(a);
   if (llt.info() == Eigen::Success) {
     l = llt.matrixL();
     return;
   }
   const double scale = std::max(std::abs(a.diagonal().mean()), detail::min_scale);
+  MatrixType& b = ws.scratch;
   for (double jitter = detail::first_jitter; jitter <= detail::last_jitter; jitter *= detail::jitter_growth) {
-    MatrixType b = a;
+    b = a;
     b.diagonal().array() += jitter * scale;
     llt.compute(b);
     if (llt.info() == Eigen::Success) {
@@ -47,26 +88,50 @@ void robust_cholesky(const MatrixType& a, MatrixType& l, numerical_events& event
     }
   }
   ++events.psd_repairs;
-  Eigen::SelfAdjointEigenSolver<MatrixType> eig(a);
-  auto values = eig.eigenvalues().eval();
-  for (Eigen::Index i = 0; i < values.size(); ++i) values(i) = std::max(values(i), detail::eigenvalue_floor * scale);
-  MatrixType b = eig.eigenvectors() * values.asDiagonal() * eig.eigenvectors().transpose();
+  Eigen::MatrixXd repaired = a;
+  detail::clip_eigenvalues(repaired, detail::eigenvalue_floor * scale);
+  b = repaired;
   llt.compute(b);
   if (llt.info() != Eigen::Success) throw std::domain_error("robust_cholesky: eigenvalue clipping did not give a PD matrix");
   l = llt.matrixL();
 }
 
-/// Projects a symmetric matrix onto the cone of positive semidefinite matrices by clipping negative eigenvalues at 0
-/// (nearest PSD matrix in Frobenius norm). Returns true (and counts events.psd_repairs) if anything changed.
+/// robust_cholesky with its own (temporary) workspace.
+// clang-format off
 template <class MatrixType>
-bool project_psd(MatrixType& a, numerical_events& events) {
-  Eigen::SelfAdjointEigenSolver<MatrixType> eig(a);
-  if (eig.eigenvalues().minCoeff() >= 0.0) return false;
-  auto values = eig.eigenvalues().eval();
-  for (Eigen::Index i = 0; i < values.size(); ++i) values(i) = std::max(values(i), 0.0);
-  a = eig.eigenvectors() * values.asDiagonal() * eig.eigenvectors().transpose();
+  requires std::is_base_of_v<Eigen::MatrixBase<MatrixType>, MatrixType>
+void robust_cholesky(const MatrixType& a, MatrixType& l, numerical_events& events) {
+  // clang-format on
+  cholesky_workspace<MatrixType> ws;
+  robust_cholesky(a, l, events, ws);
+}
+
+/// Projects a symmetric matrix onto the cone of positive semidefinite matrices by clipping negative eigenvalues at 0
+/// (nearest PSD matrix in Frobenius norm). Returns true (and counts events.psd_repairs) if anything changed. A matrix
+/// whose Cholesky factorisation succeeds is positive definite and left as it is without an eigendecomposition (so that
+/// check allocates nothing with a preallocated workspace); otherwise the eigenvalues decide.
+// clang-format off
+template <class MatrixType>
+  requires std::is_base_of_v<Eigen::MatrixBase<MatrixType>, MatrixType>
+bool project_psd(MatrixType& a, numerical_events& events, cholesky_workspace<MatrixType>& ws) {
+  // clang-format on
+  ws.llt.compute(a);
+  if (ws.llt.info() == Eigen::Success) return false;
+  Eigen::MatrixXd repaired = a;
+  if (!detail::clip_eigenvalues(repaired, 0.0)) return false;
+  a = repaired;
   ++events.psd_repairs;
   return true;
+}
+
+/// project_psd with its own (temporary) workspace.
+// clang-format off
+template <class MatrixType>
+  requires std::is_base_of_v<Eigen::MatrixBase<MatrixType>, MatrixType>
+bool project_psd(MatrixType& a, numerical_events& events) {
+  // clang-format on
+  cholesky_workspace<MatrixType> ws;
+  return project_psd(a, events, ws);
 }
 
 }  // namespace privpost

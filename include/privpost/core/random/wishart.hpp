@@ -6,6 +6,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <cmath>
+#include <stdexcept>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
@@ -57,6 +58,41 @@ inline Eigen::MatrixXd draw_inverse_wishart(G& g, double nu, const Eigen::Matrix
   // B = L A^{-T}  <=>  A B^T = L^T: one triangular solve.
   const Eigen::MatrixXd bt = a.triangularView<Eigen::Lower>().solve(l.transpose());
   return bt.transpose() * bt;
+}
+
+/// Storage draw_inverse_wishart reuses between draws of one dimension.
+struct inverse_wishart_workspace {
+  Eigen::LLT<Eigen::MatrixXd> llt;
+  Eigen::MatrixXd l, a, bt;
+
+  inverse_wishart_workspace() = default;
+  // Scratch storage: a copy starts empty, assignment keeps the target's storage (see cholesky_workspace).
+  inverse_wishart_workspace(const inverse_wishart_workspace&) noexcept {}
+  inverse_wishart_workspace& operator=(const inverse_wishart_workspace&) noexcept { return *this; }
+};
+
+/// draw_inverse_wishart into `out`, reusing `out` and `ws` (no allocation once sized): the same draw as the value form.
+/// The scale matrix must be symmetric (not checked here: samplers build it symmetric); positive definiteness is.
+template <random_engine G>
+void draw_inverse_wishart(G& g, double nu, const Eigen::MatrixXd& psi, Eigen::MatrixXd& out, inverse_wishart_workspace& ws) {
+  const Eigen::Index p = psi.rows();
+  if (psi.cols() != p || p < 1)
+    throw_invalid("draw_inverse_wishart", "scale matrix rows", static_cast<double>(p), "a non-empty square matrix");
+  if (!(std::isfinite(nu) && nu > static_cast<double>(p) - 1.0))
+    throw_invalid("draw_inverse_wishart", "nu", nu, "a finite number > dimension - 1 = " + detail::format_value(p - 1.0));
+  if (!psi.allFinite()) throw std::domain_error("draw_inverse_wishart: the scale matrix has a non-finite entry");
+  ws.llt.compute(psi);
+  if (ws.llt.info() != Eigen::Success) throw std::domain_error("draw_inverse_wishart: the scale matrix is not positive definite");
+  ws.l = ws.llt.matrixL();
+  if (ws.a.rows() != p) ws.a.resize(p, p);
+  ws.a.setZero();
+  for (Eigen::Index i = 0; i < p; ++i) {
+    ws.a(i, i) = std::sqrt(2.0 * draw_gamma(g, 0.5 * (nu - static_cast<double>(i)), 1.0));  // chi^2_{nu-i}
+    for (Eigen::Index j = 0; j < i; ++j) ws.a(i, j) = draw_normal(g);
+  }
+  ws.bt = ws.l.transpose();
+  ws.a.triangularView<Eigen::Lower>().solveInPlace(ws.bt);
+  out.noalias() = ws.bt.transpose() * ws.bt;
 }
 
 }  // namespace privpost

@@ -7,10 +7,11 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <cmath>
+#include <stdexcept>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
-#include "privpost/core/random/multivariate_normal.hpp"
+#include "privpost/core/random/normal.hpp"
 #include "privpost/core/random/wishart.hpp"
 #include "privpost/families/regression/covariate_moments.hpp"
 #include "privpost/families/regression/regression_layout.hpp"
@@ -55,21 +56,35 @@ class hierarchical_normal_covariates {
     draw_from(layout, prior_.m, prior_.kappa, prior_.psi, prior_.nu, g);
   }
 
-  /// NIW posterior from the Gram matrix B of n records: sum x = B(0, 1..d) / c, sum x x^T = B(1..d, 1..d).
+  /// NIW posterior from the Gram matrix B of n records: sum x = B(0, 1..d) / c, sum x x^T = B(1..d, 1..d). Reuses the
+  /// object's storage: allocates nothing after the first update.
   template <random_engine G>
   void update(const regression_layout& layout, const Eigen::MatrixXd& b, double n, G& g) {
     const int d = layout.covariates();
     const double c = layout.intercept_value();
-    const Eigen::VectorXd sum = b.block(0, 1, 1, d).transpose() / c;
-    const Eigen::MatrixXd sum_sq = b.block(1, 1, d, d);
-    const Eigen::VectorXd mean = sum / n;
-    Eigen::MatrixXd scatter = sum_sq - n * mean * mean.transpose();
-    scatter = 0.5 * (scatter + scatter.transpose()).eval();
+    auto& w = work_;
+    if (w.sum.size() != d) {
+      w.sum.resize(d);
+      w.mean.resize(d);
+      w.mn.resize(d);
+      w.diff.resize(d);
+      w.scatter.resize(d, d);
+      w.psin.resize(d, d);
+    }
+    for (int i = 0; i < d; ++i) w.sum(i) = b(0, 1 + i) / c;
+    w.mean = w.sum / n;
+    // scatter = sum x x^T - n mean mean^T, symmetrised; entry by entry (no temporaries).
+    for (int j = 0; j < d; ++j)
+      for (int i = 0; i < d; ++i) w.scatter(i, j) = b(1 + i, 1 + j) - (n * w.mean(i)) * w.mean(j);
+    for (int j = 0; j < d; ++j)
+      for (int i = j + 1; i < d; ++i) w.scatter(i, j) = w.scatter(j, i) = 0.5 * (w.scatter(i, j) + w.scatter(j, i));
     const double kn = prior_.kappa + n;
-    const Eigen::VectorXd mn = (prior_.kappa * prior_.m + sum) / kn;
-    const Eigen::VectorXd diff = mean - prior_.m;
-    Eigen::MatrixXd psin = prior_.psi + scatter + (prior_.kappa * n / kn) * diff * diff.transpose();
-    draw_from(layout, mn, kn, psin, prior_.nu + n, g);
+    w.mn = (prior_.kappa * prior_.m + w.sum) / kn;
+    w.diff = w.mean - prior_.m;
+    const double shrink = prior_.kappa * n / kn;
+    for (int j = 0; j < d; ++j)
+      for (int i = 0; i < d; ++i) w.psin(i, j) = prior_.psi(i, j) + w.scatter(i, j) + (shrink * w.diff(i)) * w.diff(j);
+    draw_from(layout, w.mn, kn, w.psin, prior_.nu + n, g);
   }
 
   const covariate_moments& moments() const noexcept { return moments_; }
@@ -77,19 +92,45 @@ class hierarchical_normal_covariates {
   const Eigen::MatrixXd& covariance() const noexcept { return sigma_; }
 
  private:
+  // Sigma ~ InverseWishart(nu, psi), mu ~ N(m, Sigma / kappa), then the design row's moments; in the object's storage.
   template <random_engine G>
   void draw_from(const regression_layout& layout, const Eigen::VectorXd& m, double kappa, const Eigen::MatrixXd& psi, double nu,
                  G& g) {
-    sigma_ = draw_inverse_wishart(g, nu, psi);
-    const Eigen::MatrixXd l = Eigen::LLT<Eigen::MatrixXd>(sigma_ / kappa).matrixL();
-    mu_ = draw_multivariate_normal(g, m, l);
-    moments_ = normal_covariate_moments(layout, mu_, sigma_);
+    auto& w = work_;
+    draw_inverse_wishart(g, nu, psi, sigma_, w.wishart);
+    w.scaled = sigma_ / kappa;
+    w.llt.compute(w.scaled);
+    if (w.llt.info() != Eigen::Success)
+      throw std::domain_error("hierarchical_normal_covariates: the drawn covariance is not positive definite");
+    w.l = w.llt.matrixL();
+    const Eigen::Index d = m.size();
+    if (w.e.size() != d) w.e.resize(d);
+    if (mu_.size() != d) mu_.resize(d);
+    for (Eigen::Index i = 0; i < d; ++i) w.e(i) = draw_normal(g);
+    mu_.noalias() = w.l.triangularView<Eigen::Lower>() * w.e;
+    mu_ += m;
+    normal_covariate_moments(layout, mu_, sigma_, moments_, w.moments);
   }
+
+  // Storage of the update (per object; a chain owns its model and so its covariates).
+  struct workspace {
+    Eigen::VectorXd sum, mean, mn, diff, e;
+    Eigen::MatrixXd scatter, psin, scaled, l;
+    Eigen::LLT<Eigen::MatrixXd> llt;
+    inverse_wishart_workspace wishart;
+    normal_moments_scratch moments;
+
+    workspace() = default;
+    // Scratch storage: a copy starts empty, assignment keeps the target's storage (see cholesky_workspace).
+    workspace(const workspace&) noexcept {}
+    workspace& operator=(const workspace&) noexcept { return *this; }
+  };
 
   niw_hyperprior prior_;
   Eigen::VectorXd mu_;
   Eigen::MatrixXd sigma_;
   covariate_moments moments_;
+  workspace work_;
 };
 
 }  // namespace privpost

@@ -25,22 +25,36 @@ struct covariate_moments {
 
 /// Moments of x~ = (c, x) (or x) for x ~ N(mu, Sigma), by Isserlis/Wick for non-central normals:
 /// E[x_a x_b x_c x_d] = m_a m_b m_c m_d + the six m m S terms + S_ab S_cd + S_ac S_bd + S_ad S_bc, with the intercept as a
-/// coordinate of mean c and variance 0.
-inline covariate_moments normal_covariate_moments(const regression_layout& layout, const Eigen::VectorXd& mu,
-                                                  const Eigen::MatrixXd& sigma) {
+/// coordinate of mean c and variance 0. Written into `out`, reusing its storage and the scratch's (no allocation once
+/// sized).
+/// Scratch storage of normal_covariate_moments: the mean and covariance of x~.
+struct normal_moments_scratch {
+  Eigen::VectorXd m;
+  Eigen::MatrixXd s;
+};
+
+inline void normal_covariate_moments(const regression_layout& layout, const Eigen::VectorXd& mu, const Eigen::MatrixXd& sigma,
+                                     covariate_moments& out, normal_moments_scratch& scratch) {
   check_size_match("normal_covariate_moments", "mu", mu.size(), "covariates", layout.covariates());
   check_size_match("normal_covariate_moments", "Sigma rows", sigma.rows(), "covariates", layout.covariates());
   check_size_match("normal_covariate_moments", "Sigma cols", sigma.cols(), "covariates", layout.covariates());
   const int p = layout.columns();
-  Eigen::VectorXd m(p);
-  Eigen::MatrixXd s = Eigen::MatrixXd::Zero(p, p);
+  Eigen::VectorXd& m = scratch.m;
+  Eigen::MatrixXd& s = scratch.s;
+  if (m.size() != p) {
+    m.resize(p);
+    s.resize(p, p);
+  }
+  s.setZero();
   if (layout.intercept()) m(0) = layout.intercept_value();
   m.tail(layout.covariates()) = mu;
   s.bottomRightCorner(layout.covariates(), layout.covariates()) = sigma;
-  covariate_moments out;
   out.p = p;
-  out.m2 = s + m * m.transpose();
-  out.m4.resize(static_cast<std::size_t>(p) * p * p * p);
+  if (out.m2.rows() != p || out.m2.cols() != p) out.m2.resize(p, p);
+  for (int b = 0; b < p; ++b)
+    for (int a = 0; a < p; ++a) out.m2(a, b) = s(a, b) + m(a) * m(b);
+  const auto p4 = static_cast<std::size_t>(p) * p * p * p;
+  if (out.m4.size() != p4) out.m4.resize(p4);
   for (int a = 0; a < p; ++a)
     for (int b = 0; b < p; ++b)
       for (int c = 0; c < p; ++c)
@@ -50,6 +64,20 @@ inline covariate_moments normal_covariate_moments(const regression_layout& layou
                            s(a, c) * s(b, d) + s(a, d) * s(b, c);
           out.m4[static_cast<std::size_t>(((a * p + b) * p + c) * p + d)] = v;
         }
+}
+
+/// normal_covariate_moments() into `out` with temporary scratch storage.
+inline void normal_covariate_moments(const regression_layout& layout, const Eigen::VectorXd& mu, const Eigen::MatrixXd& sigma,
+                                     covariate_moments& out) {
+  normal_moments_scratch scratch;
+  normal_covariate_moments(layout, mu, sigma, out, scratch);
+}
+
+/// normal_covariate_moments() returning a new value.
+inline covariate_moments normal_covariate_moments(const regression_layout& layout, const Eigen::VectorXd& mu,
+                                                  const Eigen::MatrixXd& sigma) {
+  covariate_moments out;
+  normal_covariate_moments(layout, mu, sigma, out);
   return out;
 }
 

@@ -48,11 +48,20 @@ class linear_regression_statistic {
 
   /// The NIG update (001 Eq. 1) on the Gram matrix of s; s must be in the Gram set (samplers project first).
   nig_regression_prior update(const nig_regression_prior& prior, const vector_type& s, double n) const {
+    nig_regression_prior out = prior;
+    gram_workspace ws;
+    update(prior, s, n, out, ws);
+    return out;
+  }
+
+  /// The same update into `out` with the Gram matrix in `ws` (both reused: no allocation once sized).
+  void update(const nig_regression_prior& prior, const vector_type& s, double n, nig_regression_prior& out,
+              gram_workspace& ws) const {
     check_size_match("linear_regression_statistic::update", "prior dimension", prior.dimension(), "design columns",
                      layout_.columns());
     const int p = layout_.columns();
-    const Eigen::MatrixXd b = layout_.gram(s, n);
-    return prior.update(b.topLeftCorner(p, p), b.col(p).head(p), b(p, p), n);
+    layout_.gram(s, n, ws.b);
+    prior.update(ws.b.topLeftCorner(p, p), ws.b.col(p).head(p), ws.b(p, p), n, out);
   }
 
  private:
@@ -78,13 +87,15 @@ class linear_regression_model {
   }
 
   Eigen::Index size() const noexcept { return statistic_.size(); }
-  gram_support support() const noexcept { return statistic_.support(); }
+  /// The Gram/PSD set, projecting with the model's workspace.
+  gram_support support() const noexcept { return gram_support(statistic_.layout(), &workspace_.gram); }
   const regression_layout& layout() const noexcept { return statistic_.layout(); }
   const Covariates& covariates() const noexcept { return covariates_; }
 
   /// n E[t] and n Cov[t] of one record's statistic (001 Eqs. 2-3).
   void moments(const parameter_type& theta, double n, vector_type& mean, matrix_type& cov) const {
-    regression_statistic_moments(layout(), theta.theta, theta.variance, covariates_.moments(), mean, cov);
+    regression_statistic_moments(layout(), theta.theta, theta.variance, covariates_.moments(), mean, cov,
+                                 workspace_.contractions);
     mean *= n;
     cov *= n;
   }
@@ -93,16 +104,31 @@ class linear_regression_model {
   nig_regression_prior update(const nig_regression_prior& prior, const vector_type& s, double n) const {
     return statistic_.update(prior, s, n);
   }
+  /// In place (detected by gibbs_ss): the posterior written into `out`, reusing its storage and the model's workspace.
+  void update(const nig_regression_prior& prior, const vector_type& s, double n, nig_regression_prior& out) const {
+    statistic_.update(prior, s, n, out, workspace_.gram);
+  }
 
   /// The covariates' nuisance update from the covariate block of the latent Gram matrix (Gibbs-SS-Update); only when
   /// the covariate model has one.
   template <random_engine G>
   requires detail::updatable_covariates<Covariates>
-  void update_nuisance(const vector_type& s, double n, G& g) { covariates_.update(layout(), layout().gram(s, n), n, g); }
+  void update_nuisance(const vector_type& s, double n, G& g) {
+    layout().gram(s, n, workspace_.gram.b);
+    covariates_.update(layout(), workspace_.gram.b, n, g);
+  }
 
  private:
+  // Storage the sweep reuses (moments, the Gram matrix and its projection). It makes a model object single-threaded:
+  // every chain owns its copy (gibbs_ss takes the model by value), so parallel chains never share one.
+  struct workspace {
+    detail::regression_contractions contractions;
+    gram_workspace gram;
+  };
+
   linear_regression_statistic statistic_;
   Covariates covariates_;
+  mutable workspace workspace_;
 };
 
 }  // namespace privpost

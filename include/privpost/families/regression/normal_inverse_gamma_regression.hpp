@@ -38,6 +38,7 @@ class nig_regression_prior {
     llt_.compute(lambda_);
     if (llt_.info() != Eigen::Success)
       throw_invalid("nig_regression_prior", "lambda's Cholesky factorisation", 0.0, "a positive definite matrix");
+    mu_lambda_mu_ = mu_.dot(lambda_ * mu_);
   }
 
   const Eigen::VectorXd& mu() const noexcept { return mu_; }
@@ -49,37 +50,67 @@ class nig_regression_prior {
   /// Conjugate update (001 Eq. 1) with xtx = X^T X (symmetric), xty = X^T y, yty = y^T y of n records. Requires
   /// [X y]^T [X y] to be positive semidefinite (samplers project onto that set first); b_n is then >= b.
   nig_regression_prior update(const Eigen::MatrixXd& xtx, const Eigen::VectorXd& xty, double yty, double n) const {
+    nig_regression_prior out = *this;  // a distinct object of the right sizes
+    update(xtx, xty, yty, n, out);
+    return out;
+  }
+
+  /// The same update written into `out` (an NIG prior of the same dimension, e.g. the previous posterior), reusing its
+  /// storage: allocates nothing. Lambda_n = X^T X + Lambda_0 = L L^T, r = X^T y + Lambda_0 mu_0, mu_n = Lambda_n^{-1} r,
+  /// b_n = b_0 + (y^T y + mu_0^T Lambda_0 mu_0 - |L^{-1} r|^2) / 2 (as mu_n^T Lambda_n mu_n = r^T Lambda_n^{-1} r).
+  template <class Xtx, class Xty>
+  void update(const Eigen::MatrixBase<Xtx>& xtx, const Eigen::MatrixBase<Xty>& xty, double yty, double n,
+              nig_regression_prior& out) const {
+    if (&out == this) {  // the update reads this prior while it writes out
+      out = update(xtx.derived(), xty.derived(), yty, n);
+      return;
+    }
     check_size_match("nig_regression_prior::update", "X^T y", xty.size(), "dimension", dimension());
+    check_size_match("nig_regression_prior::update", "X^T X rows", xtx.rows(), "dimension", dimension());
+    check_size_match("nig_regression_prior::update", "posterior dimension", out.dimension(), "dimension", dimension());
     if (!(n > 0.0 && std::isfinite(n))) throw_invalid("nig_regression_prior::update", "n", n, "a finite number > 0");
-    const Eigen::MatrixXd lambda_n = xtx + lambda_;
-    const Eigen::LLT<Eigen::MatrixXd> llt(lambda_n);
-    if (llt.info() != Eigen::Success)
+    out.lambda_ = xtx;
+    out.lambda_ += lambda_;
+    out.llt_.compute(out.lambda_);
+    if (out.llt_.info() != Eigen::Success)
       throw std::domain_error("nig_regression_prior::update: X^T X + Lambda_0 is not positive definite");
-    const Eigen::VectorXd mu_n = llt.solve(xty + lambda_ * mu_);
-    const double quad = yty + mu_.dot(lambda_ * mu_) - mu_n.dot(lambda_n * mu_n);
+    out.mu_.noalias() = lambda_ * mu_;
+    out.mu_ += xty;
+    out.llt_.matrixL().solveInPlace(out.mu_);        // L^{-1} r
+    const double mu_n_quad = out.mu_.squaredNorm();  // mu_n^T Lambda_n mu_n
+    const double quad = yty + mu_lambda_mu_ - mu_n_quad;
+    out.llt_.matrixU().solveInPlace(out.mu_);  // L^{-T} L^{-1} r = mu_n
+    out.mu_lambda_mu_ = mu_n_quad;
     // quad >= 0 exactly when [X y]^T [X y] is PSD; rounding may leave it a hair below.
-    return nig_regression_prior(mu_n, lambda_n, a_ + 0.5 * n, b_ + 0.5 * std::max(quad, 0.0), llt);
+    out.a_ = a_ + 0.5 * n;
+    out.b_ = b_ + 0.5 * std::max(quad, 0.0);
   }
 
   /// sigma^2 ~ InverseGamma(a, b), theta = mu + sigma L^{-T} e with Lambda = L L^T.
   template <random_engine G>
   regression_parameter draw(G& g) const {
     regression_parameter p;
-    p.variance = draw_inverse_gamma(g, a_, b_);
-    Eigen::VectorXd e(dimension());
-    for (Eigen::Index i = 0; i < e.size(); ++i) e(i) = draw_normal(g);
-    p.theta = mu_ + std::sqrt(p.variance) * llt_.matrixU().solve(e);
+    draw(g, p);
     return p;
   }
 
- private:
-  nig_regression_prior(Eigen::VectorXd mu, Eigen::MatrixXd lambda, double a, double b, const Eigen::LLT<Eigen::MatrixXd>& llt)
-      : mu_(std::move(mu)), lambda_(std::move(lambda)), a_(a), b_(b), llt_(llt) {}
+  /// The same draw into `p`, reusing its storage (allocates nothing once p.theta has the dimension).
+  template <random_engine G>
+  void draw(G& g, regression_parameter& p) const {
+    p.variance = draw_inverse_gamma(g, a_, b_);
+    if (p.theta.size() != dimension()) p.theta.resize(dimension());
+    for (Eigen::Index i = 0; i < p.theta.size(); ++i) p.theta(i) = draw_normal(g);
+    llt_.matrixU().solveInPlace(p.theta);
+    p.theta *= std::sqrt(p.variance);
+    p.theta += mu_;
+  }
 
+ private:
   Eigen::VectorXd mu_;
   Eigen::MatrixXd lambda_;
   double a_, b_;
   Eigen::LLT<Eigen::MatrixXd> llt_;
+  double mu_lambda_mu_ = 0.0;  // mu^T Lambda mu
 };
 
 }  // namespace privpost

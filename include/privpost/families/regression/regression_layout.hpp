@@ -63,19 +63,29 @@ class regression_layout {
 
   /// The (columns + 1) x (columns + 1) matrix B = [X y]^T [X y] from a statistic of n records.
   Eigen::MatrixXd gram(const Eigen::Ref<const Eigen::VectorXd>& s, double n) const {
+    Eigen::MatrixXd b;
+    gram(s, n, b);
+    return b;
+  }
+  /// gram() into `b` (resized only if its size differs: a preallocated b is reused without allocating).
+  void gram(const Eigen::Ref<const Eigen::VectorXd>& s, double n, Eigen::MatrixXd& b) const {
     check_size_match("regression_layout::gram", "statistic", s.size(), "layout size", size());
     const int q = columns() + 1;
-    Eigen::MatrixXd b(q, q);
+    if (b.rows() != q || b.cols() != q) b.resize(q, q);
     if (intercept_) b(0, 0) = n * c_ * c_;
     for (int k = 0; k < size(); ++k) b(pair(k).first, pair(k).second) = b(pair(k).second, pair(k).first) = s(k);
-    return b;
   }
 
   /// The statistic held by a Gram matrix B (inverse of gram()).
   Eigen::VectorXd statistic_of(const Eigen::MatrixXd& b) const {
     Eigen::VectorXd s(size());
-    for (int k = 0; k < size(); ++k) s(k) = b(pair(k).first, pair(k).second);
+    statistic_of(b, s);
     return s;
+  }
+  /// statistic_of() into `s` (resized only if its size differs).
+  void statistic_of(const Eigen::MatrixXd& b, Eigen::VectorXd& s) const {
+    if (s.size() != size()) s.resize(size());
+    for (int k = 0; k < size(); ++k) s(k) = b(pair(k).first, pair(k).second);
   }
 
   /// Per-coordinate ranges of t over the declared box (covariate bounds, response bounds) by interval arithmetic, and

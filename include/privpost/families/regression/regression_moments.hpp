@@ -28,12 +28,25 @@ struct regression_contractions {
   Eigen::VectorXd m4_ttt;    // sum_klm ... m4(a, k, l, m)
   double m4_tttt = 0.0;
 
-  regression_contractions(const covariate_moments& cm, const Eigen::VectorXd& theta, double sigma2) : p(cm.p), s2(sigma2) {
-    m2_theta = cm.m2 * theta;
+  regression_contractions() = default;
+  regression_contractions(const covariate_moments& cm, const Eigen::VectorXd& theta, double sigma2) {
+    compute(cm, theta, sigma2);
+  }
+
+  /// Recomputes the contractions for (theta, sigma^2), reusing the storage (no allocation once sized for p).
+  void compute(const covariate_moments& cm, const Eigen::VectorXd& theta, double sigma2) {
+    p = cm.p;
+    s2 = sigma2;
+    const auto pp = static_cast<std::size_t>(p);
+    if (m2_theta.size() != p) {
+      m2_theta.resize(p);
+      m4_tt.resize(p, p);
+      m4_ttt.resize(p);
+    }
+    if (m4_t.size() != pp * pp * pp) m4_t.assign(pp * pp * pp, 0.0);
+    m2_theta.noalias() = cm.m2 * theta;
     m2_tt = theta.dot(m2_theta);
-    m4_t.assign(static_cast<std::size_t>(p) * p * p, 0.0);
-    m4_tt = Eigen::MatrixXd::Zero(p, p);
-    m4_ttt = Eigen::VectorXd::Zero(p);
+    m4_tt.setZero();
     for (int a = 0; a < p; ++a)
       for (int b = 0; b < p; ++b)
         for (int c = 0; c < p; ++c) {
@@ -42,7 +55,7 @@ struct regression_contractions {
           m4_t[static_cast<std::size_t>((a * p + b) * p + c)] = v;
           m4_tt(a, b) += theta(c) * v;
         }
-    m4_ttt = m4_tt * theta;
+    m4_ttt.noalias() = m4_tt * theta;
     m4_tttt = theta.dot(m4_ttt);
   }
 
@@ -81,15 +94,18 @@ inline double fourth_moment(const covariate_moments& cm, const regression_contra
 
 }  // namespace detail
 
-/// Writes E[t] and Cov[t] (layout.size() entries) of one record given (theta, sigma^2) and the covariates' moments.
+/// Writes E[t] and Cov[t] (layout.size() entries) of one record given (theta, sigma^2) and the covariates' moments;
+/// `work` is reused storage (mean, cov and work preallocated: no allocation).
 inline void regression_statistic_moments(const regression_layout& layout, const Eigen::VectorXd& theta, double sigma2,
-                                         const covariate_moments& cm, Eigen::VectorXd& mean, Eigen::MatrixXd& cov) {
+                                         const covariate_moments& cm, Eigen::VectorXd& mean, Eigen::MatrixXd& cov,
+                                         detail::regression_contractions& work) {
   check_size_match("regression_statistic_moments", "theta", theta.size(), "design columns", layout.columns());
   check_size_match("regression_statistic_moments", "moment columns", cm.p, "design columns", layout.columns());
-  const detail::regression_contractions t(cm, theta, sigma2);
+  work.compute(cm, theta, sigma2);
+  const detail::regression_contractions& t = work;
   const int n = layout.size();
-  mean.resize(n);
-  cov.resize(n, n);
+  if (mean.size() != n) mean.resize(n);
+  if (cov.rows() != n || cov.cols() != n) cov.resize(n, n);
   for (int k = 0; k < n; ++k) mean(k) = detail::second_moment(cm, t, layout.pair(k).first, layout.pair(k).second);
   for (int k = 0; k < n; ++k) {
     const auto [a, b] = layout.pair(k);
@@ -98,6 +114,13 @@ inline void regression_statistic_moments(const regression_layout& layout, const 
       cov(k, l) = cov(l, k) = detail::fourth_moment(cm, t, {a, b, c, d}) - mean(k) * mean(l);
     }
   }
+}
+
+/// regression_statistic_moments with its own (temporary) storage.
+inline void regression_statistic_moments(const regression_layout& layout, const Eigen::VectorXd& theta, double sigma2,
+                                         const covariate_moments& cm, Eigen::VectorXd& mean, Eigen::MatrixXd& cov) {
+  detail::regression_contractions work;
+  regression_statistic_moments(layout, theta, sigma2, cm, mean, cov, work);
 }
 
 }  // namespace privpost

@@ -41,7 +41,12 @@ void draw_on_support(const Support& support, G& g, const V& mean, const L& chol,
     if (e.size() != mean.size()) e.resize(mean.size());
     auto draw = [&] {
       for (Eigen::Index j = 0; j < e.size(); ++j) e(j) = draw_normal(g);
-      s = mean + chol.template triangularView<Eigen::Lower>() * e;
+      if constexpr (V::SizeAtCompileTime == Eigen::Dynamic) {
+        s.noalias() = chol.template triangularView<Eigen::Lower>() * e;  // no temporary: s already has its size
+        s += mean;
+      } else {
+        s = mean + chol.template triangularView<Eigen::Lower>() * e;
+      }
     };
     if constexpr (Support::rejection_tries > 0) {
       for (int tries = 0; tries < Support::rejection_tries; ++tries) {

@@ -1,0 +1,169 @@
+// privpost-infer's shared pieces for the model translation units (see infer_main.cpp for what the tool does): the chain
+// runner, summaries, draws CSV, and the run of a family's sampler under the release's mechanism.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <privpost/privpost.hpp>
+
+#include "infer_options.hpp"
+#include "release_record.hpp"
+#include "tool_support.hpp"
+
+namespace privpost::tools::infer_tool {
+
+// Runs the noise-aware sampler: infer, or infer_until with --target-ess (saying what it did on stderr).
+template <class Make, class Tick>
+privpost::inference_result run_chains(Make make, const options& o, const privpost::inference_options& io, Tick tick) {
+  if (!(o.target_ess > 0.0)) return privpost::infer(make, io, tick);
+  privpost::convergence_target t;
+  t.min_ess = o.target_ess;
+  t.max_sweeps = o.max_sweeps;
+  auto e = privpost::infer_until(make, io, t, tick);
+  std::fprintf(
+      stderr, "privpost-infer: --target-ess %g: %s after %lld sweeps per chain (%d round%s; %lld draws per chain kept)\n",
+      o.target_ess, e.reached ? "reached" : "NOT reached (raise --max-sweeps)", static_cast<long long>(e.sweeps_per_chain),
+      e.rounds, e.rounds == 1 ? "" : "s", static_cast<long long>(e.result.draws.draws_per_chain()));
+  return std::move(e.result);
+}
+
+// Prints the diagnostics' warnings; returns how many there were.
+inline std::size_t warn(const char* method, const privpost::inference_result& r, const std::vector<std::string>& names) {
+  const auto w = privpost::convergence_warnings(r.draws, r.events, r.sweeps, {}, names);
+  for (const auto& line : w) std::printf("  WARNING (%s): %s\n", method, line.c_str());
+  if (!w.empty())
+    std::printf(
+        "  (thresholds: R-hat <= 1.01, bulk and tail ESS >= 100 per chain, repairs <= 1%% of sweeps; --target-ess N "
+        "extends the chains until they hold, --strict turns warnings into exit status %d)\n",
+        strict_exit_status);
+  return w.size();
+}
+
+inline privpost::inference_options driver_options(const options& o) {
+  privpost::inference_options io;
+  io.chains = o.chains;
+  io.burnin = o.burnin;
+  io.draws = o.draws;
+  io.thin = o.thin;
+  io.seed = o.seed;
+  io.parallel = o.parallel;
+  return io;
+}
+
+inline std::vector<double> prior_values(const std::string& text, std::size_t count, const std::string& meaning) {
+  std::vector<double> v;
+  for (const auto& item : privpost::tools::split_list(text)) {
+    char* end = nullptr;
+    const double x = std::strtod(item.c_str(), &end);
+    if (end != item.c_str() + item.size()) throw std::invalid_argument("--prior: '" + item + "' is not a number");
+    v.push_back(x);
+  }
+  if (v.size() != count)
+    throw std::invalid_argument("--prior has " + std::to_string(v.size()) + " values; accepted: " + std::to_string(count) + " (" +
+                                meaning + ")");
+  return v;
+}
+
+inline void summarise(const char* method, const privpost::inference_result& r, const std::vector<std::string>& names) {
+  std::printf("%s\n  %-10s %10s %10s %10s %10s %10s %7s %8s %8s\n", method, "parameter", "mean", "sd", "q5", "q50", "q95",
+              "R-hat", "ESS bulk", "ESS tail");
+  for (Eigen::Index j = 0; j < r.draws.dimension(); ++j) {
+    std::printf("  %-10s %10.4g %10.4g %10.4g %10.4g %10.4g %7.3f %8.0f %8.0f\n", names[static_cast<std::size_t>(j)].c_str(),
+                r.draws.mean(j), r.draws.sd(j), r.draws.quantile(0.05, j), r.draws.quantile(0.5, j), r.draws.quantile(0.95, j),
+                r.draws.rhat(j), r.draws.ess_bulk(j), r.draws.ess_tail(j));
+  }
+  const auto& e = r.events;
+  std::printf("  numerical repairs: %llu projections, %llu jitter, %llu PSD repairs, %llu rejected draws\n",
+              static_cast<unsigned long long>(e.projections), static_cast<unsigned long long>(e.jitter),
+              static_cast<unsigned long long>(e.psd_repairs), static_cast<unsigned long long>(e.rejected_draws));
+}
+
+inline void write_draws(const std::string& path, const std::vector<std::pair<std::string, privpost::inference_result>>& results,
+                        const std::vector<std::string>& names) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot open --draws-csv file '" + path + "'");
+  f << "method,chain,draw";
+  for (const auto& n : names) f << ',' << n;
+  f << '\n';
+  f.precision(17);
+  for (const auto& [method, r] : results) {
+    for (std::size_t c = 0; c < r.draws.chains().size(); ++c) {
+      const auto& m = r.draws.chains()[c];
+      for (Eigen::Index i = 0; i < m.rows(); ++i) {
+        f << method << ',' << c << ',' << i;
+        for (Eigen::Index j = 0; j < m.cols(); ++j) f << ',' << m(i, j);
+        f << '\n';
+      }
+    }
+  }
+  if (!f) throw std::runtime_error("error writing '" + path + "'");
+}
+
+template <class Prior, class Mechanism>
+int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::release_record& rec, const options& o,
+        const std::vector<std::string>& names) {
+  using family = typename Prior::family;
+  const Eigen::VectorXd z =
+      Eigen::Map<const Eigen::VectorXd>(rec.noisy_statistics.data(), static_cast<Eigen::Index>(rec.noisy_statistics.size()));
+  if (z.size() != family::dimension)
+    throw std::invalid_argument("release record: " + std::to_string(z.size()) + " noisy statistics; the " + rec.model +
+                                " model has " + std::to_string(family::dimension));
+  const privpost::inference_options io = driver_options(o);
+  privpost::tools::progress_line progress("privpost-infer: sweeps");
+  auto tick = [&](const privpost::inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
+  std::vector<std::pair<std::string, privpost::inference_result>> results;
+  if constexpr (privpost::truncatable_family<family>) {
+    if (!rec.has_bounds) throw std::invalid_argument("release record: the " + rec.model + " model needs bounds");
+    if (rec.policy != "drop")
+      throw std::invalid_argument("release record: truncation_policy '" + rec.policy + "'; accepted: drop");
+    results.emplace_back(
+        "gibbs",
+        run_chains([&](auto& g) { return privpost::gibbs_ss_truncated(prior, mechanism, z, rec.n, rec.lower, rec.upper, g); }, o,
+                   io, tick));
+  } else {
+    results.emplace_back("gibbs",
+                         run_chains([&](auto& g) { return privpost::gibbs_ss(prior, mechanism, z, rec.n, g); }, o, io, tick));
+  }
+  if (o.compare_naive)
+    results.emplace_back("naive", privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, z, rec.n, g); }, io));
+  std::printf("release: model %s, n %.0f, %s mechanism (epsilon %g%s), privpost %s\n", rec.model.c_str(), rec.n,
+              rec.mechanism.c_str(), rec.epsilon,
+              rec.mechanism == "gaussian" ? (", delta " + std::to_string(rec.delta)).c_str() : "", rec.version.c_str());
+  std::printf("%d chains x %d draws (burn-in %d, thin %d, seed %llu)\n\n", o.chains, o.draws, o.burnin, o.thin,
+              static_cast<unsigned long long>(o.seed));
+  std::size_t warnings = 0;
+  for (const auto& [method, r] : results) {
+    summarise(method == "gibbs"
+                  ? (privpost::truncatable_family<family> ? "noise-aware Gibbs-SS (truncated release)" : "noise-aware Gibbs-SS")
+                  : "naive (treats the release as exact; for comparison only)",
+              r, names);
+    if (method == "gibbs") warnings += warn("noise-aware", r, names);
+  }
+  if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
+  return (o.strict && warnings > 0) ? strict_exit_status : 0;
+}
+
+template <class Prior>
+int with_mechanism(const Prior& prior, const privpost::tools::release_record& rec, const options& o,
+                   const std::vector<std::string>& names) {
+  if (rec.mechanism == "laplace") {
+    const privpost::laplace_mechanism m(rec.sensitivity, rec.epsilon);
+    if (std::abs(m.scale() - rec.noise) > 1e-9 * rec.noise)
+      throw std::invalid_argument("release record: Laplace scale does not equal sensitivity / epsilon");
+    return run(prior, m, rec, o, names);
+  }
+  const auto m = privpost::gaussian_mechanism::analytic(rec.sensitivity, rec.epsilon, rec.delta);
+  if (std::abs(m.sigma() - rec.noise) > 1e-9 * rec.noise)
+    throw std::invalid_argument(
+        "release record: Gaussian sigma does not match the analytic calibration of (epsilon, delta, sensitivity)");
+  return run(prior, m, rec, o, names);
+}
+
+}  // namespace privpost::tools::infer_tool
