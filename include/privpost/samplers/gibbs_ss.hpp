@@ -19,8 +19,8 @@ namespace privpost {
 /// Gibbs-SS over (model, prior, mechanism). State: theta, s (latent exact statistic), w (latent noise variances), and
 /// the model's nuisance parameters. Sweeps of fixed-size models allocate nothing; a dynamic-size model (regression)
 /// allocates nothing after its first sweep when it offers the in-place update and draw (in_place_update,
-/// in_place_draw) and keeps its own workspace, except in rare counted repairs (events().psd_repairs) and in a nuisance
-/// update that allocates (the normal-inverse-Wishart block of hierarchical_normal_covariates does).
+/// in_place_draw) and keeps its own workspace (linear_regression_model does, its nuisance block included), except in
+/// rare counted repairs (events().psd_repairs).
 ///
 ///     gibbs_ss chain(prior, mechanism, z, n, g);                     // a static family: model family_model<F>
 ///     gibbs_ss chain(linear_regression_model(layout, covariates), prior, mechanism, z, n, g);

@@ -54,9 +54,7 @@ struct cholesky_workspace {
   Eigen::LLT<MatrixType> llt;
   MatrixType scratch;
 
-  cholesky_workspace() = default;
-  /// Preallocates for size x size matrices.
-  explicit cholesky_workspace(Eigen::Index size) : llt(size), scratch(size, size) {}
+  cholesky_workspace() = default;  // sized by the first call that uses it
   // Scratch storage: a copy starts empty (an unused Eigen::LLT holds uninitialised members, so copying one would read
   // them), and assignment keeps the target's own storage.
   cholesky_workspace(const cholesky_workspace&) noexcept {}
