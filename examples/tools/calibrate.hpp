@@ -6,12 +6,19 @@
 #include <iostream>
 #include <string>
 
+#include <privpost/mechanisms/gaussian.hpp>
+#include <privpost/mechanisms/laplace.hpp>
+#include <privpost/mechanisms/mechanism_variant.hpp>
 #include <privpost/mechanisms/published_bounds.hpp>
 #include <privpost/testing/family_study.hpp>
 
 #include "tool_support.hpp"
 
 namespace privpost::tools::calibrate {
+
+// The study's mechanism (--mechanism laplace or gaussian): one type for both, so every model's study and samplers are
+// compiled once, not once per mechanism (issue #9, build time); the draws are the held mechanism's.
+using tool_mechanism = privpost::mechanism_variant<privpost::laplace_mechanism, privpost::gaussian_mechanism>;
 
 struct cli_options {
   std::string model = "binomial";

@@ -14,13 +14,11 @@ namespace privpost::tools::calibrate {
 namespace {
 template <class Prior, class Family = typename Prior::family>
 int run_bounded(const Prior& prior, const cli_options& o, const privpost::study_settings& settings) {
-  if (o.mechanism == "laplace") {
-    return run(privpost::bounded_family_study(prior, privpost::laplace_mechanism(Family::l1_sensitivity, o.epsilon), settings),
-               o);
-  }
-  return run(privpost::bounded_family_study(
-                 prior, privpost::gaussian_mechanism::analytic(Family::l2_sensitivity, o.epsilon, o.delta), settings),
-             o);
+  const tool_mechanism m =
+      o.mechanism == "laplace"
+          ? tool_mechanism(privpost::laplace_mechanism(Family::l1_sensitivity, o.epsilon))
+          : tool_mechanism(privpost::gaussian_mechanism::analytic(Family::l2_sensitivity, o.epsilon, o.delta));
+  return run(privpost::bounded_family_study(prior, m, settings), o);
 }
 
 template <int K>

@@ -14,7 +14,7 @@
 namespace privpost::tools::calibrate {
 
 namespace {
-template <class Mechanism, class Make>
+template <class Make>
 int run_regression_with(const cli_options& o, study_settings settings, Make make) {
   const int d = o.dim;
   const regression_layout layout(d, true);
@@ -26,7 +26,7 @@ int run_regression_with(const cli_options& o, study_settings settings, Make make
     for (auto& m : settings.methods)
       if (m == "gibbs") m = "noisy";
   const std::vector<interval> bounds(static_cast<std::size_t>(d), interval(-1.0, 1.0));
-  const regression_study<Mechanism> study(layout, prior, covariates, scenario, bounds, interval(-1.0, 1.0), make, settings);
+  const regression_study<tool_mechanism> study(layout, prior, covariates, scenario, bounds, interval(-1.0, 1.0), make, settings);
   std::cerr << "privpost-calibrate: linear regression, " << d << " covariate(s) + intercept, Gibbs-SS-" << o.moments
             << ", sensitivity L1 " << study.l1_sensitivity() << " (paper's bound "
             << regression_paper_sensitivity(2.0, 2.0, static_cast<std::size_t>(p)) << "); parameters theta_0..theta_" << d
@@ -42,11 +42,10 @@ int run_regression_model(const cli_options& o, const study_settings& settings) {
     throw std::invalid_argument("--moments is '" + o.moments + "'; accepted: noisy, prior, update");
   for (const auto& m : settings.methods)
     if (m == "ops") throw std::invalid_argument("--methods: ops is available for the binomial model only");
-  if (o.mechanism == "laplace")
-    return run_regression_with<laplace_mechanism>(
-        o, settings, [&](double l1, double, double share) { return laplace_mechanism(l1, o.epsilon * share); });
-  return run_regression_with<gaussian_mechanism>(o, settings, [&](double, double l2, double share) {
-    return gaussian_mechanism::analytic(l2, o.epsilon * share, o.delta * share);
+  const bool laplace = o.mechanism == "laplace";
+  return run_regression_with(o, settings, [&](double l1, double l2, double share) {
+    return laplace ? tool_mechanism(laplace_mechanism(l1, o.epsilon * share))
+                   : tool_mechanism(gaussian_mechanism::analytic(l2, o.epsilon * share, o.delta * share));
   });
 }
 

@@ -22,18 +22,18 @@ int run_truncated(const Prior& prior, const cli_options& o, const privpost::stud
                                 "; accepted: a number in (0, 1) for unbounded models");
   for (const auto& m : settings.methods)
     if (m == "ops") throw std::invalid_argument("--methods: ops is available for the binomial model only");
-  if (o.mechanism == "laplace") {
-    const privpost::truncated_family_study<Prior, privpost::laplace_mechanism> study(
-        prior, o.truncation, [&](double l1, double) { return privpost::laplace_mechanism(l1, o.epsilon); }, settings);
-    std::cerr << "privpost-calibrate: declared bounds [" << study.lower() << ", " << study.upper() << "], L1 sensitivity "
-              << study.statistic().l1_sensitivity() << "; 'naive' is the dissertation's cheating naive (not private)\n";
-    return run(study, o);
-  }
-  const privpost::truncated_family_study<Prior, privpost::gaussian_mechanism> study(
-      prior, o.truncation, [&](double, double l2) { return privpost::gaussian_mechanism::analytic(l2, o.epsilon, o.delta); },
+  const bool laplace = o.mechanism == "laplace";
+  const privpost::truncated_family_study<Prior, tool_mechanism> study(
+      prior, o.truncation,
+      [&](double l1, double l2) {
+        return laplace ? tool_mechanism(privpost::laplace_mechanism(l1, o.epsilon))
+                       : tool_mechanism(privpost::gaussian_mechanism::analytic(l2, o.epsilon, o.delta));
+      },
       settings);
-  std::cerr << "privpost-calibrate: declared bounds [" << study.lower() << ", " << study.upper() << "], L2 sensitivity "
-            << study.statistic().l2_sensitivity() << "; 'naive' is the dissertation's cheating naive (not private)\n";
+  std::cerr << "privpost-calibrate: declared bounds [" << study.lower() << ", " << study.upper() << "], "
+            << (laplace ? "L1" : "L2") << " sensitivity "
+            << (laplace ? study.statistic().l1_sensitivity() : study.statistic().l2_sensitivity())
+            << "; 'naive' is the dissertation's cheating naive (not private)\n";
   return run(study, o);
 }
 

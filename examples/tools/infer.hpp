@@ -150,20 +150,28 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
   return (o.strict && warnings > 0) ? strict_exit_status : 0;
 }
 
-template <class Prior>
-int with_mechanism(const Prior& prior, const privpost::tools::release_record& rec, const options& o,
-                   const std::vector<std::string>& names) {
+// The release's mechanism, checked against the record's noise scale. One type for both mechanisms, so every model's
+// samplers are compiled once, not once per mechanism (issue #9, build time); the draws are the held mechanism's.
+using tool_mechanism = privpost::mechanism_variant<privpost::laplace_mechanism, privpost::gaussian_mechanism>;
+
+inline tool_mechanism mechanism_of(const privpost::tools::release_record& rec) {
   if (rec.mechanism == "laplace") {
     const privpost::laplace_mechanism m(rec.sensitivity, rec.epsilon);
     if (std::abs(m.scale() - rec.noise) > 1e-9 * rec.noise)
       throw std::invalid_argument("release record: Laplace scale does not equal sensitivity / epsilon");
-    return run(prior, m, rec, o, names);
+    return m;
   }
   const auto m = privpost::gaussian_mechanism::analytic(rec.sensitivity, rec.epsilon, rec.delta);
   if (std::abs(m.sigma() - rec.noise) > 1e-9 * rec.noise)
     throw std::invalid_argument(
         "release record: Gaussian sigma does not match the analytic calibration of (epsilon, delta, sensitivity)");
-  return run(prior, m, rec, o, names);
+  return m;
+}
+
+template <class Prior>
+int with_mechanism(const Prior& prior, const privpost::tools::release_record& rec, const options& o,
+                   const std::vector<std::string>& names) {
+  return run(prior, mechanism_of(rec), rec, o, names);
 }
 
 }  // namespace privpost::tools::infer_tool

@@ -143,17 +143,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
 }  // namespace
 
 int run_regression(const privpost::tools::release_record& rec, const options& o) {
-  if (rec.mechanism == "laplace") {
-    const privpost::laplace_mechanism m(rec.sensitivity, rec.epsilon);
-    if (std::abs(m.scale() - rec.noise) > 1e-9 * rec.noise)
-      throw std::invalid_argument("release record: Laplace scale does not equal sensitivity / epsilon");
-    return run_regression_with(rec, o, m);
-  }
-  const auto m = privpost::gaussian_mechanism::analytic(rec.sensitivity, rec.epsilon, rec.delta);
-  if (std::abs(m.sigma() - rec.noise) > 1e-9 * rec.noise)
-    throw std::invalid_argument(
-        "release record: Gaussian sigma does not match the analytic calibration of (epsilon, delta, sensitivity)");
-  return run_regression_with(rec, o, m);
+  return run_regression_with(rec, o, mechanism_of(rec));
 }
 
 }  // namespace privpost::tools::infer_tool

@@ -30,6 +30,7 @@
 #include "privpost/mechanisms/analytic_gaussian.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
+#include "privpost/mechanisms/mechanism_variant.hpp"
 #include "privpost/mechanisms/published_bounds.hpp"
 #include "privpost/mechanisms/ssp.hpp"
 

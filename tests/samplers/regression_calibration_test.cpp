@@ -55,14 +55,14 @@ void run(covariate_scenario scenario, int d, double n, std::uint64_t seed) {
 }  // namespace
 
 TEST_CASE("Gibbs-SS-Update is calibrated (d = 1, 2 plus intercept; n = 10, 100, 1000; epsilon = 0.1)",
-          "[calibration][regression]") {
+          "[calibration][regression][regression-update]") {
   for (int d : {1, 2})
     for (double n : {10.0, 100.0, 1000.0})
       run(covariate_scenario::hierarchical, d, n, 700 + static_cast<std::uint64_t>(10 * d + n));
 }
 
 TEST_CASE("Gibbs-SS-Prior is calibrated (d = 1, 2 plus intercept; n = 10, 100, 1000; epsilon = 0.1)",
-          "[calibration][regression]") {
+          "[calibration][regression][regression-prior]") {
   for (int d : {1, 2})
     for (double n : {10.0, 100.0, 1000.0}) run(covariate_scenario::fixed, d, n, 900 + static_cast<std::uint64_t>(10 * d + n));
 }
