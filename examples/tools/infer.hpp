@@ -1,4 +1,4 @@
-// privpost-infer's shared pieces for the model translation units (see infer_main.cpp for what the tool does): the chain
+// privpost-infer's shared pieces for the model source files (see infer_main.cpp for what the tool does): the chain
 // runner, summaries, draws CSV, and the run of a family's sampler under the release's mechanism.
 #pragma once
 

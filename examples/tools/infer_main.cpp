@@ -6,7 +6,7 @@
 // Regression releases made on the [-1, 1] scale of the declared box are sampled there and reported on the data's scale.
 //
 // This file holds the command line; the models are run by infer_bounded.cpp, infer_unbounded.cpp and
-// infer_regression.cpp (one translation unit each, so that they compile in parallel).
+// infer_regression.cpp (see infer_options.hpp).
 #include <CLI/CLI.hpp>
 
 #include <fstream>

@@ -1,6 +1,6 @@
 // privpost-infer's command-line options and per-model entry points: all that the command line (infer_main.cpp) needs,
-// without the library, so that file compiles quickly. The models run in infer_bounded.cpp, infer_unbounded.cpp and
-// infer_regression.cpp (one translation unit each, compiled in parallel), with the helpers of infer.hpp.
+// without the library. The models run in infer_bounded.cpp, infer_unbounded.cpp and infer_regression.cpp, with the
+// helpers of infer.hpp (one translation unit with infer_main.cpp when PRIVPOST_UNITY_BUILD is ON, else one each).
 #pragma once
 
 #include <cstdint>
