@@ -62,6 +62,7 @@
 #include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/samplers/nuts.hpp"
 #include "privpost/samplers/ops.hpp"
 
 #include "privpost/inference/calibration_study.hpp"

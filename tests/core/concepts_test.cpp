@@ -25,6 +25,7 @@
 #include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/samplers/nuts.hpp"
 
 using namespace privpost;
 
@@ -115,6 +116,17 @@ struct square_statistic {
 };
 struct double_only_statistic {
   std::array<double, 1> operator()(const std::array<double, 1>& x) const { return {x[0] * x[0]}; }
+};
+struct quadratic_target {  // a differentiable_model: dimension and log density with gradient
+  Eigen::Index dimension() const { return 2; }
+  double log_density_gradient(const Eigen::VectorXd& u, Eigen::VectorXd& grad) {
+    grad = -u;
+    return -0.5 * u.squaredNorm();
+  }
+};
+struct value_only_target {  // no gradient: not a differentiable_model
+  Eigen::Index dimension() const { return 2; }
+  double log_density(const Eigen::VectorXd& u) const { return -0.5 * u.squaredNorm(); }
 };
 struct logistic_without_moments {
   static constexpr int dimension = 1;
@@ -227,6 +239,11 @@ static_assert(sampler<adaptive_chain>);
 static_assert(sampler<adaptive_chain, std::minstd_rand>);
 static_assert(!sampler<not_a_chain>);
 static_assert(warmup_aware<adaptive_chain>);
+static_assert(differentiable_model<quadratic_target>);
+static_assert(!differentiable_model<value_only_target>);
+static_assert(!differentiable_model<adaptive_chain>);
+static_assert(sampler<nuts_sampler<quadratic_target>>);
+static_assert(warmup_aware<nuts_sampler<quadratic_target>>);
 static_assert(!warmup_aware<gibbs_ss<family_model<binomial_family>, beta_prior, laplace_mechanism>>);
 static_assert(calibration_study<good_study>);
 static_assert(!calibration_study<bad_study>);

@@ -22,6 +22,7 @@
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/samplers/nuts.hpp"
 
 // The replacement operators below pair malloc with free on purpose; GCC 12 sees the inlined std::allocator calls of the
 // test bodies and reports a mismatch it cannot see through.
@@ -109,4 +110,30 @@ TEST_CASE("regression Gibbs-SS sweeps allocate nothing", "[allocation]") {
     CHECK(allocations_in_sweeps(update, g) == 0);
     CHECK(update.events().psd_repairs == update_repairs_before);
   }
+}
+
+namespace {
+// A 5-dimensional Gaussian with unequal scales: the trajectories reach several tree depths.
+struct scaled_gaussian {
+  Eigen::Index dimension() const { return 5; }
+  double log_density_gradient(const Eigen::VectorXd& u, Eigen::VectorXd& grad) const {
+    double lp = 0.0;
+    for (Eigen::Index i = 0; i < 5; ++i) {
+      const double v = static_cast<double>((i + 1) * (i + 1));
+      grad(i) = -u(i) / v;
+      lp -= 0.5 * u(i) * u(i) / v;
+    }
+    return lp;
+  }
+};
+}  // namespace
+
+TEST_CASE("NUTS transitions allocate nothing, in warm-up and after", "[allocation]") {
+  std::mt19937_64 g(3);
+  nuts_options options;
+  options.warmup = 500;
+  nuts_sampler<scaled_gaussian> s(scaled_gaussian{}, options, g);
+  // 1000 transitions: the first 499 adapt (metric windows end, the step-size heuristic reruns), the rest do not.
+  CHECK(allocations_in_sweeps(s, g) == 0);
+  CHECK_FALSE(s.adapting());
 }

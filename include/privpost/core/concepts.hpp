@@ -323,6 +323,18 @@ concept sampler = random_engine<G> && requires(S& s, const S& cs, G& g) {
   { cs.events() } -> std::convertible_to<numerical_events>;
 };
 
+/// A target of gradient-based samplers (NUTS, samplers/nuts.hpp): dimension() of its unconstrained space (>= 1), and
+/// log_density_gradient(u, grad), the log density at u up to a constant, Jacobians of any constraining transforms
+/// included, with its gradient written to grad (sized dimension() by the caller). -infinity is allowed (outside the
+/// support, a failed factorisation), NaN never. Called through a non-const reference so that a model may keep
+/// workspaces: samplers own one copy per chain. Optional, detected: parameter_vector(u) (const), the constrained
+/// quantities to record for the point u (default: u itself).
+template <class M>
+concept differentiable_model = requires(M& m, const M& cm, const Eigen::VectorXd& u, Eigen::VectorXd& grad) {
+  { cm.dimension() } -> std::convertible_to<Eigen::Index>;
+  { m.log_density_gradient(u, grad) } -> std::convertible_to<double>;
+};
+
 /// A sampler that wants to be told when warm-up ends.
 template <class S>
 concept warmup_aware = requires(S& s) { s.end_warmup(); };

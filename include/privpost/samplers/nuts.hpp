@@ -1,0 +1,455 @@
+// privpost/samplers/nuts.hpp
+// nuts_sampler: the No-U-Turn sampler as Stan runs it (Hoffman & Gelman 2014; Betancourt 2017): multinomial sampling
+// over the trajectory, the generalised U-turn criterion with its checks across merged subtrees, dual-averaging step size
+// and a windowed diagonal metric in warm-up. For any differentiable_model; the GLM samplers (Kulkarni et al. 2021) use it.
+#pragma once
+
+#include <Eigen/Core>
+#include <cmath>
+#include <concepts>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/numerical_events.hpp"
+#include "privpost/core/random/normal.hpp"
+#include "privpost/core/random/uniform.hpp"
+#include "privpost/samplers/detail/nuts_adaptation.hpp"
+
+namespace privpost {
+
+/// Settings of nuts_sampler; the defaults are Stan's (the paper's sampler).
+struct nuts_options {
+  int warmup = 1000;               ///< adapting transitions, >= 0; must equal inference_options::burnin under infer
+  double target_accept = 0.8;      ///< dual averaging target of the mean acceptance statistic, in (0, 1)
+  int max_depth = 10;              ///< a trajectory has at most 2^max_depth leapfrog steps; 1..30
+  double max_energy_error = 1000;  ///< a leapfrog step with H - H0 above this is a divergence; > 0
+  double initial_step_size = 1.0;  ///< > 0; refined by Stan's doubling heuristic before the first transition
+  double init_radius = 2.0;        ///< the random initial point is uniform on [-init_radius, init_radius]^dimension
+  int init_tries = 100;            ///< initial points tried for a finite log density and gradient, >= 1
+  bool adapt_metric = true;        ///< diagonal inverse metric from windowed variances (false: the identity)
+  double gamma = 0.05;             ///< dual averaging regularisation, > 0
+  double kappa = 0.75;             ///< dual averaging decay of the averaged iterate, in (0, 1]
+  double t0 = 10.0;                ///< dual averaging early-iteration damping, > 0
+  int init_buffer = 75;            ///< warm-up transitions before the first metric window, >= 0
+  int base_window = 25;            ///< length of the first metric window, >= 2
+  int term_buffer = 50;            ///< step-size-only transitions after the last metric window, >= 0
+};
+
+/// What one transition did (Stan's sampler diagnostics: stepsize__, treedepth__, n_leapfrog__, divergent__, energy__,
+/// accept_stat__, lp__).
+struct nuts_transition {
+  double step_size = 0.0;
+  int tree_depth = 0;
+  int n_leapfrog = 0;
+  bool divergent = false;
+  double energy = 0.0;       ///< H at the new point with its trajectory momentum
+  double accept_stat = 0.0;  ///< mean Metropolis acceptance over every leapfrog step of the trajectory
+  double log_density = 0.0;  ///< of the new point
+};
+
+namespace detail {
+inline void check_nuts_options(const nuts_options& o) {
+  constexpr const char* f = "nuts_sampler";
+  if (o.warmup < 0) throw_invalid(f, "warmup", o.warmup, "an integer >= 0");
+  if (!(o.target_accept > 0.0 && o.target_accept < 1.0)) throw_invalid(f, "target_accept", o.target_accept, "a number in (0, 1)");
+  if (o.max_depth < 1 || o.max_depth > 30) throw_invalid(f, "max_depth", o.max_depth, "an integer in [1, 30]");
+  check_positive_finite(f, "max_energy_error", o.max_energy_error);
+  check_positive_finite(f, "initial_step_size", o.initial_step_size);
+  check_nonnegative_finite(f, "init_radius", o.init_radius);
+  if (o.init_tries < 1) throw_invalid(f, "init_tries", o.init_tries, "an integer >= 1");
+  check_positive_finite(f, "gamma", o.gamma);
+  if (!(o.kappa > 0.0 && o.kappa <= 1.0)) throw_invalid(f, "kappa", o.kappa, "a number in (0, 1]");
+  check_positive_finite(f, "t0", o.t0);
+  if (o.init_buffer < 0) throw_invalid(f, "init_buffer", o.init_buffer, "an integer >= 0");
+  if (o.base_window < 2) throw_invalid(f, "base_window", o.base_window, "an integer >= 2");
+  if (o.term_buffer < 0) throw_invalid(f, "term_buffer", o.term_buffer, "an integer >= 0");
+}
+
+// Stan's generalised U-turn criterion for a trajectory whose momenta sum to r1 + r2, with sharp momenta a and b at its
+// two ends (symmetric in a and b, so direction does not matter).
+inline bool no_u_turn(const Eigen::VectorXd& a, const Eigen::VectorXd& b, const Eigen::VectorXd& r1,
+                      const Eigen::VectorXd& r2) noexcept {
+  return a.dot(r1) + a.dot(r2) > 0.0 && b.dot(r1) + b.dot(r2) > 0.0;
+}
+
+inline double log_sum_exp(double a, double b) noexcept {
+  if (a == -std::numeric_limits<double>::infinity()) return b;
+  if (b == -std::numeric_limits<double>::infinity()) return a;
+  return a > b ? a + std::log1p(std::exp(b - a)) : b + std::log1p(std::exp(a - b));
+}
+}  // namespace detail
+
+/// The No-U-Turn sampler on a differentiable_model, one transition per step(g). Stan's algorithm (multinomial NUTS,
+/// diagonal metric, windowed adaptation with Stan's defaults); every loop bounded. Warm-up adapts for options.warmup
+/// transitions and then freezes the step size at exp of its dual-averaging mean; under infer, end_warmup() checks that
+/// burn-in had exactly that length (std::invalid_argument otherwise). No heap allocation in step(): every workspace,
+/// one per tree depth, is sized at construction. events() counts divergences, tree-depth saturations and non-finite
+/// log densities after warm-up. Not thread-safe (one sampler per chain, as infer builds them).
+template <differentiable_model Model>
+class nuts_sampler {
+ public:
+  /// Starts at a random point: uniform on [-init_radius, init_radius]^dimension, up to init_tries draws until the log
+  /// density and gradient are finite (std::domain_error otherwise); then Stan's step-size heuristic.
+  template <random_engine G>
+  nuts_sampler(Model model, const nuts_options& options, G& g) : model_(std::move(model)), options_(options) {
+    detail::check_nuts_options(options_);
+    allocate();
+    bool found = false;
+    for (int t = 0; t < options_.init_tries && !found; ++t) {
+      for (Eigen::Index i = 0; i < dim_; ++i) q_(i) = options_.init_radius * (2.0 * draw_uniform(g) - 1.0);
+      lp_ = model_.log_density_gradient(q_, grad_);
+      found = std::isfinite(lp_) && grad_.allFinite();
+    }
+    if (!found) {
+      throw std::domain_error("nuts_sampler: no initial point with a finite log density and gradient in " +
+                              std::to_string(options_.init_tries) + " uniform draws on [-" +
+                              detail::format_value(options_.init_radius) + ", " + detail::format_value(options_.init_radius) +
+                              "]^" + std::to_string(dim_));
+    }
+    start(g);
+  }
+
+  /// Starts at the given unconstrained point (its log density and gradient must be finite: std::domain_error).
+  template <random_engine G>
+  nuts_sampler(Model model, const nuts_options& options, const Eigen::VectorXd& initial_point, G& g)
+      : model_(std::move(model)), options_(options) {
+    detail::check_nuts_options(options_);
+    allocate();
+    check_size_match("nuts_sampler", "initial point", initial_point.size(), "model dimension", dim_);
+    check_all_finite("nuts_sampler", "initial point", initial_point);
+    q_ = initial_point;
+    lp_ = model_.log_density_gradient(q_, grad_);
+    if (!(std::isfinite(lp_) && grad_.allFinite()))
+      throw_domain("nuts_sampler", "log density at the initial point", lp_, "finite, with a finite gradient");
+    start(g);
+  }
+
+  /// One NUTS transition (during warm-up followed by one adaptation update).
+  template <random_engine G>
+  void step(G& g) {
+    transition(g);
+    if (transitions_ < options_.warmup) {
+      adapt(g);
+    } else {
+      if (last_.divergent) ++events_.divergences;
+      if (last_.tree_depth >= options_.max_depth) ++events_.treedepth_saturations;
+    }
+    ++transitions_;
+    if (transitions_ == options_.warmup) step_size_ = step_size_adaptation_.final_step_size();
+  }
+
+  /// Told by infer after burn-in: throws std::invalid_argument unless exactly options.warmup transitions were run.
+  void end_warmup() const {
+    if (transitions_ != options_.warmup) {
+      throw std::invalid_argument("nuts_sampler: burn-in ended after " + std::to_string(transitions_) +
+                                  " transitions but nuts_options::warmup is " + std::to_string(options_.warmup) +
+                                  "; accepted: inference_options::burnin equal to nuts_options::warmup");
+    }
+  }
+
+  /// The recorded parameter of the current point: the model's parameter_vector(u) when it has one, else u.
+  Eigen::VectorXd parameter_vector() const {
+    if constexpr (requires {
+                    { model_.parameter_vector(q_) } -> std::convertible_to<Eigen::VectorXd>;
+                  }) {
+      return model_.parameter_vector(q_);
+    } else {
+      return q_;
+    }
+  }
+
+  const numerical_events& events() const noexcept { return events_; }
+  const nuts_transition& last_transition() const noexcept { return last_; }
+  double step_size() const noexcept { return step_size_; }
+  const Eigen::VectorXd& inverse_metric() const noexcept { return inverse_metric_; }
+  const Eigen::VectorXd& position() const noexcept { return q_; }
+  double log_density() const noexcept { return lp_; }
+  bool adapting() const noexcept { return transitions_ < options_.warmup; }
+  const Model& model() const noexcept { return model_; }
+  const nuts_options& options() const noexcept { return options_; }
+
+ private:
+  // A leapfrog state: position, momentum, gradient and log density.
+  struct phase_point {
+    Eigen::VectorXd q, p, grad;
+    double lp = 0.0;
+  };
+  // What a subtree of one depth returns: its multinomial proposal, momentum sum, end momenta (plain and sharp) and
+  // log weight; left_end keeps the left child's last momenta while the right child reuses the level below.
+  struct subtree {
+    Eigen::VectorXd q, p, grad;
+    double lp = 0.0;
+    Eigen::VectorXd rho, p_begin, ps_begin, p_end, ps_end, p_left_end, ps_left_end;
+    double log_w = 0.0;
+  };
+
+  static void check_all_finite(const char* f, const char* name, const Eigen::VectorXd& v) {
+    for (Eigen::Index i = 0; i < v.size(); ++i)
+      if (!std::isfinite(v(i))) throw_invalid(f, name, v(i), "finite coordinates");
+  }
+
+  void allocate() {
+    const auto d = static_cast<Eigen::Index>(std::as_const(model_).dimension());
+    if (d < 1) throw_invalid("nuts_sampler", "model dimension", static_cast<double>(d), "an integer >= 1");
+    dim_ = d;
+    q_.setZero(d);
+    grad_.setZero(d);
+    inverse_metric_.setOnes(d);
+    for (phase_point* z : {&z_, &fwd_, &bck_}) {
+      z->q.setZero(d);
+      z->p.setZero(d);
+      z->grad.setZero(d);
+    }
+    for (Eigen::VectorXd* v : {&p_sample_, &rho_, &p_fwd_, &ps_fwd_, &p_bck_, &ps_bck_}) v->setZero(d);
+    levels_.resize(static_cast<std::size_t>(options_.max_depth));
+    for (subtree& t : levels_) {
+      for (Eigen::VectorXd* v :
+           {&t.q, &t.p, &t.grad, &t.rho, &t.p_begin, &t.ps_begin, &t.p_end, &t.ps_end, &t.p_left_end, &t.ps_left_end})
+        v->setZero(d);
+    }
+    variance_.resize(d);
+  }
+
+  template <random_engine G>
+  void start(G& g) {
+    step_size_ = options_.initial_step_size;
+    init_step_size(g);
+    step_size_adaptation_.gamma = options_.gamma;
+    step_size_adaptation_.kappa = options_.kappa;
+    step_size_adaptation_.t0 = options_.t0;
+    step_size_adaptation_.delta = options_.target_accept;
+    step_size_adaptation_.mu = std::log(10.0 * options_.initial_step_size);
+    step_size_adaptation_.restart();
+    windows_.configure(options_.warmup, options_.init_buffer, options_.term_buffer, options_.base_window, options_.adapt_metric);
+    last_ = nuts_transition{};
+    last_.step_size = step_size_;
+    last_.log_density = lp_;
+  }
+
+  double kinetic(const Eigen::VectorXd& p) const noexcept { return 0.5 * (p.array().square() * inverse_metric_.array()).sum(); }
+  // H of the working point; NaN (and any non-finite log density) counts as +infinity.
+  double hamiltonian(const phase_point& z) const noexcept {
+    const double h = -z.lp + kinetic(z.p);
+    return std::isnan(h) || !std::isfinite(z.lp) ? std::numeric_limits<double>::infinity() : h;
+  }
+
+  template <random_engine G>
+  void draw_momentum(Eigen::VectorXd& p, G& g) const {
+    for (Eigen::Index i = 0; i < dim_; ++i) p(i) = draw_normal(g) / std::sqrt(inverse_metric_(i));
+  }
+
+  void leapfrog(phase_point& z, double e) {
+    z.p += (0.5 * e) * z.grad;
+    z.q.array() += e * inverse_metric_.array() * z.p.array();
+    z.lp = model_.log_density_gradient(z.q, z.grad);
+    if (std::isnan(z.lp)) z.lp = -std::numeric_limits<double>::infinity();
+    if (!std::isfinite(z.lp)) {
+      if (!adapting()) ++events_.nonfinite_density;
+      return;  // the gradient is meaningless there; H = +infinity ends the trajectory as a divergence
+    }
+    z.p += (0.5 * e) * z.grad;
+  }
+
+  // Stan's init_stepsize: double or halve the step size until the acceptance of one leapfrog step from the current
+  // point crosses 0.8. Bounded: 200 changes, a step size above 1e7 (improper target) or of 0 throw std::domain_error.
+  template <random_engine G>
+  void init_step_size(G& g) {
+    const double log_target = std::log(0.8);
+    auto trial = [&] {
+      z_.q = q_;
+      z_.grad = grad_;
+      z_.lp = lp_;
+      draw_momentum(z_.p, g);
+      const double h0 = hamiltonian(z_);
+      leapfrog(z_, step_size_);
+      return h0 - hamiltonian(z_);
+    };
+    const double first = trial();
+    const int direction = first > log_target ? 1 : -1;
+    for (int changes = 0; changes < 200; ++changes) {
+      const double delta_h = trial();
+      if (direction == 1 && !(delta_h > log_target)) return;
+      if (direction == -1 && !(delta_h < log_target)) return;
+      step_size_ = direction == 1 ? 2.0 * step_size_ : 0.5 * step_size_;
+      if (step_size_ > 1e7) throw_domain("nuts_sampler", "step size", step_size_, "at most 1e7 (is the target density proper?)");
+      if (step_size_ == 0.0) throw_domain("nuts_sampler", "step size", step_size_, "> 0 (no acceptable step size)");
+    }
+    throw_domain("nuts_sampler", "step size after 200 changes", step_size_, "a step size found within 200 doublings or halvings");
+  }
+
+  template <random_engine G>
+  void transition(G& g) {
+    draw_momentum(z_.p, g);
+    z_.q = q_;
+    z_.grad = grad_;
+    z_.lp = lp_;
+    const double h0 = hamiltonian(z_);
+    fwd_.q = q_;
+    fwd_.p = z_.p;
+    fwd_.grad = grad_;
+    fwd_.lp = lp_;
+    bck_.q = q_;
+    bck_.p = z_.p;
+    bck_.grad = grad_;
+    bck_.lp = lp_;
+    rho_ = z_.p;
+    p_fwd_ = z_.p;
+    p_bck_ = z_.p;
+    ps_fwd_ = inverse_metric_.cwiseProduct(z_.p);
+    ps_bck_ = ps_fwd_;
+    p_sample_ = z_.p;
+
+    double log_w = 0.0;  // the start point's weight, exp(H0 - H0)
+    int depth = 0;
+    n_leapfrog_ = 0;
+    sum_metro_ = 0.0;
+    divergent_ = false;
+    while (depth < options_.max_depth) {
+      const bool forward = draw_uniform(g) > 0.5;
+      phase_point& end = forward ? fwd_ : bck_;
+      z_.q = end.q;
+      z_.p = end.p;
+      z_.grad = end.grad;
+      z_.lp = end.lp;
+      const bool valid = build(depth, forward ? step_size_ : -step_size_, h0, g);
+      end.q = z_.q;
+      end.p = z_.p;
+      end.grad = z_.grad;
+      end.lp = z_.lp;
+      if (!valid) break;
+      const subtree& t = levels_[static_cast<std::size_t>(depth)];
+      ++depth;
+      // Biased progressive sampling: move to the new subtree's proposal with probability min(1, w_new / w_old).
+      if (t.log_w > log_w || draw_uniform(g) < std::exp(t.log_w - log_w)) {
+        q_ = t.q;
+        grad_ = t.grad;
+        lp_ = t.lp;
+        p_sample_ = t.p;
+      }
+      log_w = detail::log_sum_exp(log_w, t.log_w);
+      // The old tree's far end and inner end, seen from the new subtree.
+      const Eigen::VectorXd& p_inner = forward ? p_fwd_ : p_bck_;
+      const Eigen::VectorXd& ps_inner = forward ? ps_fwd_ : ps_bck_;
+      const Eigen::VectorXd& ps_far = forward ? ps_bck_ : ps_fwd_;
+      const bool persist = detail::no_u_turn(ps_far, t.ps_end, rho_, t.rho) &&
+                           detail::no_u_turn(ps_far, t.ps_begin, rho_, t.p_begin) &&
+                           detail::no_u_turn(ps_inner, t.ps_end, t.rho, p_inner);
+      rho_ += t.rho;
+      (forward ? p_fwd_ : p_bck_) = t.p_end;
+      (forward ? ps_fwd_ : ps_bck_) = t.ps_end;
+      if (!persist) break;
+    }
+    last_.step_size = step_size_;
+    last_.tree_depth = depth;
+    last_.n_leapfrog = n_leapfrog_;
+    last_.divergent = divergent_;
+    last_.accept_stat = n_leapfrog_ > 0 ? sum_metro_ / n_leapfrog_ : 0.0;
+    last_.log_density = lp_;
+    last_.energy = -lp_ + kinetic(p_sample_);
+  }
+
+  // Builds a subtree of 2^k leapfrog steps from the working point z_ with signed step e into levels_[k]; false when it
+  // diverged or turned back on itself (the caller then discards it).
+  template <random_engine G>
+  bool build(int k, double e, double h0, G& g) {
+    subtree& t = levels_[static_cast<std::size_t>(k)];
+    if (k == 0) {
+      leapfrog(z_, e);
+      ++n_leapfrog_;
+      const double h = hamiltonian(z_);
+      if (h - h0 > options_.max_energy_error) divergent_ = true;
+      t.log_w = h0 - h;
+      sum_metro_ += h0 - h > 0.0 ? 1.0 : std::exp(h0 - h);
+      t.q = z_.q;
+      t.p = z_.p;
+      t.grad = z_.grad;
+      t.lp = z_.lp;
+      t.rho = z_.p;
+      t.p_begin = z_.p;
+      t.p_end = z_.p;
+      t.ps_begin = inverse_metric_.cwiseProduct(z_.p);
+      t.ps_end = t.ps_begin;
+      return !divergent_;
+    }
+    if (!build(k - 1, e, h0, g)) return false;
+    const subtree& c = levels_[static_cast<std::size_t>(k - 1)];
+    t.q = c.q;
+    t.p = c.p;
+    t.grad = c.grad;
+    t.lp = c.lp;
+    t.rho = c.rho;
+    t.p_begin = c.p_begin;
+    t.ps_begin = c.ps_begin;
+    t.p_left_end = c.p_end;
+    t.ps_left_end = c.ps_end;
+    const double w_left = c.log_w;
+    if (!build(k - 1, e, h0, g)) return false;  // c now holds the right child
+    const double w_sub = detail::log_sum_exp(w_left, c.log_w);
+    // Uniform progressive sampling within the subtree: the right child's proposal with probability w_right / w_sub.
+    if (c.log_w > w_sub || draw_uniform(g) < std::exp(c.log_w - w_sub)) {
+      t.q = c.q;
+      t.p = c.p;
+      t.grad = c.grad;
+      t.lp = c.lp;
+    }
+    t.log_w = w_sub;
+    const bool valid = detail::no_u_turn(t.ps_begin, c.ps_end, t.rho, c.rho) &&
+                       detail::no_u_turn(t.ps_begin, c.ps_begin, t.rho, c.p_begin) &&
+                       detail::no_u_turn(t.ps_left_end, c.ps_end, c.rho, t.p_left_end);
+    t.rho += c.rho;
+    t.p_end = c.p_end;
+    t.ps_end = c.ps_end;
+    return valid;
+  }
+
+  template <random_engine G>
+  void adapt(G& g) {
+    step_size_ = step_size_adaptation_.learn(last_.accept_stat);
+    const int c = transitions_;
+    if (windows_.collects(c)) variance_.add(q_);
+    if (windows_.ends_window(c)) {
+      windows_.advance(c);
+      const double n = variance_.n;
+      // Stan's regularisation towards 1e-3 with 5 pseudo-observations; the sample variance has denominator n - 1.
+      inverse_metric_ = (n / (n + 5.0)) * (variance_.m2 / (n - 1.0)) + Eigen::VectorXd::Constant(dim_, 1e-3 * 5.0 / (n + 5.0));
+      for (Eigen::Index i = 0; i < dim_; ++i) {
+        if (!(std::isfinite(inverse_metric_(i)) && inverse_metric_(i) > 0.0))
+          throw_domain("nuts_sampler", "adapted inverse metric", inverse_metric_(i), "finite and > 0");
+      }
+      variance_.restart();
+      init_step_size(g);
+      step_size_adaptation_.mu = std::log(10.0 * step_size_);
+      step_size_adaptation_.restart();
+    }
+  }
+
+  Model model_;
+  nuts_options options_;
+  Eigen::Index dim_ = 0;
+  Eigen::VectorXd q_, grad_;  // the current point
+  double lp_ = 0.0;
+  Eigen::VectorXd inverse_metric_;
+  double step_size_ = 1.0;
+  int transitions_ = 0;
+  numerical_events events_;
+  nuts_transition last_;
+
+  // Transition workspace.
+  phase_point z_, fwd_, bck_;
+  Eigen::VectorXd p_sample_, rho_, p_fwd_, ps_fwd_, p_bck_, ps_bck_;
+  std::vector<subtree> levels_;
+  int n_leapfrog_ = 0;
+  double sum_metro_ = 0.0;
+  bool divergent_ = false;
+
+  detail::dual_averaging step_size_adaptation_;
+  detail::welford_variance variance_;
+  detail::metric_windows windows_;
+};
+
+}  // namespace privpost

@@ -1,0 +1,416 @@
+// Tests of nuts_sampler (samplers/nuts.hpp) on targets with known answers (issue #10, spec glm.md Sec. 5.7 E):
+//  1. a 100-dimensional independent Gaussian with scales log-uniform on [0.01, 100]: R-hat, bulk ESS, means and
+//     variances within Monte Carlo error, the adapted inverse metric near the variances, mean acceptance near 0.8;
+//  2. a 2-d Gaussian with correlation 0.99 (diagonal metric);
+//  3. simulation-based calibration on conjugate models: a normal mean, and a binomial proportion through the logit
+//     transform with its Jacobian (M = 300 trials, KS p > 0.001 and 50%/90% coverage as tests/support);
+//  4. Neal's funnel: divergences are reported, the run terminates, no NaN;
+//  5. determinism from the seed, the warm-up schedule (Stan's metric windows), the driver's end_warmup check;
+//  6. bad input: invalid options, a target that is nowhere finite, a wrong-size or non-finite initial point.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/random/beta.hpp"
+#include "privpost/core/random/normal.hpp"
+#include "privpost/core/random/uniform.hpp"
+#include "privpost/diagnostics/calibration.hpp"
+#include "privpost/diagnostics/convergence.hpp"
+#include "privpost/inference/infer.hpp"
+#include "privpost/samplers/detail/nuts_adaptation.hpp"
+#include "privpost/samplers/nuts.hpp"
+#include "support/calibration_checks.hpp"
+
+using namespace privpost;
+
+namespace {
+
+// Independent Gaussian with the given standard deviations.
+struct diagonal_gaussian {
+  Eigen::VectorXd sd;
+  Eigen::Index dimension() const { return sd.size(); }
+  double log_density_gradient(const Eigen::VectorXd& u, Eigen::VectorXd& grad) const {
+    grad = -(u.array() / sd.array().square()).matrix();
+    return -0.5 * (u.array() / sd.array()).square().sum();
+  }
+};
+
+// Bivariate standard normal with correlation r.
+struct correlated_gaussian {
+  double r = 0.99;
+  Eigen::Index dimension() const { return 2; }
+  double log_density_gradient(const Eigen::VectorXd& u, Eigen::VectorXd& grad) const {
+    const double c = 1.0 / (1.0 - r * r);
+    grad(0) = -c * (u(0) - r * u(1));
+    grad(1) = -c * (u(1) - r * u(0));
+    return -0.5 * c * (u(0) * u(0) - 2.0 * r * u(0) * u(1) + u(1) * u(1));
+  }
+};
+
+// Neal's funnel, centred: v ~ N(0, 3^2), x_i | v ~ N(0, e^v), i = 1..dim-1.
+struct funnel {
+  int dim = 10;
+  Eigen::Index dimension() const { return dim; }
+  double log_density_gradient(const Eigen::VectorXd& u, Eigen::VectorXd& grad) const {
+    const double v = u(0);
+    const double k = static_cast<double>(dim - 1);
+    const double ss = u.tail(dim - 1).squaredNorm();
+    grad(0) = -v / 9.0 - 0.5 * k + 0.5 * ss * std::exp(-v);
+    grad.tail(dim - 1) = -std::exp(-v) * u.tail(dim - 1);
+    return -v * v / 18.0 - 0.5 * k * v - 0.5 * ss * std::exp(-v);
+  }
+};
+
+// Normal mean mu ~ N(0, 1), y_i ~ N(mu, 1): the posterior given sum and n.
+struct normal_mean {
+  double sum = 0.0;
+  double n = 0.0;
+  Eigen::Index dimension() const { return 1; }
+  double log_density_gradient(const Eigen::VectorXd& u, Eigen::VectorXd& grad) const {
+    grad(0) = -u(0) + (sum - n * u(0));
+    return -0.5 * u(0) * u(0) + sum * u(0) - 0.5 * n * u(0) * u(0);
+  }
+};
+
+// Binomial proportion p ~ Beta(a, b), k of n successes, sampled on u = logit(p) (log-Jacobian log p + log(1 - p));
+// the recorded parameter is p.
+struct logit_binomial {
+  double a = 2.0, b = 2.0, k = 0.0, n = 0.0;
+  Eigen::Index dimension() const { return 1; }
+  static double logistic(double u) { return 1.0 / (1.0 + std::exp(-u)); }
+  double log_density_gradient(const Eigen::VectorXd& u, Eigen::VectorXd& grad) const {
+    // log p^(a+k) (1-p)^(b+n-k) with log p = -log1p(e^-u), log(1-p) = -log1p(e^u) (Jacobian included).
+    const double lp = -std::log1p(std::exp(-u(0)));
+    const double lq = -std::log1p(std::exp(u(0)));
+    const double p = logistic(u(0));
+    grad(0) = (a + k) * (1.0 - p) - (b + n - k) * p;
+    return (a + k) * lp + (b + n - k) * lq;
+  }
+  Eigen::VectorXd parameter_vector(const Eigen::VectorXd& u) const { return Eigen::VectorXd::Constant(1, logistic(u(0))); }
+};
+
+// A target that is -infinity everywhere.
+struct nowhere {
+  Eigen::Index dimension() const { return 2; }
+  double log_density_gradient(const Eigen::VectorXd&, Eigen::VectorXd& grad) const {
+    grad.setZero();
+    return -std::numeric_limits<double>::infinity();
+  }
+};
+
+// Counts end_warmup() calls around a NUTS sampler.
+template <class Model>
+struct counting_nuts {
+  nuts_sampler<Model> s;
+  int* calls;
+  int* at_transition;
+  int steps = 0;
+  template <class G>
+  void step(G& g) {
+    s.step(g);
+    ++steps;
+  }
+  void end_warmup() {
+    ++*calls;
+    *at_transition = steps;
+    s.end_warmup();
+  }
+  Eigen::VectorXd parameter_vector() const { return s.parameter_vector(); }
+  numerical_events events() const { return s.events(); }
+};
+
+}  // namespace
+
+static_assert(differentiable_model<diagonal_gaussian>);
+static_assert(differentiable_model<logit_binomial>);
+static_assert(!differentiable_model<int>);
+static_assert(sampler<nuts_sampler<diagonal_gaussian>>);
+static_assert(warmup_aware<nuts_sampler<diagonal_gaussian>>);
+
+TEST_CASE("NUTS on a 100-dimensional Gaussian with scales over four orders of magnitude", "[nuts]") {
+  const int d = 100;
+  std::mt19937_64 scales_engine(20261126);
+  Eigen::VectorXd sd(d);
+  for (int i = 0; i < d; ++i) sd(i) = std::pow(10.0, -2.0 + 4.0 * draw_uniform(scales_engine));
+  nuts_options nopt;  // Stan's defaults: 1000 warm-up transitions
+  inference_options iopt;
+  iopt.chains = 4;
+  iopt.burnin = nopt.warmup;
+  iopt.draws = 1000;
+  iopt.seed = 7;
+  std::vector<double> accept;
+  std::vector<Eigen::VectorXd> metrics;
+  const auto result =
+      infer([&](std::mt19937_64& g) { return nuts_sampler<diagonal_gaussian>(diagonal_gaussian{sd}, nopt, g); }, iopt);
+  // The adapted metric and the acceptance statistic, from one chain run by hand with the same settings.
+  std::mt19937_64 g(11);
+  nuts_sampler<diagonal_gaussian> s(diagonal_gaussian{sd}, nopt, g);
+  for (int i = 0; i < nopt.warmup; ++i) s.step(g);
+  double accept_sum = 0.0;
+  for (int i = 0; i < 1000; ++i) {
+    s.step(g);
+    accept_sum += s.last_transition().accept_stat;
+  }
+  const double mean_accept = accept_sum / 1000.0;
+  INFO("mean accept_stat " << mean_accept << ", step size " << s.step_size());
+  CHECK(std::abs(mean_accept - 0.8) < 0.05);
+
+  int worst_metric = 0, worst_ess = 0;
+  double worst_metric_ratio = 1.0, min_ess = 1e300, max_rhat = 0.0;
+  for (int i = 0; i < d; ++i) {
+    const double ess = result.draws.ess_bulk(i);
+    const double rhat = result.draws.rhat(i);
+    max_rhat = std::max(max_rhat, rhat);
+    if (ess < min_ess) {
+      min_ess = ess;
+      worst_ess = i;
+    }
+    const double mean = result.draws.mean(i);
+    const double var = result.draws.sd(i) * result.draws.sd(i);
+    INFO("coordinate " << i << ": sd " << sd(i) << ", mean " << mean << ", variance " << var << ", ESS " << ess << ", R-hat "
+                       << rhat);
+    CHECK(std::abs(mean) < 4.0 * sd(i) / std::sqrt(ess));
+    // Var of the sample variance of a normal: 2 s^4 / ESS, with the ESS of the squares (NUTS draws are antithetic
+    // for the mean, ESS above the draw count, but not for the squares).
+    const double ess_sq = ess_mean(result.draws.chain_matrix(i).array().square().matrix());
+    CHECK(std::abs(var - sd(i) * sd(i)) < 4.0 * sd(i) * sd(i) * std::sqrt(2.0 / ess_sq));
+    const double ratio = s.inverse_metric()(i) / (sd(i) * sd(i));
+    const double off = std::max(ratio, 1.0 / ratio);
+    if (off > worst_metric_ratio) {
+      worst_metric_ratio = off;
+      worst_metric = i;
+    }
+  }
+  INFO("max R-hat " << max_rhat << "; min bulk ESS " << min_ess << " (coordinate " << worst_ess << "); worst metric ratio "
+                    << worst_metric_ratio << " (coordinate " << worst_metric << ")");
+  CHECK(max_rhat < 1.01);
+  CHECK(min_ess > 400.0);
+  CHECK(worst_metric_ratio < 1.5);
+  CHECK(result.events.divergences == 0);
+}
+
+TEST_CASE("NUTS leaves the target invariant: long-run moments of a Gaussian after warm-up", "[nuts]") {
+  // 2 x 10^5 transitions pin the variance to about 1% and the kurtosis to about 3%: enough to catch a wrong trajectory
+  // sampling rule (always moving to the newest subtree overstates the variance by more than 10%).
+  const Eigen::Vector2d sd(1.0, 2.0);
+  std::mt19937_64 g(1);
+  nuts_sampler<diagonal_gaussian> s(diagonal_gaussian{sd}, nuts_options{}, g);
+  for (int i = 0; i < 1000; ++i) s.step(g);
+  const int n = 200000;
+  Eigen::MatrixXd squares(n, 2);
+  Eigen::Vector2d m4 = Eigen::Vector2d::Zero();
+  for (int i = 0; i < n; ++i) {
+    s.step(g);
+    squares.row(i) = s.position().array().square().transpose();
+    m4 += s.position().array().pow(4).matrix() / n;
+  }
+  for (int j = 0; j < 2; ++j) {
+    const double var = squares.col(j).mean();
+    const double ess = ess_mean(squares.col(j));
+    const double kurtosis = m4(j) / (var * var);
+    INFO("coordinate " << j << ": variance " << var << " (target " << sd(j) * sd(j) << "), ESS of squares " << ess
+                       << ", kurtosis " << kurtosis);
+    CHECK(std::abs(var / (sd(j) * sd(j)) - 1.0) < 5.0 * std::sqrt(2.0 / ess));
+    CHECK(std::abs(kurtosis - 3.0) < 0.15);
+  }
+}
+
+TEST_CASE("NUTS on a 2-d Gaussian with correlation 0.99 (diagonal metric)", "[nuts]") {
+  nuts_options nopt;
+  inference_options iopt;
+  iopt.burnin = nopt.warmup;
+  iopt.draws = 1000;
+  iopt.seed = 3;
+  const auto result =
+      infer([&](std::mt19937_64& g) { return nuts_sampler<correlated_gaussian>(correlated_gaussian{}, nopt, g); }, iopt);
+  for (int i = 0; i < 2; ++i) {
+    INFO("coordinate " << i << ": R-hat " << result.draws.rhat(i) << ", ESS " << result.draws.ess_bulk(i) << ", mean "
+                       << result.draws.mean(i) << ", sd " << result.draws.sd(i));
+    CHECK(result.draws.rhat(i) < 1.01);
+    CHECK(result.draws.ess_bulk(i) > 100.0);
+    CHECK(std::abs(result.draws.mean(i)) < 4.0 / std::sqrt(result.draws.ess_bulk(i)));
+    CHECK(std::abs(result.draws.sd(i) - 1.0) < 0.1);
+  }
+  // The sample correlation of the pooled draws.
+  const Eigen::MatrixXd all = result.draws.draw_matrix();
+  const Eigen::MatrixXd c = all.rowwise() - all.colwise().mean();
+  const double corr = c.col(0).dot(c.col(1)) / (c.col(0).norm() * c.col(1).norm());
+  CHECK(std::abs(corr - 0.99) < 0.005);
+}
+
+TEST_CASE("NUTS is calibrated on conjugate models (SBC, M = 300)", "[nuts][calibration]") {
+  const int trials = 300;
+  nuts_options nopt;
+  nopt.warmup = 300;
+  SECTION("normal mean, known variance, n = 5") {
+    std::mt19937_64 g(101);
+    std::vector<double> quantiles;
+    for (int t = 0; t < trials; ++t) {
+      const double mu = draw_normal(g);
+      double sum = 0.0;
+      for (int i = 0; i < 5; ++i) sum += draw_normal(g, mu, 1.0);
+      nuts_sampler<normal_mean> s(normal_mean{sum, 5.0}, nopt, g);
+      for (int i = 0; i < nopt.warmup; ++i) s.step(g);
+      Eigen::VectorXd draws(100);
+      for (int i = 0; i < 500; ++i) {
+        s.step(g);
+        if (i % 5 == 4) draws(i / 5) = s.parameter_vector()(0);  // thinned to about independent draws
+      }
+      quantiles.push_back(posterior_quantile(mu, draws));
+    }
+    calibration_row r{"nuts normal mean", 0, trials, 0.0, 1.0, 0.0, 0.0, {}, 0.0};
+    const auto ks = ks_uniform(quantiles);
+    r.ks = ks.statistic;
+    r.ks_pvalue = ks.p_value;
+    r.coverage50 = coverage(quantiles, 0.5);
+    r.coverage90 = coverage(quantiles, 0.9);
+    test::check_calibrated(r);
+  }
+  SECTION("binomial proportion on the logit scale, Beta(2, 2), n = 12") {
+    std::mt19937_64 g(202);
+    std::vector<double> quantiles;
+    for (int t = 0; t < trials; ++t) {
+      const double p = draw_beta(g, 2.0, 2.0);
+      double k = 0.0;
+      for (int i = 0; i < 12; ++i) k += draw_uniform(g) < p ? 1.0 : 0.0;
+      nuts_sampler<logit_binomial> s(logit_binomial{2.0, 2.0, k, 12.0}, nopt, g);
+      for (int i = 0; i < nopt.warmup; ++i) s.step(g);
+      Eigen::VectorXd draws(100);
+      for (int i = 0; i < 500; ++i) {
+        s.step(g);
+        if (i % 5 == 4) draws(i / 5) = s.parameter_vector()(0);
+      }
+      quantiles.push_back(posterior_quantile(p, draws));
+    }
+    calibration_row r{"nuts logit binomial", 0, trials, 0.0, 1.0, 0.0, 0.0, {}, 0.0};
+    const auto ks = ks_uniform(quantiles);
+    r.ks = ks.statistic;
+    r.ks_pvalue = ks.p_value;
+    r.coverage50 = coverage(quantiles, 0.5);
+    r.coverage90 = coverage(quantiles, 0.9);
+    test::check_calibrated(r);
+  }
+}
+
+TEST_CASE("NUTS reports divergences in Neal's funnel and terminates", "[nuts]") {
+  nuts_options nopt;
+  nopt.warmup = 500;
+  inference_options iopt;
+  iopt.chains = 2;
+  iopt.burnin = nopt.warmup;
+  iopt.draws = 500;
+  iopt.seed = 5;
+  const auto result = infer([&](std::mt19937_64& g) { return nuts_sampler<funnel>(funnel{}, nopt, g); }, iopt);
+  INFO("divergences " << result.events.divergences << ", saturations " << result.events.treedepth_saturations);
+  CHECK(result.events.divergences >= 1);
+  CHECK(result.draws.draw_matrix().allFinite());
+}
+
+TEST_CASE("NUTS is reproducible from the seed and follows Stan's warm-up schedule", "[nuts]") {
+  nuts_options nopt;
+  nopt.warmup = 200;
+  inference_options iopt;
+  iopt.chains = 2;
+  iopt.burnin = 200;
+  iopt.draws = 100;
+  iopt.seed = 9;
+  auto make = [&](std::mt19937_64& g) { return nuts_sampler<correlated_gaussian>(correlated_gaussian{0.5}, nopt, g); };
+  const auto a = infer(make, iopt);
+  const auto b = infer(make, iopt);
+  CHECK(a.draws.draw_matrix() == b.draws.draw_matrix());
+
+  SECTION("metric windows end after transitions 99, 149, 249, 449 and 949 of 1000 (Stan's defaults)") {
+    detail::metric_windows w;
+    w.configure(1000, 75, 50, 25, true);
+    std::vector<int> ends;
+    for (int c = 0; c < 1000; ++c) {
+      if (w.ends_window(c)) {
+        ends.push_back(c);
+        w.advance(c);
+      }
+    }
+    CHECK(ends == std::vector<int>{99, 149, 249, 449, 949});
+    CHECK_FALSE(w.collects(74));
+    CHECK(w.collects(75));
+    CHECK(w.collects(949));
+    CHECK_FALSE(w.collects(950));
+  }
+  SECTION("short warm-up: buffers of 15% / 75% / 10%, none below 20") {
+    detail::metric_windows w;
+    w.configure(100, 75, 50, 25, true);
+    CHECK(w.init_buffer == 15);
+    CHECK(w.term_buffer == 10);
+    CHECK(w.base_window == 75);
+    w.configure(19, 75, 50, 25, true);
+    CHECK_FALSE(w.enabled);
+  }
+  SECTION("the step size is adapted and frozen after warm-up") {
+    std::mt19937_64 g(1);
+    nuts_sampler<correlated_gaussian> s(correlated_gaussian{0.5}, nopt, g);
+    for (int i = 0; i < nopt.warmup; ++i) {
+      CHECK(s.adapting());
+      s.step(g);
+    }
+    CHECK_FALSE(s.adapting());
+    const double eps = s.step_size();
+    const Eigen::VectorXd metric = s.inverse_metric();
+    for (int i = 0; i < 50; ++i) s.step(g);
+    CHECK(s.step_size() == eps);
+    CHECK(s.inverse_metric() == metric);
+    CHECK(s.last_transition().step_size == eps);
+    CHECK(s.last_transition().n_leapfrog >= 1);
+    CHECK(s.last_transition().n_leapfrog < (1 << nopt.max_depth));
+  }
+}
+
+TEST_CASE("infer tells NUTS once that warm-up ended, and a burn-in of another length is an error", "[nuts]") {
+  nuts_options nopt;
+  nopt.warmup = 50;
+  inference_options iopt;
+  iopt.chains = 1;
+  iopt.burnin = 50;
+  iopt.draws = 20;
+  int calls = 0, at = -1;
+  auto make = [&](std::mt19937_64& g) {
+    return counting_nuts<correlated_gaussian>{nuts_sampler<correlated_gaussian>(correlated_gaussian{0.5}, nopt, g), &calls, &at};
+  };
+  infer(make, iopt);
+  CHECK(calls == 1);
+  CHECK(at == 50);
+  iopt.burnin = 40;
+  CHECK_THROWS_AS(infer(make, iopt), std::invalid_argument);
+  CHECK_THROWS_WITH(infer(make, iopt), Catch::Contains("nuts_options::warmup is 50"));
+}
+
+TEST_CASE("NUTS rejects bad options and targets with no finite point", "[nuts][errors]") {
+  std::mt19937_64 g(1);
+  const correlated_gaussian m{0.5};
+  auto with = [&](auto change) {
+    nuts_options o;
+    change(o);
+    return o;
+  };
+  CHECK_THROWS_AS(nuts_sampler(m, with([](nuts_options& o) { o.max_depth = 0; }), g), std::invalid_argument);
+  CHECK_THROWS_AS(nuts_sampler(m, with([](nuts_options& o) { o.target_accept = 1.0; }), g), std::invalid_argument);
+  CHECK_THROWS_AS(nuts_sampler(m, with([](nuts_options& o) { o.target_accept = 0.0; }), g), std::invalid_argument);
+  CHECK_THROWS_AS(nuts_sampler(m, with([](nuts_options& o) { o.target_accept = std::nan(""); }), g), std::invalid_argument);
+  CHECK_THROWS_AS(nuts_sampler(m, with([](nuts_options& o) { o.warmup = -1; }), g), std::invalid_argument);
+  CHECK_THROWS_AS(nuts_sampler(m, with([](nuts_options& o) { o.initial_step_size = 0.0; }), g), std::invalid_argument);
+  CHECK_THROWS_AS(nuts_sampler(m, with([](nuts_options& o) { o.init_tries = 0; }), g), std::invalid_argument);
+  CHECK_THROWS_AS(nuts_sampler(m, with([](nuts_options& o) { o.kappa = 1.5; }), g), std::invalid_argument);
+  CHECK_THROWS_WITH(nuts_sampler(m, with([](nuts_options& o) { o.max_depth = 31; }), g),
+                    Catch::Contains("max_depth") && Catch::Contains("[1, 30]"));
+
+  CHECK_THROWS_AS(nuts_sampler(nowhere{}, nuts_options{}, g), std::domain_error);
+  CHECK_THROWS_WITH(nuts_sampler(nowhere{}, nuts_options{}, g), Catch::Contains("100 uniform draws"));
+  CHECK_THROWS_AS(nuts_sampler(m, nuts_options{}, Eigen::VectorXd::Zero(3), g), std::invalid_argument);
+  Eigen::VectorXd bad(2);
+  bad << 0.0, std::numeric_limits<double>::infinity();
+  CHECK_THROWS_AS(nuts_sampler(m, nuts_options{}, bad, g), std::invalid_argument);
+  CHECK_THROWS_AS(nuts_sampler(nowhere{}, nuts_options{}, Eigen::VectorXd::Zero(2), g), std::domain_error);
+}
