@@ -19,6 +19,7 @@
 #include "privpost/core/random/exponential.hpp"
 #include "privpost/core/random/gamma.hpp"
 #include "privpost/core/random/inverse_gaussian.hpp"
+#include "privpost/core/random/lkj.hpp"
 #include "privpost/core/random/multivariate_normal.hpp"
 #include "privpost/core/random/normal.hpp"
 #include "privpost/core/random/os_random_engine.hpp"
@@ -26,6 +27,7 @@
 #include "privpost/core/random/truncated_normal.hpp"
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/core/random/wishart.hpp"
+#include "privpost/core/transforms/cholesky_corr.hpp"
 
 #include "privpost/mechanisms/analytic_gaussian.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
@@ -46,6 +48,7 @@
 #include "privpost/families/glm/glm_sensitivity.hpp"
 #include "privpost/families/glm/glm_statistic.hpp"
 #include "privpost/families/glm/logistic_link.hpp"
+#include "privpost/families/glm/logistic_moments.hpp"
 #include "privpost/families/multinomial.hpp"
 #include "privpost/families/normal.hpp"
 #include "privpost/families/normal_known_variance.hpp"
@@ -65,6 +68,7 @@
 #include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/samplers/glm/logistic_moment_model.hpp"
 #include "privpost/samplers/nuts.hpp"
 #include "privpost/samplers/ops.hpp"
 

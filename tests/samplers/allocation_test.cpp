@@ -22,6 +22,7 @@
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/samplers/glm/logistic_moment_model.hpp"
 #include "privpost/samplers/nuts.hpp"
 
 // The replacement operators below pair malloc with free on purpose; GCC 12 sees the inlined std::allocator calls of the
@@ -136,4 +137,30 @@ TEST_CASE("NUTS transitions allocate nothing, in warm-up and after", "[allocatio
   // 1000 transitions: the first 499 adapt (metric windows end, the step-size heuristic reruns), the rest do not.
   CHECK(allocations_in_sweeps(s, g) == 0);
   CHECK_FALSE(s.adapting());
+}
+
+TEST_CASE("the DP-GLM logistic model and NUTS on it allocate nothing per evaluation and transition", "[allocation]") {
+  std::mt19937_64 g(4);
+  const int d = 3;
+  const glm_prior prior{9.0, 0.5, 2.0};
+  // A release from the model's normal approximation at N = 1000, sigma = 10.
+  logistic_moment_model<> sim(Eigen::VectorXd::Zero(9), 1000.0, 10.0, d, prior);
+  const glm_parameters truth = draw_glm_prior(g, d, prior);
+  Eigen::VectorXd mu;
+  Eigen::MatrixXd v;
+  sim.moments(truth.theta, truth.sigma, mu, v);
+  Eigen::VectorXd z = 1000.0 * mu;
+  for (Eigen::Index i = 0; i < z.size(); ++i) z(i) += draw_normal(g) * std::sqrt(1000.0 * v(i, i) + 100.0);
+  logistic_moment_model<> m(z, 1000.0, 10.0, d, prior);
+  Eigen::VectorXd u(m.dimension()), grad(m.dimension());
+  for (Eigen::Index i = 0; i < u.size(); ++i) u(i) = 0.3 * draw_normal(g);
+  const long before = allocations.load();
+  double lp = 0.0;
+  for (int i = 0; i < 100; ++i) lp += m.log_density_gradient(u, grad);
+  CHECK(allocations.load() - before == 0);
+  CHECK(std::isfinite(lp));
+  nuts_options options;
+  options.warmup = 300;
+  nuts_sampler<logistic_moment_model<>> s(logistic_moment_model<>(z, 1000.0, 10.0, d, prior), options, g);
+  CHECK(allocations_in_sweeps(s, g) == 0);
 }

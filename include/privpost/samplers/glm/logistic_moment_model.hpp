@@ -1,0 +1,275 @@
+// privpost/samplers/glm/logistic_moment_model.hpp
+// logistic_moment_model: the noise-aware DP-GLM posterior of logistic regression (Kulkarni et al. 2021, Sec. 3-4.1;
+// spec glm.md Sec. 3.1-3.6): z ~ N(N mu(theta, Sigma), N V(theta, Sigma) + sigma^2 I) with the paper's priors on an
+// unconstrained vector, log density and hand-derived gradient, a differentiable_model for nuts_sampler.
+#pragma once
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+#include <boost/math/special_functions/gamma.hpp>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/random/lkj.hpp"
+#include "privpost/core/random/normal.hpp"
+#include "privpost/core/random/uniform.hpp"
+#include "privpost/core/transforms/cholesky_corr.hpp"
+#include "privpost/families/glm/logistic_link.hpp"
+#include "privpost/families/glm/logistic_moments.hpp"
+
+namespace privpost {
+
+/// The paper's priors (Sec. 4.1; spec Sec. 3.4): theta = sqrt(rho) p / ||p|| with p ~ N(0, I) and rho ~ chi^2(d)
+/// truncated to (0, s_max) (a declared public constant: the paper's data-dependent choice is not DP, E7), covariate
+/// scales tau_j ~ half-normal(tau_scale), correlation Omega ~ LKJ(lkj_eta), Sigma = diag(tau) Omega diag(tau).
+struct glm_prior {
+  double s_max = 9.0;
+  double tau_scale = 2.5;
+  double lkj_eta = 2.0;
+};
+
+/// A draw of the GLM parameters from glm_prior: coefficients and the covariate covariance.
+struct glm_parameters {
+  Eigen::VectorXd theta;
+  Eigen::MatrixXd sigma;
+};
+
+/// Draws theta and Sigma from the prior (for simulation-based calibration and test data).
+template <random_engine G>
+glm_parameters draw_glm_prior(G& g, int d, const glm_prior& prior) {
+  if (d < 1) throw_invalid("draw_glm_prior", "d", d, "an integer >= 1");
+  check_positive_finite("draw_glm_prior", "s_max", prior.s_max);
+  check_positive_finite("draw_glm_prior", "tau_scale", prior.tau_scale);
+  Eigen::VectorXd p(d);
+  for (int i = 0; i < d; ++i) p(i) = draw_normal(g);
+  const double a = 0.5 * d;
+  const double rho = 2.0 * boost::math::gamma_p_inv(a, draw_uniform(g) * boost::math::gamma_p(a, 0.5 * prior.s_max));
+  glm_parameters out{std::sqrt(rho) * p / p.norm(), Eigen::MatrixXd(d, d)};
+  Eigen::VectorXd tau(d);
+  for (int i = 0; i < d; ++i) tau(i) = std::abs(draw_normal(g)) * prior.tau_scale;
+  Eigen::MatrixXd l(d, d);
+  draw_lkj_cholesky(g, prior.lkj_eta, l);
+  out.sigma = tau.asDiagonal() * (l * l.transpose()) * tau.asDiagonal();
+  return out;
+}
+
+/// The noise-aware logistic DP-GLM posterior given the released z (glm_statistic::logistic(d, R) layout, no
+/// intercept), the public record count n and the Gaussian noise sd sigma of every entry. sigma = 0 is the naive method
+/// (noise ignored) or, on the exact sums, the CLT model without noise. Link: exact_logistic_link (default) or
+/// taylor_logistic_link.
+///
+/// Unconstrained vector u = (p (d), r, v (d), y (d(d-1)/2)): rho = s_max logistic(r), theta = sqrt(rho) p / ||p||,
+/// tau = exp(v), L = cholesky_corr(y). log_density_gradient returns the log posterior up to a constant with every
+/// Jacobian, -infinity (counted in failures()) where N V + sigma^2 I is not positive definite; it never jitters or
+/// clips (that would break the sampler's reversibility; spec Sec. 3.6). parameter_vector(u) is (theta, tau, Omega_ij
+/// for i > j in row order). Evaluation allocates nothing (workspaces sized at construction): one copy per chain.
+template <class Link = exact_logistic_link>
+class logistic_moment_model {
+ public:
+  logistic_moment_model(const Eigen::VectorXd& z, double n, double sigma, int d, const glm_prior& prior = {})
+      : layout_(d), z_(z), n_(n), sigma_(sigma), prior_(prior), d_(d) {
+    constexpr const char* f = "logistic_moment_model";
+    check_size_match(f, "released z", z.size(), "statistic size d + d(d+1)/2", layout_.size());
+    for (Eigen::Index i = 0; i < z.size(); ++i) check_finite(f, "released z", z(i));
+    check_record_count(f, n);
+    check_nonnegative_finite(f, "noise sd sigma", sigma);
+    check_positive_finite(f, "s_max", prior.s_max);
+    check_positive_finite(f, "tau_scale", prior.tau_scale);
+    check_positive_finite(f, "lkj_eta", prior.lkj_eta);
+    const Eigen::Index dd = layout_.size();
+    mu_.setZero(dd);
+    v_.setZero(dd, dd);
+    c_.setZero(dd, dd);
+    c_inv_.setZero(dd, dd);
+    g_.setZero(dd, dd);
+    alpha_.setZero(dd);
+    a_.setZero(dd);
+    llt_ = Eigen::LLT<Eigen::MatrixXd>(dd);
+    for (Eigen::VectorXd* x : {&theta_, &theta_bar_, &tau_, &tau_bar_, &w_, &w_bar_, &p_bar_}) x->setZero(d);
+    for (Eigen::MatrixXd* m : {&l_, &omega_, &sigma_m_, &sigma_bar_, &omega_bar_, &l_bar_}) m->setZero(d, d);
+    y_bar_.setZero(cholesky_corr_free_size(d));
+    y_.setZero(cholesky_corr_free_size(d));
+  }
+
+  /// 2d + 1 + d(d-1)/2.
+  Eigen::Index dimension() const noexcept { return 2 * d_ + 1 + cholesky_corr_free_size(d_); }
+  int covariates() const noexcept { return d_; }
+  /// Evaluations where N V + sigma^2 I was not positive definite or a moment was not finite (-infinity returned).
+  std::uint64_t failures() const noexcept { return failures_; }
+
+  /// Log posterior density (up to a constant) and its gradient at u.
+  double log_density_gradient(const Eigen::VectorXd& u, Eigen::VectorXd& grad) {
+    const int d = d_;
+    const double s_max = prior_.s_max;
+    const auto p = u.head(d);
+    const double r = u(d);
+    const auto v = u.segment(d + 1, d);
+    y_ = u.tail(cholesky_corr_free_size(d));
+    const double pn = p.norm();
+    if (!(pn > 0.0) || !u.allFinite()) return fail(grad);
+    const double sig_r = 1.0 / (1.0 + std::exp(-r));
+    const double rho = s_max * sig_r;
+    if (!(rho > 0.0)) return fail(grad);
+    const double sqrt_rho = std::sqrt(rho);
+    theta_ = (sqrt_rho / pn) * p;
+    tau_ = v.array().exp().matrix();
+    const double log_j_corr = d > 1 ? cholesky_corr_constrain(y_, l_) : 0.0;
+    if (d == 1) l_(0, 0) = 1.0;
+    omega_.noalias() = l_ * l_.transpose();
+    for (int i = 0; i < d; ++i)
+      for (int j = 0; j < d; ++j) sigma_m_(i, j) = tau_(i) * tau_(j) * omega_(i, j);
+
+    // Prior and Jacobians (spec Sec. 3.4).
+    const double log_sig_r = -std::log1p(std::exp(-r)), log_sig_mr = -std::log1p(std::exp(r));
+    double lp = -0.5 * p.squaredNorm() + (0.5 * d - 1.0) * std::log(rho) - 0.5 * rho + std::log(s_max) + log_sig_r + log_sig_mr;
+    const double ts2 = prior_.tau_scale * prior_.tau_scale;
+    lp += (-0.5 * tau_.array().square() / ts2).sum() + v.sum();
+    for (int i = 1; i < d; ++i) lp += lkj_coefficient(i) * std::log(l_(i, i));
+    lp += log_j_corr;
+
+    // Likelihood: log N(z; n mu, n V + sigma^2 I).
+    w_.noalias() = sigma_m_ * theta_;
+    const double q = theta_.dot(w_);
+    if (!(q >= 0.0 && q <= 1e6)) return fail(grad);
+    const link_functionals k = Link::functionals(0.0, q);
+    logistic_moments(layout_, w_, sigma_m_, k, mu_, v_);
+    if (!mu_.allFinite() || !v_.allFinite()) return fail(grad);
+    const Eigen::Index dd = layout_.size();
+    c_ = n_ * v_;
+    c_.diagonal().array() += sigma_ * sigma_;
+    llt_.compute(c_);
+    if (llt_.info() != Eigen::Success) return fail(grad);
+    double log_det_half = 0.0;
+    for (Eigen::Index i = 0; i < dd; ++i) {
+      const double lii = llt_.matrixLLT()(i, i);
+      if (!(lii > 0.0) || !std::isfinite(lii)) return fail(grad);
+      log_det_half += std::log(lii);
+    }
+    a_ = z_ - n_ * mu_;  // the residual r (a_ is reused for the mean adjoint below)
+    alpha_ = a_;
+    llt_.solveInPlace(alpha_);  // alpha = C^-1 r
+    const double loglik = -0.5 * a_.dot(alpha_) - log_det_half - 0.5 * static_cast<double>(dd) * std::log(2.0 * std::numbers::pi);
+    lp += loglik;
+
+    // Adjoints of the likelihood in mu and V (spec Sec. 3.5, step 1).
+    c_inv_.setIdentity();
+    llt_.solveInPlace(c_inv_);
+    g_.noalias() = alpha_ * alpha_.transpose();
+    g_ -= c_inv_;
+    g_ *= 0.5 * n_;
+    a_ = n_ * alpha_;
+    w_bar_.setZero();
+    sigma_bar_.setZero();
+    link_functionals k_bar{};
+    logistic_moments_adjoint(layout_, w_, sigma_m_, k, a_, g_, w_bar_, sigma_bar_, k_bar);
+
+    // Chain rule back to u (step 3).
+    const double q_bar = 0.5 * (k_bar[1] * k[3] + k_bar[3] * k[5]);
+    theta_bar_.noalias() = sigma_m_.transpose() * w_bar_;
+    theta_bar_ += 2.0 * q_bar * w_;
+    sigma_bar_.noalias() += w_bar_ * theta_.transpose();
+    sigma_bar_.noalias() += q_bar * theta_ * theta_.transpose();
+    for (int i = 0; i < d; ++i) {
+      double t = 0.0;
+      for (int j = 0; j < d; ++j) t += (sigma_bar_(i, j) + sigma_bar_(j, i)) * omega_(i, j) * tau_(j);
+      tau_bar_(i) = t;
+    }
+    for (int i = 0; i < d; ++i)
+      for (int j = 0; j < d; ++j) omega_bar_(i, j) = tau_(i) * tau_(j) * sigma_bar_(i, j);
+    l_bar_.noalias() = (omega_bar_ + omega_bar_.transpose()) * l_;
+    for (int i = 1; i < d; ++i) l_bar_(i, i) += lkj_coefficient(i) / l_(i, i);
+
+    grad.resize(dimension());
+    const double ph_dot = p.dot(theta_bar_) / pn;  // p_hat . theta_bar
+    p_bar_ = (sqrt_rho / pn) * (theta_bar_ - (ph_dot / pn) * p);
+    grad.head(d) = p_bar_ - p;
+    const double rho_bar = ph_dot / (2.0 * sqrt_rho) + (0.5 * d - 1.0) / rho - 0.5;
+    grad(d) = rho_bar * rho * (1.0 - sig_r) + 1.0 - 2.0 * sig_r;
+    for (int j = 0; j < d; ++j) grad(d + 1 + j) = tau_bar_(j) * tau_(j) - tau_(j) * tau_(j) / ts2 + 1.0;
+    if (d > 1) {
+      y_bar_.setZero();
+      cholesky_corr_adjoint(y_, l_, l_bar_, y_bar_);
+      grad.tail(cholesky_corr_free_size(d)) = y_bar_;
+    }
+    if (!std::isfinite(lp) || !grad.allFinite()) return fail(grad);
+    return lp;
+  }
+
+  /// (theta, tau, Omega_ij for i > j in row order) at u.
+  Eigen::VectorXd parameter_vector(const Eigen::VectorXd& u) const {
+    const int d = d_;
+    Eigen::VectorXd out(2 * d + cholesky_corr_free_size(d));
+    const auto p = u.head(d);
+    const double rho = prior_.s_max / (1.0 + std::exp(-u(d)));
+    out.head(d) = std::sqrt(rho) * p / p.norm();
+    out.segment(d, d) = u.segment(d + 1, d).array().exp().matrix();
+    if (d > 1) {
+      Eigen::MatrixXd l(d, d);
+      cholesky_corr_constrain(u.tail(cholesky_corr_free_size(d)), l);
+      const Eigen::MatrixXd omega = l * l.transpose();
+      Eigen::Index c = 2 * d;
+      for (int i = 1; i < d; ++i)
+        for (int j = 0; j < i; ++j) out(c++) = omega(i, j);
+    }
+    return out;
+  }
+
+  double records() const noexcept { return n_; }
+  double noise_sd() const noexcept { return sigma_; }
+
+  /// Per-record mean and covariance of the statistic at (theta, Sigma) (for simulating releases).
+  void moments(const Eigen::VectorXd& theta, const Eigen::MatrixXd& sigma, Eigen::VectorXd& mu, Eigen::MatrixXd& v) const {
+    const Eigen::VectorXd w = sigma * theta;
+    mu.resize(layout_.size());
+    v.resize(layout_.size(), layout_.size());
+    logistic_moments(layout_, w, sigma, Link::functionals(0.0, theta.dot(w)), mu, v);
+  }
+
+ private:
+  // LKJ-Cholesky density exponent of L_ii (0-based row i >= 1): d - i - 3 + 2 eta.
+  double lkj_coefficient(int i) const noexcept { return static_cast<double>(d_ - i - 3) + 2.0 * prior_.lkj_eta; }
+
+  double fail(Eigen::VectorXd& grad) {
+    ++failures_;
+    grad.setZero(dimension());
+    return -std::numeric_limits<double>::infinity();
+  }
+
+  logistic_moment_layout layout_;
+  Eigen::VectorXd z_;
+  double n_;
+  double sigma_;
+  glm_prior prior_;
+  int d_;
+  std::uint64_t failures_ = 0;
+  // Workspaces.
+  Eigen::VectorXd mu_, alpha_, a_;
+  Eigen::MatrixXd v_, c_, c_inv_, g_;
+  Eigen::LLT<Eigen::MatrixXd> llt_;
+  Eigen::VectorXd theta_, theta_bar_, tau_, tau_bar_, w_, w_bar_, p_bar_, y_, y_bar_;
+  Eigen::MatrixXd l_, omega_, sigma_m_, sigma_bar_, omega_bar_, l_bar_;
+};
+
+/// A release simulated from the model's own approximation at the true parameters: s ~ N(N mu, N V), then
+/// z = s + N(0, sigma^2 I) with the model's N and sigma (the design of the simulation-based calibration, spec glm.md
+/// Sec. 5.7 F.1). For tests and studies; a real release sums records (glm_statistic).
+template <class Link, random_engine G>
+Eigen::VectorXd simulate_glm_release(const logistic_moment_model<Link>& model, const glm_parameters& truth, G& g) {
+  Eigen::VectorXd mu;
+  Eigen::MatrixXd v;
+  model.moments(truth.theta, truth.sigma, mu, v);
+  const double n = model.records();
+  const Eigen::LLT<Eigen::MatrixXd> llt(n * v);
+  if (llt.info() != Eigen::Success) throw_domain("simulate_glm_release", "N V positive definite", 0.0, "a PD covariance");
+  Eigen::VectorXd e(mu.size()), f(mu.size());
+  for (Eigen::Index i = 0; i < mu.size(); ++i) {
+    e(i) = draw_normal(g);
+    f(i) = draw_normal(g);
+  }
+  return n * mu + llt.matrixL() * e + model.noise_sd() * f;
+}
+
+}  // namespace privpost

@@ -1,0 +1,210 @@
+// Tests of the noise-aware logistic DP-GLM model (samplers/glm/logistic_moment_model.hpp; spec glm.md Sec. 5.7 C, D):
+//  1. the Cholesky-correlation transform: unit-norm rows and positive diagonal, log-Jacobian against log|det| of a
+//     finite-difference Jacobian (d = 3, 4), reverse pass against central differences;
+//  2. LKJ draws: every Omega_ij against 2 Beta(eta - 1 + d/2, eta - 1 + d/2) - 1 (KS, 10^4 draws, d in {2, 3, 5},
+//     eta in {1, 2}); truncated chi-square draws of the prior's rho against the truncated CDF;
+//  3. the hand gradient against sixth-order central differences along random directions at random points (d = 1..4,
+//     exact and Taylor links, points near r = +-6 and CPC y near +-3), relative error < 1e-6;
+//  4. the leapfrog energy error shrinks as the step size squared on the GLM posterior;
+//  5. bad arguments.
+#include <catch2/catch.hpp>
+
+#include <Eigen/LU>
+#include <boost/math/distributions/beta.hpp>
+#include <boost/math/special_functions/gamma.hpp>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "privpost/core/random/lkj.hpp"
+#include "privpost/core/random/normal.hpp"
+#include "privpost/core/random/uniform.hpp"
+#include "privpost/core/transforms/cholesky_corr.hpp"
+#include "privpost/diagnostics/calibration.hpp"
+#include "privpost/samplers/glm/logistic_moment_model.hpp"
+
+using namespace privpost;
+
+namespace {
+// The free entries of L (below the diagonal), row by row: the image of the transform.
+Eigen::VectorXd free_entries(const Eigen::VectorXd& y, int d) {
+  Eigen::MatrixXd l(d, d);
+  cholesky_corr_constrain(y, l);
+  Eigen::VectorXd out(cholesky_corr_free_size(d));
+  Eigen::Index c = 0;
+  for (int i = 1; i < d; ++i)
+    for (int j = 0; j < i; ++j) out(c++) = l(i, j);
+  return out;
+}
+
+template <class Model>
+double directional_fd(Model& m, const Eigen::VectorXd& u, const Eigen::VectorXd& dir, double h) {
+  Eigen::VectorXd gr(u.size());
+  auto f = [&](double t) { return m.log_density_gradient(u + t * dir, gr); };
+  // Sixth-order central difference.
+  return (-f(-3 * h) + 9 * f(-2 * h) - 45 * f(-h) + 45 * f(h) - 9 * f(2 * h) + f(3 * h)) / (60 * h);
+}
+}  // namespace
+
+static_assert(differentiable_model<logistic_moment_model<>>);
+static_assert(differentiable_model<logistic_moment_model<taylor_logistic_link>>);
+
+TEST_CASE("Cholesky-correlation transform: validity, log-Jacobian and reverse pass", "[glm][transforms]") {
+  std::mt19937_64 g(3);
+  for (int d : {2, 3, 4}) {
+    const Eigen::Index nf = cholesky_corr_free_size(d);
+    for (int rep = 0; rep < 5; ++rep) {
+      Eigen::VectorXd y(nf);
+      for (Eigen::Index i = 0; i < nf; ++i) y(i) = 1.5 * draw_normal(g);
+      Eigen::MatrixXd l(d, d);
+      const double log_j = cholesky_corr_constrain(y, l);
+      for (int i = 0; i < d; ++i) {
+        CHECK(l.row(i).norm() == Approx(1.0).epsilon(1e-14));
+        CHECK(l(i, i) > 0.0);
+      }
+      // log|det| of the Jacobian of y -> free entries (triangular in this order), by central differences.
+      Eigen::MatrixXd jac(nf, nf);
+      const double h = 1e-6;
+      for (Eigen::Index c = 0; c < nf; ++c) {
+        Eigen::VectorXd yp = y, ym = y;
+        yp(c) += h;
+        ym(c) -= h;
+        jac.col(c) = (free_entries(yp, d) - free_entries(ym, d)) / (2 * h);
+      }
+      CHECK(log_j == Approx(std::log(std::abs(jac.determinant()))).epsilon(1e-7));
+      // Reverse pass of f(y) = <B, L(y)> + log J(y) for a random lower-triangular B.
+      Eigen::MatrixXd b = Eigen::MatrixXd::Zero(d, d);
+      for (int i = 1; i < d; ++i)
+        for (int j = 0; j <= i; ++j) b(i, j) = draw_normal(g);
+      auto f = [&](const Eigen::VectorXd& yy) {
+        Eigen::MatrixXd ll(d, d);
+        const double lj = cholesky_corr_constrain(yy, ll);
+        return (b.array() * ll.array()).sum() + lj;
+      };
+      Eigen::VectorXd y_bar = Eigen::VectorXd::Zero(nf);
+      cholesky_corr_adjoint(y, l, b, y_bar);
+      for (Eigen::Index c = 0; c < nf; ++c) {
+        Eigen::VectorXd yp = y, ym = y;
+        yp(c) += h;
+        ym(c) -= h;
+        CHECK(y_bar(c) == Approx((f(yp) - f(ym)) / (2 * h)).epsilon(1e-6).margin(1e-8));
+      }
+    }
+  }
+}
+
+TEST_CASE("LKJ and truncated chi-square prior draws", "[glm][prior]") {
+  std::mt19937_64 g(12);
+  for (int d : {2, 3, 5}) {
+    for (double eta : {1.0, 2.0}) {
+      const int n = 10000;
+      std::vector<std::vector<double>> entries(static_cast<std::size_t>(d * d));
+      Eigen::MatrixXd l(d, d);
+      for (int r = 0; r < n; ++r) {
+        draw_lkj_cholesky(g, eta, l);
+        const Eigen::MatrixXd omega = l * l.transpose();
+        for (int i = 1; i < d; ++i)
+          for (int j = 0; j < i; ++j) entries[static_cast<std::size_t>(i * d + j)].push_back(omega(i, j));
+      }
+      const double b = eta - 1.0 + 0.5 * d;
+      const boost::math::beta_distribution<> beta(b, b);
+      for (int i = 1; i < d; ++i)
+        for (int j = 0; j < i; ++j) {
+          const auto ks = ks_test(entries[static_cast<std::size_t>(i * d + j)],
+                                  [&](double x) { return boost::math::cdf(beta, std::clamp(0.5 * (x + 1.0), 0.0, 1.0)); });
+          INFO("d " << d << ", eta " << eta << ", Omega(" << i << "," << j << "): KS p " << ks.p_value);
+          CHECK(ks.p_value > 1e-3);
+        }
+    }
+  }
+  // ||theta||^2 of the prior is chi^2(d) truncated to (0, s_max).
+  for (int d : {1, 3}) {
+    const glm_prior prior{4.0, 1.0, 2.0};
+    std::vector<double> rho;
+    for (int r = 0; r < 10000; ++r) rho.push_back(draw_glm_prior(g, d, prior).theta.squaredNorm());
+    const double a = 0.5 * d, top = boost::math::gamma_p(a, 2.0);
+    const auto ks = ks_test(rho, [&](double x) { return boost::math::gamma_p(a, 0.5 * std::clamp(x, 0.0, 4.0)) / top; });
+    CHECK(ks.p_value > 1e-3);
+    CHECK(*std::max_element(rho.begin(), rho.end()) < 4.0);
+  }
+}
+
+TEST_CASE("logistic DP-GLM gradient against sixth-order finite differences", "[glm][gradient]") {
+  std::mt19937_64 g(77);
+  for (int d = 1; d <= 4; ++d) {
+    for (int link = 0; link < 2; ++link) {
+      const glm_prior prior{9.0, link == 0 ? 2.5 : 0.5, 2.0};
+      const auto truth = draw_glm_prior(g, d, prior);
+      const double n = 500.0, sigma = 20.0;
+      logistic_moment_model<exact_logistic_link> exact_model(Eigen::VectorXd::Zero(d + d * (d + 1) / 2), n, sigma, d, prior);
+      const Eigen::VectorXd z = simulate_glm_release(exact_model, truth, g);
+      logistic_moment_model<exact_logistic_link> me(z, n, sigma, d, prior);
+      logistic_moment_model<taylor_logistic_link> mt(z, n, sigma, d, prior);
+      for (int rep = 0; rep < 6; ++rep) {
+        Eigen::VectorXd u(me.dimension());
+        for (Eigen::Index i = 0; i < u.size(); ++i) u(i) = 0.7 * draw_normal(g);
+        if (rep == 4) u(d) = (rep % 2 == 0 ? 6.0 : -6.0);                            // rho near s_max
+        if (rep == 5 && d > 1) u.tail(cholesky_corr_free_size(d)).setConstant(2.5);  // CPC near the boundary
+        Eigen::VectorXd grad(u.size());
+        const double lp = link == 0 ? me.log_density_gradient(u, grad) : mt.log_density_gradient(u, grad);
+        if (!std::isfinite(lp)) continue;  // outside the support (N V + sigma^2 I not PD): nothing to differentiate
+        for (int k = 0; k < 4; ++k) {
+          Eigen::VectorXd dir(u.size());
+          for (Eigen::Index i = 0; i < u.size(); ++i) dir(i) = draw_normal(g);
+          dir.normalize();
+          const double fd = link == 0 ? directional_fd(me, u, dir, 1e-3) : directional_fd(mt, u, dir, 1e-3);
+          const double an = grad.dot(dir);
+          INFO("d " << d << ", link " << (link == 0 ? "exact" : "taylor") << ", rep " << rep << ": analytic " << an
+                    << ", finite differences " << fd << ", |grad| " << grad.norm());
+          CHECK(std::abs(an - fd) <= 1e-6 * std::max(1.0, grad.norm()));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("leapfrog energy error on the GLM posterior shrinks as the step size squared", "[glm][gradient]") {
+  std::mt19937_64 g(5);
+  const int d = 2;
+  const glm_prior prior{9.0, 0.5, 2.0};
+  const auto truth = draw_glm_prior(g, d, prior);
+  logistic_moment_model<> m0(Eigen::VectorXd::Zero(5), 1000.0, 10.0, d, prior);
+  logistic_moment_model<> m(simulate_glm_release(m0, truth, g), 1000.0, 10.0, d, prior);
+  Eigen::VectorXd q0(m.dimension()), p0(m.dimension());
+  for (Eigen::Index i = 0; i < q0.size(); ++i) {
+    q0(i) = 0.3 * draw_normal(g);
+    p0(i) = draw_normal(g);
+  }
+  auto energy_error = [&](double eps, int steps) {
+    Eigen::VectorXd q = q0, p = p0, grad(q.size());
+    double lp = m.log_density_gradient(q, grad);
+    const double h0 = -lp + 0.5 * p.squaredNorm();
+    for (int s = 0; s < steps; ++s) {
+      p += 0.5 * eps * grad;
+      q += eps * p;
+      lp = m.log_density_gradient(q, grad);
+      p += 0.5 * eps * grad;
+    }
+    return std::abs(-lp + 0.5 * p.squaredNorm() - h0);
+  };
+  const double e1 = energy_error(0.002, 20), e2 = energy_error(0.001, 40);
+  INFO("|dH| " << e1 << " at eps, " << e2 << " at eps / 2");
+  CHECK(e1 / e2 == Approx(4.0).margin(0.5));
+}
+
+TEST_CASE("logistic DP-GLM model rejects bad arguments", "[glm][errors]") {
+  const Eigen::VectorXd z = Eigen::VectorXd::Zero(5);
+  CHECK_THROWS_AS(logistic_moment_model<>(z, 100.0, 1.0, 3), std::invalid_argument);  // wrong size
+  CHECK_THROWS_AS(logistic_moment_model<>(z, 0.0, 1.0, 2), std::invalid_argument);
+  CHECK_THROWS_AS(logistic_moment_model<>(z, 100.0, -1.0, 2), std::invalid_argument);
+  CHECK_THROWS_AS(logistic_moment_model<>(z, 100.0, 1.0, 2, glm_prior{0.0, 2.5, 2.0}), std::invalid_argument);
+  Eigen::VectorXd bad = z;
+  bad(0) = std::nan("");
+  CHECK_THROWS_AS(logistic_moment_model<>(bad, 100.0, 1.0, 2), std::invalid_argument);
+  logistic_moment_model<> m(z, 100.0, 1.0, 2);
+  Eigen::VectorXd u = Eigen::VectorXd::Zero(m.dimension()), grad(m.dimension());
+  // p = 0: theta undefined, -infinity and a counted failure (never NaN).
+  CHECK(m.log_density_gradient(u, grad) == -std::numeric_limits<double>::infinity());
+  CHECK(m.failures() == 1);
+  CHECK(grad.allFinite());
+}
