@@ -86,3 +86,30 @@ TEST_CASE("noise-aware logistic DP-GLM is calibrated where noise dominates; naiv
   INFO("divergences " << divergences);
   CHECK(naive_rejected);
 }
+
+TEST_CASE("noise-aware logistic DP-GLM is calibrated across d, N, epsilon and the tau prior scale",
+          "[glm][calibration][glm-calibration-grid]") {
+  // Part of the spec's grid (Sec. 5.7 F.1), sized for the coverage run: d = 1 with the paper's tau scale where noise
+  // dominates, d = 3 with a small-q prior where sampling noise and privacy noise are comparable.
+  std::vector<glm_sbc_setting> settings(2);
+  settings[0].d = 1;
+  settings[0].n = 1000.0;
+  settings[0].epsilon = 0.1;
+  settings[0].seed = 11;
+  settings[1].d = 3;
+  settings[1].n = 1000.0;
+  settings[1].epsilon = 1.0;
+  settings[1].prior.tau_scale = 0.5;
+  settings[1].seed = 12;
+  for (glm_sbc_setting& s : settings) {
+    s.naive_trials = 0;
+    std::uint64_t divergences = 0;
+    const auto acc = run_glm_sbc(s, divergences);
+    for (const calibration_row& r : acc.report()) {
+      INFO("d " << s.d << ", N " << s.n << ", epsilon " << s.epsilon << ", tau scale " << s.prior.tau_scale << ": " << r.method
+                << "[" << r.parameter << "] KS " << r.ks << " (p " << r.ks_pvalue << "), coverage 50% " << r.coverage50
+                << ", 90% " << r.coverage90 << "; divergences " << divergences);
+      test::check_calibrated(r);
+    }
+  }
+}
