@@ -87,7 +87,7 @@ class logistic_moment_model {
     g_.setZero(dd, dd);
     alpha_.setZero(dd);
     a_.setZero(dd);
-    llt_ = Eigen::LLT<Eigen::MatrixXd>(dd);
+    llt_.compute(Eigen::MatrixXd::Identity(dd, dd));  // sizes the factor and sets its status (copies read it)
     for (Eigen::VectorXd* x : {&theta_, &theta_bar_, &tau_, &tau_bar_, &w_, &w_bar_, &p_bar_}) x->setZero(d);
     for (Eigen::MatrixXd* m : {&l_, &omega_, &sigma_m_, &sigma_bar_, &omega_bar_, &l_bar_}) m->setZero(d, d);
     y_bar_.setZero(cholesky_corr_free_size(d));
