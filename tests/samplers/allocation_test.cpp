@@ -23,6 +23,7 @@
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
 #include "privpost/samplers/glm/logistic_moment_model.hpp"
+#include "privpost/samplers/glm/logistic_record_model.hpp"
 #include "privpost/samplers/nuts.hpp"
 
 // The replacement operators below pair malloc with free on purpose; GCC 12 sees the inlined std::allocator calls of the
@@ -163,4 +164,8 @@ TEST_CASE("the DP-GLM logistic model and NUTS on it allocate nothing per evaluat
   options.warmup = 300;
   nuts_sampler<logistic_moment_model<>> s(logistic_moment_model<>(z, 1000.0, 10.0, d, prior), options, g);
   CHECK(allocations_in_sweeps(s, g) == 0);
+  // The record-level baseline on 200 simulated records.
+  const logistic_records rec = simulate_logistic_records(g, truth, 200);
+  nuts_sampler<logistic_record_model> r(logistic_record_model(rec.x, rec.y, prior.s_max), options, g);
+  CHECK(allocations_in_sweeps(r, g) == 0);
 }

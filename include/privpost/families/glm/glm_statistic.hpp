@@ -145,8 +145,11 @@ class glm_statistic {
   }
 
   std::string covariate_name(int j) const {
-    if (intercept_) return j == 0 ? "intercept" : "x" + std::to_string(j);
-    return "x" + std::to_string(j + 1);
+    if (intercept_ && j == 0) return "intercept";
+    // Appended rather than "x" + to_string(...): GCC 12 at -O3 warns falsely (-Wrestrict) on that operator+.
+    std::string name = "x";
+    name += std::to_string(intercept_ ? j : j + 1);
+    return name;
   }
   bool constant_pair(const std::pair<int, int>& jk) const { return intercept_ && jk.first == 0 && jk.second == 0; }
   std::string pair_name(const std::pair<int, int>& jk) const {

@@ -6,55 +6,19 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
-#include <boost/math/special_functions/gamma.hpp>
 #include <cmath>
 #include <limits>
 #include <numbers>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
-#include "privpost/core/random/lkj.hpp"
 #include "privpost/core/random/normal.hpp"
-#include "privpost/core/random/uniform.hpp"
 #include "privpost/core/transforms/cholesky_corr.hpp"
 #include "privpost/families/glm/logistic_link.hpp"
 #include "privpost/families/glm/logistic_moments.hpp"
+#include "privpost/samplers/glm/glm_prior.hpp"
 
 namespace privpost {
-
-/// The paper's priors (Sec. 4.1; spec Sec. 3.4): theta = sqrt(rho) p / ||p|| with p ~ N(0, I) and rho ~ chi^2(d)
-/// truncated to (0, s_max) (a declared public constant: the paper's data-dependent choice is not DP, E7), covariate
-/// scales tau_j ~ half-normal(tau_scale), correlation Omega ~ LKJ(lkj_eta), Sigma = diag(tau) Omega diag(tau).
-struct glm_prior {
-  double s_max = 9.0;
-  double tau_scale = 2.5;
-  double lkj_eta = 2.0;
-};
-
-/// A draw of the GLM parameters from glm_prior: coefficients and the covariate covariance.
-struct glm_parameters {
-  Eigen::VectorXd theta;
-  Eigen::MatrixXd sigma;
-};
-
-/// Draws theta and Sigma from the prior (for simulation-based calibration and test data).
-template <random_engine G>
-glm_parameters draw_glm_prior(G& g, int d, const glm_prior& prior) {
-  if (d < 1) throw_invalid("draw_glm_prior", "d", d, "an integer >= 1");
-  check_positive_finite("draw_glm_prior", "s_max", prior.s_max);
-  check_positive_finite("draw_glm_prior", "tau_scale", prior.tau_scale);
-  Eigen::VectorXd p(d);
-  for (int i = 0; i < d; ++i) p(i) = draw_normal(g);
-  const double a = 0.5 * d;
-  const double rho = 2.0 * boost::math::gamma_p_inv(a, draw_uniform(g) * boost::math::gamma_p(a, 0.5 * prior.s_max));
-  glm_parameters out{std::sqrt(rho) * p / p.norm(), Eigen::MatrixXd(d, d)};
-  Eigen::VectorXd tau(d);
-  for (int i = 0; i < d; ++i) tau(i) = std::abs(draw_normal(g)) * prior.tau_scale;
-  Eigen::MatrixXd l(d, d);
-  draw_lkj_cholesky(g, prior.lkj_eta, l);
-  out.sigma = tau.asDiagonal() * (l * l.transpose()) * tau.asDiagonal();
-  return out;
-}
 
 /// The noise-aware logistic DP-GLM posterior given the released z (glm_statistic::logistic(d, R) layout, no
 /// intercept), the public record count n and the Gaussian noise sd sigma of every entry. sigma = 0 is the naive method
@@ -70,7 +34,7 @@ template <class Link = exact_logistic_link>
 class logistic_moment_model {
  public:
   logistic_moment_model(const Eigen::VectorXd& z, double n, double sigma, int d, const glm_prior& prior = {})
-      : layout_(d), z_(z), n_(n), sigma_(sigma), prior_(prior), d_(d) {
+      : layout_(d), z_(z), n_(n), sigma_(sigma), prior_(prior), coef_(prior.s_max), d_(d) {
     constexpr const char* f = "logistic_moment_model";
     check_size_match(f, "released z", z.size(), "statistic size d + d(d+1)/2", layout_.size());
     for (Eigen::Index i = 0; i < z.size(); ++i) check_finite(f, "released z", z(i));
@@ -88,7 +52,7 @@ class logistic_moment_model {
     alpha_.setZero(dd);
     a_.setZero(dd);
     llt_.compute(Eigen::MatrixXd::Identity(dd, dd));  // sizes the factor and sets its status (copies read it)
-    for (Eigen::VectorXd* x : {&theta_, &theta_bar_, &tau_, &tau_bar_, &w_, &w_bar_, &p_bar_}) x->setZero(d);
+    for (Eigen::VectorXd* x : {&theta_, &theta_bar_, &tau_, &tau_bar_, &w_, &w_bar_}) x->setZero(d);
     for (Eigen::MatrixXd* m : {&l_, &omega_, &sigma_m_, &sigma_bar_, &omega_bar_, &l_bar_}) m->setZero(d, d);
     y_bar_.setZero(cholesky_corr_free_size(d));
     y_.setZero(cholesky_corr_free_size(d));
@@ -103,18 +67,10 @@ class logistic_moment_model {
   /// Log posterior density (up to a constant) and its gradient at u.
   double log_density_gradient(const Eigen::VectorXd& u, Eigen::VectorXd& grad) {
     const int d = d_;
-    const double s_max = prior_.s_max;
-    const auto p = u.head(d);
-    const double r = u(d);
     const auto v = u.segment(d + 1, d);
     y_ = u.tail(cholesky_corr_free_size(d));
-    const double pn = p.norm();
-    if (!(pn > 0.0) || !u.allFinite()) return fail(grad);
-    const double sig_r = 1.0 / (1.0 + std::exp(-r));
-    const double rho = s_max * sig_r;
-    if (!(rho > 0.0)) return fail(grad);
-    const double sqrt_rho = std::sqrt(rho);
-    theta_ = (sqrt_rho / pn) * p;
+    double lp = 0.0;
+    if (!u.allFinite() || !coef_.forward(u.head(d), u(d), theta_, lp)) return fail(grad);
     tau_ = v.array().exp().matrix();
     const double log_j_corr = d > 1 ? cholesky_corr_constrain(y_, l_) : 0.0;
     if (d == 1) l_(0, 0) = 1.0;
@@ -122,9 +78,7 @@ class logistic_moment_model {
     for (int i = 0; i < d; ++i)
       for (int j = 0; j < d; ++j) sigma_m_(i, j) = tau_(i) * tau_(j) * omega_(i, j);
 
-    // Prior and Jacobians (spec Sec. 3.4).
-    const double log_sig_r = -std::log1p(std::exp(-r)), log_sig_mr = -std::log1p(std::exp(r));
-    double lp = -0.5 * p.squaredNorm() + (0.5 * d - 1.0) * std::log(rho) - 0.5 * rho + std::log(s_max) + log_sig_r + log_sig_mr;
+    // Prior and Jacobians (spec Sec. 3.4); the coefficients' part is in lp already.
     const double ts2 = prior_.tau_scale * prior_.tau_scale;
     lp += (-0.5 * tau_.array().square() / ts2).sum() + v.sum();
     for (int i = 1; i < d; ++i) lp += lkj_coefficient(i) * std::log(l_(i, i));
@@ -183,11 +137,7 @@ class logistic_moment_model {
     for (int i = 1; i < d; ++i) l_bar_(i, i) += lkj_coefficient(i) / l_(i, i);
 
     grad.resize(dimension());
-    const double ph_dot = p.dot(theta_bar_) / pn;  // p_hat . theta_bar
-    p_bar_ = (sqrt_rho / pn) * (theta_bar_ - (ph_dot / pn) * p);
-    grad.head(d) = p_bar_ - p;
-    const double rho_bar = ph_dot / (2.0 * sqrt_rho) + (0.5 * d - 1.0) / rho - 0.5;
-    grad(d) = rho_bar * rho * (1.0 - sig_r) + 1.0 - 2.0 * sig_r;
+    coef_.backward(u.head(d), theta_bar_, grad.head(d), grad(d));
     for (int j = 0; j < d; ++j) grad(d + 1 + j) = tau_bar_(j) * tau_(j) - tau_(j) * tau_(j) / ts2 + 1.0;
     if (d > 1) {
       y_bar_.setZero();
@@ -202,9 +152,7 @@ class logistic_moment_model {
   Eigen::VectorXd parameter_vector(const Eigen::VectorXd& u) const {
     const int d = d_;
     Eigen::VectorXd out(2 * d + cholesky_corr_free_size(d));
-    const auto p = u.head(d);
-    const double rho = prior_.s_max / (1.0 + std::exp(-u(d)));
-    out.head(d) = std::sqrt(rho) * p / p.norm();
+    out.head(d) = glm_coefficient_transform::coefficients(u.head(d), u(d), prior_.s_max);
     out.segment(d, d) = u.segment(d + 1, d).array().exp().matrix();
     if (d > 1) {
       Eigen::MatrixXd l(d, d);
@@ -243,13 +191,14 @@ class logistic_moment_model {
   double n_;
   double sigma_;
   glm_prior prior_;
+  glm_coefficient_transform coef_;
   int d_;
   std::uint64_t failures_ = 0;
   // Workspaces.
   Eigen::VectorXd mu_, alpha_, a_;
   Eigen::MatrixXd v_, c_, c_inv_, g_;
   Eigen::LLT<Eigen::MatrixXd> llt_;
-  Eigen::VectorXd theta_, theta_bar_, tau_, tau_bar_, w_, w_bar_, p_bar_, y_, y_bar_;
+  Eigen::VectorXd theta_, theta_bar_, tau_, tau_bar_, w_, w_bar_, y_, y_bar_;
   Eigen::MatrixXd l_, omega_, sigma_m_, sigma_bar_, omega_bar_, l_bar_;
 };
 
