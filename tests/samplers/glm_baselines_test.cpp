@@ -1,5 +1,7 @@
-// Tests of the DP-GLM record-level baseline (samplers/glm/logistic_record_model.hpp; spec glm.md Sec. 4.2): the hand
-// gradient against sixth-order central differences (d = 1..4, points near r = +-6, relative error < 1e-7) and bad input.
+// Tests of the DP-GLM baselines (spec glm.md Sec. 4.2): the record-level model (samplers/glm/logistic_record_model.hpp):
+// its hand gradient against sixth-order central differences (d = 1..4, points near r = +-6, relative error < 1e-7) and
+// bad input; the PASS-GLM closed form (samplers/glm/pass_glm.hpp): Chebyshev coefficients against the spec's table,
+// stationarity of the quadratic posterior with the sums taken from the records, draws, the PSD projection, bad input.
 // Its calibration and the large-epsilon agreement with the moment model are in glm_baseline_calibration_test.cpp.
 #include <catch2/catch.hpp>
 
@@ -7,8 +9,13 @@
 #include <limits>
 #include <random>
 
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+
 #include "privpost/core/random/normal.hpp"
+#include "privpost/families/glm/glm_statistic.hpp"
 #include "privpost/samplers/glm/logistic_record_model.hpp"
+#include "privpost/samplers/glm/pass_glm.hpp"
 
 using namespace privpost;
 
@@ -68,4 +75,60 @@ TEST_CASE("record-level logistic model rejects bad arguments", "[glm][errors][ba
   CHECK_THROWS_AS(simulate_logistic_records(g, not_pd, 5), std::domain_error);
   CHECK_THROWS_AS(simulate_logistic_records(g, glm_parameters{Eigen::VectorXd::Zero(2), Eigen::MatrixXd::Identity(2, 2)}, 0),
                   std::invalid_argument);
+}
+
+TEST_CASE("PASS-GLM Chebyshev coefficients match the spec's table", "[glm][baseline][pass-glm]") {
+  // spec glm.md Sec. 1.1 (derived there independently): R_s -> (b0, b1, b2), 6 significant digits.
+  const double table[3][4] = {
+      {1.0, -0.693748, 0.5, -0.120096}, {2.0, -0.700929, 0.5, -0.108240}, {4.0, -0.761866, 0.5, -0.081668}};
+  for (const auto& row : table) {
+    const auto b = pass_glm_chebyshev(row[0]);
+    INFO("R_s " << row[0] << ": " << b[0] << ", " << b[1] << ", " << b[2]);
+    CHECK(b[0] == Approx(row[1]).margin(1e-6));
+    CHECK(b[1] == Approx(row[2]).margin(1e-12));
+    CHECK(b[2] == Approx(row[3]).margin(1e-6));
+  }
+  CHECK_THROWS_AS(pass_glm_chebyshev(0.0), std::invalid_argument);
+  CHECK_THROWS_AS(pass_glm_chebyshev(std::nan("")), std::invalid_argument);
+}
+
+TEST_CASE("PASS-GLM closed-form posterior", "[glm][baseline][pass-glm]") {
+  std::mt19937_64 g(51);
+  const int d = 3;
+  const glm_parameters truth = draw_glm_prior(g, d, glm_prior{9.0, 0.5, 2.0});
+  const logistic_records rec = simulate_logistic_records(g, truth, 500);
+  const Eigen::VectorXd s = glm_statistic::logistic(d, 1e6).sum(rec.x, rec.y);
+  const pass_glm_posterior post(s, d, 3.0);
+  // Stationarity of the quadratic log posterior b1 theta^T s_yx + b2 theta^T S theta - |theta|^2 / 2, with S and
+  // s_yx summed from the records here rather than read back from the release layout.
+  const auto b = pass_glm_chebyshev(3.0);
+  const Eigen::MatrixXd sxx = rec.x.transpose() * rec.x;
+  const Eigen::VectorXd syx = rec.x.transpose() * rec.y;
+  const Eigen::MatrixXd precision = Eigen::MatrixXd::Identity(d, d) - 2.0 * b[2] * sxx;
+  CHECK((precision * post.mean() - b[1] * syx).norm() < 1e-9 * syx.norm());
+  CHECK((precision * post.covariance() - Eigen::MatrixXd::Identity(d, d)).norm() < 1e-9);
+  // Draws: mean and covariance within 5 standard errors.
+  const Eigen::MatrixXd x = post.draws(g, 100000);
+  const Eigen::VectorXd m = x.colwise().mean().transpose();
+  for (int j = 0; j < d; ++j) {
+    const double se = std::sqrt(post.covariance()(j, j) / 100000.0);
+    CHECK(std::abs(m(j) - post.mean()(j)) < 5.0 * se);
+    const double var = (x.col(j).array() - m(j)).square().mean();
+    CHECK(std::abs(var - post.covariance()(j, j)) < 5.0 * post.covariance()(j, j) * std::sqrt(2.0 / 100000.0));
+  }
+  // A noisy release whose t2 block is not PSD: projected, the posterior stays proper.
+  Eigen::VectorXd z = s;
+  z(d) = -50.0;   // x1*x1 negative
+  z(2 * d) = 40;  // sqrt2*x1*x2
+  const pass_glm_posterior noisy(z, d, 3.0);
+  CHECK(noisy.gram().selfadjointView<Eigen::Lower>().eigenvalues().minCoeff() > -1e-9);
+  CHECK(noisy.covariance().llt().info() == Eigen::Success);
+  CHECK(noisy.mean().allFinite());
+  // Bad input.
+  CHECK_THROWS_AS(pass_glm_posterior(s.head(5), d, 3.0), std::invalid_argument);
+  z(0) = std::nan("");
+  CHECK_THROWS_AS(pass_glm_posterior(z, d, 3.0), std::invalid_argument);
+  CHECK_THROWS_AS(pass_glm_posterior(s, d, -1.0), std::invalid_argument);
+  CHECK_THROWS_AS(pass_glm_posterior(s, 0, 3.0), std::invalid_argument);
+  CHECK_THROWS_AS(post.draws(g, 0), std::invalid_argument);
 }
