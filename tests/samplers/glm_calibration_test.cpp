@@ -6,18 +6,22 @@
 // (tests/support/calibration_checks.hpp): KS p > 0.001 and 50% / 90% coverage within 3.5 binomial standard deviations.
 // The naive method (the same model with sigma = 0: noise ignored) is the negative control, rejected where the noise
 // dominates (N = 100, epsilon = 0.1: sigma = 65 against sampling noise of about sqrt(N Sigma_jj) = 2 to 10).
+// A third test draws the sums from simulated records rather than from the model's approximation (spec F.3).
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "privpost/core/random/normal.hpp"
 #include "privpost/diagnostics/calibration.hpp"
+#include "privpost/families/glm/glm_statistic.hpp"
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/mechanisms/analytic_gaussian.hpp"
 #include "privpost/samplers/glm/logistic_moment_model.hpp"
+#include "privpost/samplers/glm/logistic_record_model.hpp"
 #include "privpost/samplers/nuts.hpp"
 #include "support/calibration_checks.hpp"
 
@@ -33,6 +37,9 @@ struct glm_sbc_setting {
   int trials = 300;
   int naive_trials = 100;  // the negative control fails by far (KS p ~ 1e-20 at M = 300): fewer trials suffice
   std::uint64_t seed = 1;
+  // Record-level simulation (spec F.3): the sums of N simulated records x ~ N(0, Sigma), unclipped, with y from the
+  // exact logistic model, instead of a draw from the model's own normal approximation. Tests the CLT approximation.
+  bool records = false;
 };
 
 // Runs the trials into a calibration_accumulator: methods "noise-aware" (every trial) and "naive" (the first
@@ -48,7 +55,14 @@ calibration_accumulator run_glm_sbc(const glm_sbc_setting& s, std::uint64_t& div
   const logistic_moment_model<> simulator(Eigen::VectorXd::Zero(d + d * (d + 1) / 2), s.n, sigma, d, s.prior);
   for (int t = 0; t < s.trials; ++t) {
     const glm_parameters truth = draw_glm_prior(g, d, s.prior);
-    const Eigen::VectorXd z = simulate_glm_release(simulator, truth, g);
+    Eigen::VectorXd z;
+    if (s.records) {
+      const logistic_records rec = simulate_logistic_records(g, truth, static_cast<Eigen::Index>(s.n));
+      z = glm_statistic::logistic(d, 1e6).sum(rec.x, rec.y);  // a radius no record reaches: no clipping
+      for (Eigen::Index i = 0; i < z.size(); ++i) z(i) += sigma * draw_normal(g);
+    } else {
+      z = simulate_glm_release(simulator, truth, g);
+    }
     Eigen::VectorXd truth_vector(2 * d);
     truth_vector << truth.theta, truth.sigma.diagonal().array().sqrt().matrix();
     auto run = [&](const std::string& method, double model_sigma) {
@@ -110,6 +124,36 @@ TEST_CASE("noise-aware logistic DP-GLM is calibrated across d, N, epsilon and th
                 << "[" << r.parameter << "] KS " << r.ks << " (p " << r.ks_pvalue << "), coverage 50% " << r.coverage50
                 << ", 90% " << r.coverage90 << "; divergences " << divergences);
       test::check_calibrated(r);
+    }
+  }
+}
+
+TEST_CASE("noise-aware logistic DP-GLM on record-level simulations: the CLT approximation at N = 100 and 1000",
+          "[glm][calibration][glm-calibration-records]") {
+  // Spec Sec. 5.7 F.3: the released sums come from simulated records, so the model's normal approximation of their
+  // law is now an approximation. Small-q prior (tau scale 0.5, s_max 4), d = 2, epsilon = 1. Gated at N = 1000 only
+  // (the spec's rule: the CLT needs the records); N = 100 is reported in the log (run with -s) and in the issue note.
+  for (const double n : {100.0, 1000.0}) {
+    glm_sbc_setting s;
+    s.d = 2;
+    s.n = n;
+    s.epsilon = 1.0;
+    s.prior = glm_prior{4.0, 0.5, 2.0};
+    s.records = true;
+    s.naive_trials = 0;
+    s.seed = n == 100.0 ? 21 : 22;
+    std::uint64_t divergences = 0;
+    const auto acc = run_glm_sbc(s, divergences);
+    for (const calibration_row& r : acc.report()) {
+      std::ostringstream row;
+      row << "records, N " << n << ": " << r.method << "[" << r.parameter << "] KS " << r.ks << " (p " << r.ks_pvalue
+          << "), coverage 50% " << r.coverage50 << ", 90% " << r.coverage90 << "; divergences " << divergences;
+      if (n == 1000.0) {
+        INFO(row.str());
+        test::check_calibrated(r);
+      } else {
+        WARN(row.str());  // reported, not gated
+      }
     }
   }
 }
