@@ -149,7 +149,7 @@ TEST_CASE("the DP-GLM logistic model and NUTS on it allocate nothing per evaluat
   const glm_parameters truth = draw_glm_prior(g, d, prior);
   Eigen::VectorXd mu;
   Eigen::MatrixXd v;
-  sim.moments(truth.theta, truth.sigma, mu, v);
+  sim.moments(truth, mu, v);
   Eigen::VectorXd z = 1000.0 * mu;
   for (Eigen::Index i = 0; i < z.size(); ++i) z(i) += draw_normal(g) * std::sqrt(1000.0 * v(i, i) + 100.0);
   logistic_moment_model<> m(z, 1000.0, 10.0, d, prior);

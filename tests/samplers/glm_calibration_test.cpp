@@ -6,12 +6,14 @@
 // (tests/support/calibration_checks.hpp): KS p > 0.001 and 50% / 90% coverage within 3.5 binomial standard deviations.
 // The naive method (the same model with sigma = 0: noise ignored) is the negative control, rejected where the noise
 // dominates (N = 100, epsilon = 0.1: sigma = 65 against sampling noise of about sqrt(N Sigma_jj) = 2 to 10).
-// A third test draws the sums from simulated records rather than from the model's approximation (spec F.3).
+// A third test draws the sums from simulated records rather than from the model's approximation (spec F.3); a fourth
+// runs the model with an intercept column and a covariate mean (spec Sec. 3.7).
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,8 @@ struct glm_sbc_setting {
   // Record-level simulation (spec F.3): the sums of N simulated records x ~ N(0, Sigma), unclipped, with y from the
   // exact logistic model, instead of a draw from the model's own normal approximation. Tests the CLT approximation.
   bool records = false;
+  // Intercept column and covariate mean (spec Sec. 3.7); the release's sensitivity follows the intercept.
+  glm_model_options options{};
 };
 
 // Runs the trials into a calibration_accumulator: methods "noise-aware" (every trial) and "naive" (the first
@@ -47,14 +51,20 @@ struct glm_sbc_setting {
 calibration_accumulator run_glm_sbc(const glm_sbc_setting& s, std::uint64_t& divergences) {
   std::mt19937_64 g(s.seed);
   const int d = s.d;
-  const double sigma = analytic_gaussian_sigma(s.epsilon, 1e-5, std::sqrt(4.5));
+  const auto statistic = glm_statistic::logistic(d, 1.0, s.options.intercept);
+  // R = 1: Delta = sqrt(4.5) without an intercept (Corollary 3.4), Lemma 3.3 with the intercept's inner products.
+  const double sigma = analytic_gaussian_sigma(s.epsilon, 1e-5, statistic.l2_sensitivity());
+  if (s.records && (s.options.intercept || s.options.covariate_mean))
+    throw std::invalid_argument("run_glm_sbc: record-level simulation is zero-mean without intercept");
   calibration_accumulator acc(0);
   nuts_options opt;
   opt.warmup = 400;
   const int kept = 100, thin = 4;
-  const logistic_moment_model<> simulator(Eigen::VectorXd::Zero(d + d * (d + 1) / 2), s.n, sigma, d, s.prior);
+  const logistic_moment_model<> simulator(Eigen::VectorXd::Zero(statistic.size()), s.n, sigma, d, s.prior, s.options);
+  const int p = simulator.coefficients();
+  const int nm = s.options.covariate_mean ? d : 0;
   for (int t = 0; t < s.trials; ++t) {
-    const glm_parameters truth = draw_glm_prior(g, d, s.prior);
+    const glm_parameters truth = draw_glm_prior(g, d, s.prior, s.options);
     Eigen::VectorXd z;
     if (s.records) {
       const logistic_records rec = simulate_logistic_records(g, truth, static_cast<Eigen::Index>(s.n));
@@ -63,15 +73,19 @@ calibration_accumulator run_glm_sbc(const glm_sbc_setting& s, std::uint64_t& div
     } else {
       z = simulate_glm_release(simulator, truth, g);
     }
-    Eigen::VectorXd truth_vector(2 * d);
-    truth_vector << truth.theta, truth.sigma.diagonal().array().sqrt().matrix();
+    // (theta~, tau, mu_x): the coefficients (theta_0 first with an intercept), the scales and the covariate mean.
+    Eigen::VectorXd truth_vector(p + d + nm);
+    truth_vector << truth.theta, truth.sigma.diagonal().array().sqrt().matrix(), truth.mean.head(nm);
     auto run = [&](const std::string& method, double model_sigma) {
-      nuts_sampler<logistic_moment_model<>> sampler(logistic_moment_model<>(z, s.n, model_sigma, d, s.prior), opt, g);
+      nuts_sampler<logistic_moment_model<>> sampler(logistic_moment_model<>(z, s.n, model_sigma, d, s.prior, s.options), opt, g);
       for (int i = 0; i < opt.warmup; ++i) sampler.step(g);
-      Eigen::MatrixXd draws(kept, 2 * d);
+      Eigen::MatrixXd draws(kept, p + d + nm);
       for (int i = 0; i < kept * thin; ++i) {
         sampler.step(g);
-        if (i % thin == thin - 1) draws.row(i / thin) = sampler.parameter_vector().head(2 * d).transpose();
+        if (i % thin == thin - 1) {
+          const Eigen::VectorXd pv = sampler.parameter_vector();
+          draws.row(i / thin) << pv.head(p + d).transpose(), pv.tail(nm).transpose();
+        }
       }
       divergences += sampler.events().divergences;
       return method_draws{method, truth_vector, draws, 0.0};
@@ -83,11 +97,9 @@ calibration_accumulator run_glm_sbc(const glm_sbc_setting& s, std::uint64_t& div
   return acc;
 }
 
-}  // namespace
-
-TEST_CASE("noise-aware logistic DP-GLM is calibrated where noise dominates; naive is not (d = 2, N = 100, eps = 0.1)",
-          "[glm][calibration][glm-calibration-small]") {
-  glm_sbc_setting s;
+// Every noise-aware row calibrated (the shared rule), and the naive control miscalibrated on at least one of the first
+// naive_parameters coordinates (the coefficients).
+void check_calibrated_and_naive_rejected(const glm_sbc_setting& s, int naive_parameters) {
   std::uint64_t divergences = 0;
   const auto acc = run_glm_sbc(s, divergences);
   bool naive_rejected = false;
@@ -95,10 +107,36 @@ TEST_CASE("noise-aware logistic DP-GLM is calibrated where noise dominates; naiv
     UNSCOPED_INFO(r.method << "[" << r.parameter << "]: KS " << r.ks << " (p " << r.ks_pvalue << "), coverage 50% "
                            << r.coverage50 << ", 90% " << r.coverage90 << ", M = " << r.trials);
     if (r.method == "noise-aware") test::check_calibrated(r);
-    if (r.method == "naive" && r.parameter < s.d && test::miscalibrated(r)) naive_rejected = true;
+    if (r.method == "naive" && r.parameter < naive_parameters && test::miscalibrated(r)) naive_rejected = true;
   }
   INFO("divergences " << divergences);
   CHECK(naive_rejected);
+}
+
+}  // namespace
+
+TEST_CASE("noise-aware logistic DP-GLM is calibrated where noise dominates; naive is not (d = 2, N = 100, eps = 0.1)",
+          "[glm][calibration][glm-calibration-small]") {
+  glm_sbc_setting s;
+  check_calibrated_and_naive_rejected(s, s.d);
+}
+
+TEST_CASE("noise-aware logistic DP-GLM with an intercept and a covariate mean is calibrated; naive is not (d = 2)",
+          "[glm][calibration][glm-calibration-design]") {
+  // Spec Sec. 3.7 (the model real data need): x ~ N(mu_x, Sigma), an intercept column c = 1, so the release has
+  // P + P(P+1)/2 - 1 = 8 entries (P = 3) and Delta from Lemma 3.3 with inner products in [c^2 - R^2, c^2 + R^2].
+  // N = 200, epsilon = 0.3; prior: ||theta~||^2 < 9, tau ~ half-normal(1), mu_x ~ N(0, 0.5^2). Parameters checked:
+  // theta_0, theta_1, theta_2, tau_1, tau_2, mu_1, mu_2; the naive control (sigma = 0) on the coefficients.
+  glm_sbc_setting s;
+  s.d = 2;
+  s.n = 200.0;
+  s.epsilon = 0.3;
+  s.prior = glm_prior{9.0, 1.0, 2.0, 0.5};
+  s.options = glm_model_options{1.0, true};
+  s.trials = 200;
+  s.naive_trials = 100;
+  s.seed = 31;
+  check_calibrated_and_naive_rejected(s, 3);
 }
 
 TEST_CASE("noise-aware logistic DP-GLM is calibrated across d, N, epsilon and the tau prior scale",

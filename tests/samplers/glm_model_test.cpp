@@ -5,6 +5,8 @@
 //     eta in {1, 2}); truncated chi-square draws of the prior's rho against the truncated CDF;
 //  3. the hand gradient against sixth-order central differences along random directions at random points (d = 1..4,
 //     exact and Taylor links, points near r = +-6 and CPC y near +-3), relative error < 1e-6;
+//     with an intercept and a covariate mean (d = 1..3, intercept constants 1 and 0.5), and the covariate-mean model at
+//     mu_x = 0 against the paper's model;
 //  4. the leapfrog energy error shrinks as the step size squared on the GLM posterior;
 //  5. bad arguments.
 #include <catch2/catch.hpp>
@@ -13,6 +15,7 @@
 #include <boost/math/distributions/beta.hpp>
 #include <boost/math/special_functions/gamma.hpp>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -163,6 +166,80 @@ TEST_CASE("logistic DP-GLM gradient against sixth-order finite differences", "[g
   }
 }
 
+TEST_CASE("logistic DP-GLM gradient with an intercept and a covariate mean (spec Sec. 3.7)", "[glm][gradient]") {
+  std::mt19937_64 g(78);
+  const std::vector<glm_model_options> designs{{1.0, false}, {std::nullopt, true}, {1.0, true}, {0.5, true}};
+  int taylor_checked = 0;
+  for (int d = 1; d <= 3; ++d) {
+    for (const auto& options : designs) {
+      for (int link = 0; link < 2; ++link) {
+        const glm_prior prior{9.0, 0.5, 2.0, 0.7};
+        const auto truth = draw_glm_prior(g, d, prior, options);
+        const logistic_moment_layout layout(d, options.intercept.has_value());
+        const double n = 500.0, sigma = 20.0;
+        const logistic_moment_model<exact_logistic_link> sim(Eigen::VectorXd::Zero(layout.size()), n, sigma, d, prior, options);
+        const Eigen::VectorXd z = simulate_glm_release(sim, truth, g);
+        logistic_moment_model<exact_logistic_link> me(z, n, sigma, d, prior, options);
+        logistic_moment_model<taylor_logistic_link> mt(z, n, sigma, d, prior, options);
+        const int p = me.coefficients();
+        CHECK(p == d + (options.intercept ? 1 : 0));
+        CHECK(me.parameter_vector(Eigen::VectorXd::Ones(me.dimension())).size() == me.dimension() - 1);
+        int checked = 0;
+        for (int rep = 0; rep < 6; ++rep) {
+          Eigen::VectorXd u(me.dimension());
+          for (Eigen::Index i = 0; i < u.size(); ++i) u(i) = 0.7 * draw_normal(g);
+          if (rep == 4) u(p) = 6.0;  // rho near s_max
+          Eigen::VectorXd grad(u.size());
+          const double lp = link == 0 ? me.log_density_gradient(u, grad) : mt.log_density_gradient(u, grad);
+          if (!std::isfinite(lp)) continue;  // N V + sigma^2 I not PD (the Taylor link far out): nothing to differentiate
+          ++checked;
+          for (int k = 0; k < 4; ++k) {
+            Eigen::VectorXd dir(u.size());
+            for (Eigen::Index i = 0; i < u.size(); ++i) dir(i) = draw_normal(g);
+            dir.normalize();
+            // h = 1e-4: far from the mode (|grad| ~ 1e3-1e4, near where N V + sigma^2 I stops being PD) h = 1e-3 is
+            // too coarse for the curvature.
+            const double fd = link == 0 ? directional_fd(me, u, dir, 1e-4) : directional_fd(mt, u, dir, 1e-4);
+            const double an = grad.dot(dir);
+            INFO("d " << d << ", intercept " << options.intercept.value_or(0.0) << ", mean " << options.covariate_mean
+                      << ", link " << (link == 0 ? "exact" : "taylor") << ", rep " << rep << ": analytic " << an
+                      << ", finite differences " << fd << ", |grad| " << grad.norm());
+            CHECK(std::abs(an - fd) <= 1e-6 * std::max(1.0, grad.norm()));
+          }
+        }
+        // The exact link's V is a covariance, so every point is in the support; the Taylor link's is not beyond q ~ 4.
+        CHECK(checked >= (link == 0 ? 6 : 1));
+        if (link == 1) taylor_checked += checked;
+      }
+    }
+  }
+  CHECK(taylor_checked >= 24);  // of 72 points
+}
+
+TEST_CASE("the covariate-mean model at mu_x = 0 is the paper's model", "[glm][gradient]") {
+  // With a covariate mean the log density at m = 0 equals the zero-mean model's (the mean prior's term is 0 there),
+  // and the two agree in every shared gradient entry (the kappa_0, kappa_2 terms vanish at m_eta = 0).
+  std::mt19937_64 g(79);
+  const int d = 3;
+  const glm_prior prior{9.0, 0.5, 2.0, 1.0};
+  const auto truth = draw_glm_prior(g, d, prior);
+  const logistic_moment_model<> sim(Eigen::VectorXd::Zero(9), 800.0, 5.0, d, prior);
+  const Eigen::VectorXd z = simulate_glm_release(sim, truth, g);
+  logistic_moment_model<> plain(z, 800.0, 5.0, d, prior);
+  logistic_moment_model<> with_mean(z, 800.0, 5.0, d, prior, glm_model_options{std::nullopt, true});
+  REQUIRE(with_mean.dimension() == plain.dimension() + d);
+  for (int rep = 0; rep < 5; ++rep) {
+    Eigen::VectorXd u(plain.dimension());
+    for (Eigen::Index i = 0; i < u.size(); ++i) u(i) = 0.5 * draw_normal(g);
+    Eigen::VectorXd um = Eigen::VectorXd::Zero(with_mean.dimension());
+    um.head(u.size()) = u;
+    Eigen::VectorXd g1, g2;
+    const double a = plain.log_density_gradient(u, g1), b = with_mean.log_density_gradient(um, g2);
+    CHECK(b == Approx(a).epsilon(1e-12));
+    CHECK((g2.head(u.size()) - g1).cwiseAbs().maxCoeff() < 1e-9 * std::max(1.0, g1.norm()));
+  }
+}
+
 TEST_CASE("leapfrog energy error on the GLM posterior shrinks as the step size squared", "[glm][gradient]") {
   std::mt19937_64 g(5);
   const int d = 2;
@@ -201,8 +278,23 @@ TEST_CASE("logistic DP-GLM model rejects bad arguments", "[glm][errors]") {
   Eigen::VectorXd bad = z;
   bad(0) = std::nan("");
   CHECK_THROWS_AS(logistic_moment_model<>(bad, 100.0, 1.0, 2), std::invalid_argument);
+  // With an intercept the release has P + P(P+1)/2 - 1 entries (P = d + 1): 8 at d = 2.
+  CHECK_THROWS_AS(logistic_moment_model<>(z, 100.0, 1.0, 2, glm_prior{}, glm_model_options{1.0, false}), std::invalid_argument);
+  const Eigen::VectorXd z8 = Eigen::VectorXd::Zero(8);
+  CHECK_NOTHROW(logistic_moment_model<>(z8, 100.0, 1.0, 2, glm_prior{}, glm_model_options{1.0, false}));
+  CHECK_THROWS_AS(logistic_moment_model<>(z8, 100.0, 1.0, 2, glm_prior{}, glm_model_options{0.0, false}), std::invalid_argument);
+  CHECK_THROWS_AS(logistic_moment_model<>(z8, 100.0, 1.0, 2, glm_prior{}, glm_model_options{-1.0, false}), std::invalid_argument);
+  CHECK_THROWS_AS(logistic_moment_model<>(z, 100.0, 1.0, 2, glm_prior{9.0, 2.5, 2.0, 0.0}, glm_model_options{std::nullopt, true}),
+                  std::invalid_argument);
   logistic_moment_model<> m(z, 100.0, 1.0, 2);
   Eigen::VectorXd u = Eigen::VectorXd::Zero(m.dimension()), grad(m.dimension());
+  Eigen::VectorXd short_u = Eigen::VectorXd::Zero(m.dimension() - 1);
+  CHECK_THROWS_AS(m.log_density_gradient(short_u, grad), std::invalid_argument);
+  CHECK_THROWS_AS(m.parameter_vector(short_u), std::invalid_argument);
+  glm_parameters wrong{Eigen::VectorXd::Zero(3), Eigen::MatrixXd::Identity(2, 2)};
+  Eigen::VectorXd mu;
+  Eigen::MatrixXd v;
+  CHECK_THROWS_AS(m.moments(wrong, mu, v), std::invalid_argument);
   // p = 0: theta undefined, -infinity and a counted failure (never NaN).
   CHECK(m.log_density_gradient(u, grad) == -std::numeric_limits<double>::infinity());
   CHECK(m.failures() == 1);

@@ -174,14 +174,8 @@ class glm_statistic {
   }
 
   void write_statistic(const Eigen::VectorXd& x, double y, Eigen::VectorXd& t) const {
-    // The augmented record.
-    Eigen::VectorXd xa(p_);
-    if (intercept_) {
-      xa(0) = *intercept_;
-      xa.tail(d_) = x;
-    } else {
-      xa = x;
-    }
+    // The augmented record, read in place (no temporary: GCC 12 also warns falsely, -Wuse-after-free, on a copy here).
+    auto xa = [&](int j) { return intercept_ ? (j == 0 ? *intercept_ : x(j - 1)) : x(j); };
     Eigen::Index i = 0;
     auto t2 = [&](double factor, bool skip_constant) {
       for (const auto& jk : pairs_) {

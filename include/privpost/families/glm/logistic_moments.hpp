@@ -1,7 +1,8 @@
 // privpost/families/glm/logistic_moments.hpp
-// Per-record mean mu and covariance V of the logistic statistic [y x; t2(x)] under x ~ N(0, Sigma), y | x logistic
-// (Kulkarni et al. 2021, Sec. 3.2, in the compact form of spec glm.md Sec. 3.2 from Stein's lemma), and the adjoint of
-// <A, mu> + <G, V> for hand-derived gradients (spec Sec. 3.5, step 2). Zero-mean covariates, no intercept.
+// Per-record mean mu and covariance V of the logistic statistic [y x~; t2(x~)] under x ~ N(mu_x, Sigma), y | x logistic
+// with linear predictor eta = theta~' x~ (Kulkarni et al. 2021, Sec. 3.2 for zero-mean covariates without intercept;
+// spec glm.md Sec. 3.2 for the compact form from Stein's lemma and Sec. 3.7 for the intercept and covariate mean), and
+// the adjoint of <A, mu> + <G, V> for hand-derived gradients (spec Sec. 3.5, step 2).
 #pragma once
 
 #include <Eigen/Core>
@@ -14,108 +15,219 @@
 
 namespace privpost {
 
-/// The entries of the logistic statistic as the moment formulas see them: d entries y x_i, then one per pair (j, k)
-/// (squares first, then cross terms in row order) with scale 1 or sqrt(2). Matches glm_statistic::logistic(d, R).
+/// The entries of the logistic statistic as the moment formulas see them, over the augmented covariates x~ (x, or
+/// (c, x) with an intercept column of public constant c at index 0): p = d (+ 1) entries y x~_i, then one per pair
+/// (j, k) of x~ (squares first, then cross terms in row order) with scale 1 or sqrt(2), without the intercept's
+/// constant square c^2 (its sum N c^2 is public and not released). Matches glm_statistic::logistic(d, R[, c]).
 class logistic_moment_layout {
  public:
-  explicit logistic_moment_layout(int d) : d_(d) {
+  explicit logistic_moment_layout(int d, bool intercept = false) : d_(d), p_(d + (intercept ? 1 : 0)), intercept_(intercept) {
     if (d < 1 || d > 1000) throw_invalid("logistic_moment_layout", "d", d, "an integer in [1, 1000]");
-    for (int j = 0; j < d; ++j) pairs_.push_back({j, j, 1.0});
-    for (int j = 0; j < d; ++j)
-      for (int k = j + 1; k < d; ++k) pairs_.push_back({j, k, std::sqrt(2.0)});
+    for (int j = intercept ? 1 : 0; j < p_; ++j) pairs_.push_back({j, j, 1.0});
+    for (int j = 0; j < p_; ++j)
+      for (int k = j + 1; k < p_; ++k) pairs_.push_back({j, k, std::sqrt(2.0)});
   }
   struct pair_entry {
     int j, k;
     double scale;
   };
-  int d() const noexcept { return d_; }
-  Eigen::Index size() const noexcept { return d_ + static_cast<Eigen::Index>(pairs_.size()); }
+  int d() const noexcept { return d_; }          ///< covariates
+  int augmented() const noexcept { return p_; }  ///< p: d, plus 1 with an intercept
+  bool has_intercept() const noexcept { return intercept_; }
+  Eigen::Index size() const noexcept { return p_ + static_cast<Eigen::Index>(pairs_.size()); }
   const std::vector<pair_entry>& pairs() const noexcept { return pairs_; }
 
  private:
-  int d_;
+  int d_, p_;
+  bool intercept_;
   std::vector<pair_entry> pairs_;
 };
 
-/// mu and V (per record) at w = Sigma theta and the link functionals k (kappa_1 = k[1], kappa_3 = k[3]):
-///   mu(y x_i) = kappa_1 w_i,  mu(v_jk) = S_jk Sigma_jk,  V(y x_i, y x_l) = Sigma_il - kappa_1^2 w_i w_l,
-///   V(y x_i, v_jk) = S_jk [kappa_1 (Sigma_ij w_k + Sigma_ik w_j) + kappa_3 w_i w_j w_k],
-///   V(v_jk, v_lm) = S_jk S_lm (Sigma_jl Sigma_km + Sigma_jm Sigma_kl).
-/// mu and V must have the layout's size; nothing is allocated.
-inline void logistic_moments(const logistic_moment_layout& layout, const Eigen::VectorXd& w, const Eigen::MatrixXd& sigma,
-                             const link_functionals& k, Eigen::VectorXd& mu, Eigen::MatrixXd& v) {
-  const int d = layout.d();
+/// Workspace of the moment map for one layout: E = Sigma + nu nu' (the second moments of x~) and its adjoint, the
+/// products pi_r = S_jk nu_j nu_k per pair and theirs, and the adjoint of the (y x~, t2) block. One per model copy.
+struct logistic_moment_workspace {
+  explicit logistic_moment_workspace(const logistic_moment_layout& layout)
+      : e(layout.augmented(), layout.augmented()),
+        e_bar(layout.augmented(), layout.augmented()),
+        pi(static_cast<Eigen::Index>(layout.pairs().size())),
+        pi_bar(static_cast<Eigen::Index>(layout.pairs().size())),
+        mu_bar(layout.augmented()),
+        scratch(layout.augmented()),
+        b(layout.augmented(), static_cast<Eigen::Index>(layout.pairs().size())),
+        bt_nu(static_cast<Eigen::Index>(layout.pairs().size())),
+        bt_w(static_cast<Eigen::Index>(layout.pairs().size())),
+        et_b(layout.augmented(), static_cast<Eigen::Index>(layout.pairs().size())),
+        st_b(layout.augmented(), static_cast<Eigen::Index>(layout.pairs().size())) {}
+  Eigen::MatrixXd e, e_bar;
+  Eigen::VectorXd pi, pi_bar, mu_bar, scratch;
+  Eigen::MatrixXd b;
+  Eigen::VectorXd bt_nu, bt_w;
+  Eigen::MatrixXd et_b, st_b;
+};
+
+/// mu and V (per record) of the layout's entries u_i = y x~_i and v_r = S_r x~_j x~_k (pair r = (j, k)), with
+/// nu = E[x~] (c first with an intercept), Sigma~ = Cov(x~) (zero row and column for the intercept), w = Sigma~ theta~,
+/// E = Sigma~ + nu nu' and the link functionals k at (m_eta, q) = (theta~' nu, theta~' Sigma~ theta~). From Stein's
+/// lemma on x~ - nu (E[(x_i - nu_i) f(x)] = sum_l Sigma_il E[d_l f(x)], spec glm.md Sec. 3.2, 3.7):
+///   mu(u_i) = kappa0 nu_i + kappa1 w_i,   mu(v_r) = S_r E_jk,   V(u_i, u_l) = E_il - mu(u_i) mu(u_l)   (y^2 = 1),
+///   V(u_i, v_r) = S_r [kappa1 (E_ij w_k + E_ik w_j) + kappa0 (Sigma_ik nu_j + Sigma_ij nu_k)
+///                      + kappa2 (nu_i w_j w_k + w_i nu_j w_k + w_i w_j nu_k) + kappa3 w_i w_j w_k],
+///   V(v_r, v_c) = S_r S_c Cov(x_j x_k, x_l x_m) = S_r S_c (E_jl E_km + E_jm E_kl) - 2 pi_r pi_c,  pi_r = S_r nu_j nu_k.
+/// With nu = 0 (kappa_0 = kappa_2 = 0 at m_eta = 0) these are the paper's zero-mean formulas. mu and V must have the
+/// layout's size; nothing is allocated (ws must be built for this layout).
+inline void logistic_moments(const logistic_moment_layout& layout, const Eigen::VectorXd& nu, const Eigen::VectorXd& w,
+                             const Eigen::MatrixXd& sigma, const link_functionals& k, Eigen::VectorXd& mu, Eigen::MatrixXd& v,
+                             logistic_moment_workspace& ws) {
+  const int p = layout.augmented();
   const auto& pairs = layout.pairs();
   const Eigen::Index np = static_cast<Eigen::Index>(pairs.size());
-  const double k1 = k[1], k3 = k[3];
-  for (int i = 0; i < d; ++i) mu(i) = k1 * w(i);
-  for (Eigen::Index p = 0; p < np; ++p) mu(d + p) = pairs[p].scale * sigma(pairs[p].j, pairs[p].k);
-  for (int i = 0; i < d; ++i)
-    for (int l = 0; l < d; ++l) v(i, l) = sigma(i, l) - k1 * k1 * w(i) * w(l);
-  for (int i = 0; i < d; ++i) {
-    for (Eigen::Index p = 0; p < np; ++p) {
-      const int j = pairs[p].j, kk = pairs[p].k;
-      const double value = pairs[p].scale * (k1 * (sigma(i, j) * w(kk) + sigma(i, kk) * w(j)) + k3 * w(i) * w(j) * w(kk));
-      v(i, d + p) = value;
-      v(d + p, i) = value;
-    }
+  ws.e = sigma;
+  ws.e.noalias() += nu * nu.transpose();
+  const Eigen::MatrixXd& e = ws.e;
+  mu.head(p) = k[0] * nu + k[1] * w;
+  for (Eigen::Index r = 0; r < np; ++r) {
+    mu(p + r) = pairs[r].scale * e(pairs[r].j, pairs[r].k);
+    ws.pi(r) = pairs[r].scale * nu(pairs[r].j) * nu(pairs[r].k);
   }
-  for (Eigen::Index p = 0; p < np; ++p) {
-    for (Eigen::Index r = 0; r < np; ++r) {
-      const int j = pairs[p].j, kk = pairs[p].k, l = pairs[r].j, m = pairs[r].k;
-      v(d + p, d + r) = pairs[p].scale * pairs[r].scale * (sigma(j, l) * sigma(kk, m) + sigma(j, m) * sigma(kk, l));
+  v.topLeftCorner(p, p) = e;
+  v.topLeftCorner(p, p).noalias() -= mu.head(p) * mu.head(p).transpose();
+  for (Eigen::Index r = 0; r < np; ++r) {
+    const int j = pairs[r].j, kk = pairs[r].k;
+    const double sc = pairs[r].scale;
+    // Column r of the (u, v) block: a combination of columns of E and Sigma and of nu and w.
+    auto col = v.col(p + r).head(p);
+    col = (sc * k[1] * w(kk)) * e.col(j) + (sc * k[1] * w(j)) * e.col(kk) + (sc * k[0] * nu(j)) * sigma.col(kk) +
+          (sc * k[0] * nu(kk)) * sigma.col(j) + (sc * k[2] * w(j) * w(kk)) * nu +
+          (sc * (k[2] * (nu(j) * w(kk) + nu(kk) * w(j)) + k[3] * w(j) * w(kk))) * w;
+    v.row(p + r).head(p) = col.transpose();
+  }
+  for (Eigen::Index c = 0; c < np; ++c) {
+    const int l = pairs[c].j, m = pairs[c].k;
+    for (Eigen::Index r = c; r < np; ++r) {
+      const int j = pairs[r].j, kk = pairs[r].k;
+      const double value =
+          pairs[r].scale * pairs[c].scale * (e(j, l) * e(kk, m) + e(j, m) * e(kk, l)) - 2.0 * ws.pi(r) * ws.pi(c);
+      v(p + r, p + c) = value;
+      v(p + c, p + r) = value;
     }
   }
 }
 
-/// The adjoint of F = <a, mu> + sum over ordered (e, f) of g(e, f) V(e, f): adds dF/dw to w_bar, dF/dSigma to
-/// sigma_bar (every read of Sigma_ab counted at (a, b), so callers add both positions of a symmetric Sigma), dF/dkappa_1
-/// and dF/dkappa_3 to k_bar[1] and k_bar[3]. g is typically symmetric (the adjoint of a Gaussian log density).
-inline void logistic_moments_adjoint(const logistic_moment_layout& layout, const Eigen::VectorXd& w, const Eigen::MatrixXd& sigma,
-                                     const link_functionals& k, const Eigen::VectorXd& a, const Eigen::MatrixXd& g,
-                                     Eigen::VectorXd& w_bar, Eigen::MatrixXd& sigma_bar, link_functionals& k_bar) {
-  const int d = layout.d();
+/// As above with a workspace allocated on the spot (for occasional use; samplers keep a workspace).
+inline void logistic_moments(const logistic_moment_layout& layout, const Eigen::VectorXd& nu, const Eigen::VectorXd& w,
+                             const Eigen::MatrixXd& sigma, const link_functionals& k, Eigen::VectorXd& mu, Eigen::MatrixXd& v) {
+  logistic_moment_workspace ws(layout);
+  logistic_moments(layout, nu, w, sigma, k, mu, v, ws);
+}
+
+/// The adjoint of F = <a, mu> + sum over ordered (e, f) of g(e, f) V(e, f): adds dF/dnu to nu_bar, dF/dw to w_bar,
+/// dF/dSigma to sigma_bar (every read of Sigma_ab counted at (a, b), so callers add both positions of a symmetric
+/// Sigma) and dF/dkappa_j to k_bar[j], j = 0..3. g is typically symmetric (the adjoint of a Gaussian log density).
+/// Column operations throughout (no per-entry scatter but E_bar's); nothing is allocated (ws built for this layout).
+inline void logistic_moments_adjoint(const logistic_moment_layout& layout, const Eigen::VectorXd& nu, const Eigen::VectorXd& w,
+                                     const Eigen::MatrixXd& sigma, const link_functionals& k, const Eigen::VectorXd& a,
+                                     const Eigen::MatrixXd& g, Eigen::VectorXd& nu_bar, Eigen::VectorXd& w_bar,
+                                     Eigen::MatrixXd& sigma_bar, link_functionals& k_bar, logistic_moment_workspace& ws) {
+  const int p = layout.augmented();
   const auto& pairs = layout.pairs();
   const Eigen::Index np = static_cast<Eigen::Index>(pairs.size());
-  const double k1 = k[1], k3 = k[3];
-  for (int i = 0; i < d; ++i) {
-    k_bar[1] += a(i) * w(i);
-    w_bar(i) += a(i) * k1;
+  ws.e = sigma;
+  ws.e.noalias() += nu * nu.transpose();
+  const Eigen::MatrixXd& e = ws.e;
+  auto& e_bar = ws.e_bar;
+  e_bar.setZero();
+
+  // mu(u) = kappa0 nu + kappa1 w and V(u, u) = E - mu_u mu_u': their bar mu_bar = a_u - (G_uu + G_uu') mu_u.
+  ws.mu_bar = k[0] * nu + k[1] * w;  // mu_u, turned into its bar below
+  const auto guu = g.topLeftCorner(p, p);
+  e_bar += guu;
+  ws.scratch.noalias() = guu * ws.mu_bar;
+  ws.scratch.noalias() += guu.transpose() * ws.mu_bar;
+  ws.mu_bar = a.head(p) - ws.scratch;
+  nu_bar += k[0] * ws.mu_bar;
+  w_bar += k[1] * ws.mu_bar;
+  k_bar[0] += ws.mu_bar.dot(nu);
+  k_bar[1] += ws.mu_bar.dot(w);
+  for (Eigen::Index r = 0; r < np; ++r) e_bar(pairs[r].j, pairs[r].k) += a(p + r) * pairs[r].scale;
+
+  // The (u, v) block: B_ir = S_r (G(i, p + r) + G(p + r, i)), both positions holding the same formula.
+  for (Eigen::Index r = 0; r < np; ++r) ws.b.col(r) = pairs[r].scale * (g.col(p + r).head(p) + g.row(p + r).head(p).transpose());
+  ws.et_b.noalias() = e.transpose() * ws.b;      // (E' B)_jr = sum_i E_ij B_ir
+  ws.st_b.noalias() = sigma.transpose() * ws.b;  // (Sigma' B)_jr
+  ws.bt_nu.noalias() = ws.b.transpose() * nu;
+  ws.bt_w.noalias() = ws.b.transpose() * w;
+  for (Eigen::Index r = 0; r < np; ++r) {
+    const int j = pairs[r].j, kk = pairs[r].k;
+    const auto br = ws.b.col(r);
+    const double wj = w(j), wk = w(kk), nj = nu(j), nk = nu(kk);
+    const double ej = ws.et_b(j, r), ek = ws.et_b(kk, r), sj = ws.st_b(j, r), sk = ws.st_b(kk, r);
+    const double bn = ws.bt_nu(r), bw = ws.bt_w(r);
+    // kappa1 (E_ij w_k + E_ik w_j)
+    e_bar.col(j) += (k[1] * wk) * br;
+    e_bar.col(kk) += (k[1] * wj) * br;
+    w_bar(kk) += k[1] * ej;
+    w_bar(j) += k[1] * ek;
+    k_bar[1] += ej * wk + ek * wj;
+    // kappa0 (Sigma_ik nu_j + Sigma_ij nu_k)
+    sigma_bar.col(kk) += (k[0] * nj) * br;
+    sigma_bar.col(j) += (k[0] * nk) * br;
+    nu_bar(j) += k[0] * sk;
+    nu_bar(kk) += k[0] * sj;
+    k_bar[0] += sk * nj + sj * nk;
+    // kappa2 (nu_i w_j w_k + w_i (nu_j w_k + w_j nu_k))
+    nu_bar += (k[2] * wj * wk) * br;
+    w_bar += (k[2] * (nj * wk + wj * nk)) * br;
+    nu_bar(j) += k[2] * bw * wk;
+    nu_bar(kk) += k[2] * bw * wj;
+    w_bar(j) += k[2] * (bn * wk + bw * nk);
+    w_bar(kk) += k[2] * (bn * wj + bw * nj);
+    k_bar[2] += bn * wj * wk + bw * (nj * wk + wj * nk);
+    // kappa3 w_i w_j w_k
+    w_bar += (k[3] * wj * wk) * br;
+    w_bar(j) += k[3] * bw * wk;
+    w_bar(kk) += k[3] * bw * wj;
+    k_bar[3] += bw * wj * wk;
   }
-  for (Eigen::Index p = 0; p < np; ++p) sigma_bar(pairs[p].j, pairs[p].k) += a(d + p) * pairs[p].scale;
-  for (int i = 0; i < d; ++i) {
-    for (int l = 0; l < d; ++l) {
-      const double gil = g(i, l);
-      sigma_bar(i, l) += gil;
-      k_bar[1] -= 2.0 * k1 * w(i) * w(l) * gil;
-      w_bar(i) -= k1 * k1 * w(l) * gil;
-      w_bar(l) -= k1 * k1 * w(i) * gil;
+
+  // The (v, v) block through E and pi.
+  for (Eigen::Index r = 0; r < np; ++r) ws.pi(r) = pairs[r].scale * nu(pairs[r].j) * nu(pairs[r].k);
+  ws.pi_bar.noalias() = -2.0 * g.bottomRightCorner(np, np) * ws.pi;  // two products: a sum times a vector would allocate
+  ws.pi_bar.noalias() -= 2.0 * g.bottomRightCorner(np, np).transpose() * ws.pi;
+  // V(v_r, v_c) = V(v_c, v_r): each unordered pair once, with the sum of both positions' adjoints.
+  for (Eigen::Index c = 0; c < np; ++c) {
+    const int l = pairs[c].j, m = pairs[c].k;
+    const double gcc = g(p + c, p + c) * pairs[c].scale * pairs[c].scale;
+    e_bar(l, l) += gcc * e(m, m);
+    e_bar(m, m) += gcc * e(l, l);
+    e_bar(l, m) += gcc * e(m, l);
+    e_bar(m, l) += gcc * e(l, m);
+    for (Eigen::Index r = c + 1; r < np; ++r) {
+      const int j = pairs[r].j, kk = pairs[r].k;
+      const double b = (g(p + r, p + c) + g(p + c, p + r)) * pairs[r].scale * pairs[c].scale;
+      e_bar(j, l) += b * e(kk, m);
+      e_bar(kk, m) += b * e(j, l);
+      e_bar(j, m) += b * e(kk, l);
+      e_bar(kk, l) += b * e(j, m);
     }
   }
-  for (int i = 0; i < d; ++i) {
-    for (Eigen::Index p = 0; p < np; ++p) {
-      const int j = pairs[p].j, kk = pairs[p].k;
-      // Both positions (i, d + p) and (d + p, i) hold the same formula.
-      const double gs = (g(i, d + p) + g(d + p, i)) * pairs[p].scale;
-      k_bar[1] += gs * (sigma(i, j) * w(kk) + sigma(i, kk) * w(j));
-      k_bar[3] += gs * w(i) * w(j) * w(kk);
-      sigma_bar(i, j) += gs * k1 * w(kk);
-      sigma_bar(i, kk) += gs * k1 * w(j);
-      w_bar(kk) += gs * (k1 * sigma(i, j) + k3 * w(i) * w(j));
-      w_bar(j) += gs * (k1 * sigma(i, kk) + k3 * w(i) * w(kk));
-      w_bar(i) += gs * k3 * w(j) * w(kk);
-    }
+  for (Eigen::Index r = 0; r < np; ++r) {
+    const double b = ws.pi_bar(r) * pairs[r].scale;
+    nu_bar(pairs[r].j) += b * nu(pairs[r].k);
+    nu_bar(pairs[r].k) += b * nu(pairs[r].j);
   }
-  for (Eigen::Index p = 0; p < np; ++p) {
-    for (Eigen::Index r = 0; r < np; ++r) {
-      const int j = pairs[p].j, kk = pairs[p].k, l = pairs[r].j, m = pairs[r].k;
-      const double gs = g(d + p, d + r) * pairs[p].scale * pairs[r].scale;
-      sigma_bar(j, l) += gs * sigma(kk, m);
-      sigma_bar(kk, m) += gs * sigma(j, l);
-      sigma_bar(j, m) += gs * sigma(kk, l);
-      sigma_bar(kk, l) += gs * sigma(j, m);
-    }
-  }
+  // E = Sigma + nu nu'.
+  sigma_bar += e_bar;
+  nu_bar.noalias() += e_bar * nu;
+  nu_bar.noalias() += e_bar.transpose() * nu;
+}
+
+/// As above with a workspace allocated on the spot (for occasional use; samplers keep a workspace).
+inline void logistic_moments_adjoint(const logistic_moment_layout& layout, const Eigen::VectorXd& nu, const Eigen::VectorXd& w,
+                                     const Eigen::MatrixXd& sigma, const link_functionals& k, const Eigen::VectorXd& a,
+                                     const Eigen::MatrixXd& g, Eigen::VectorXd& nu_bar, Eigen::VectorXd& w_bar,
+                                     Eigen::MatrixXd& sigma_bar, link_functionals& k_bar) {
+  logistic_moment_workspace ws(layout);
+  logistic_moments_adjoint(layout, nu, w, sigma, k, a, g, nu_bar, w_bar, sigma_bar, k_bar, ws);
 }
 
 }  // namespace privpost

@@ -7,6 +7,7 @@
 #include <Eigen/Core>
 #include <boost/math/special_functions/gamma.hpp>
 #include <cmath>
+#include <optional>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
@@ -18,17 +19,30 @@ namespace privpost {
 
 /// The paper's priors (Sec. 4.1; spec Sec. 3.4): theta = sqrt(rho) p / ||p|| with p ~ N(0, I) and rho ~ chi^2(d)
 /// truncated to (0, s_max) (a declared public constant: the paper's data-dependent choice is not DP, E7), covariate
-/// scales tau_j ~ half-normal(tau_scale), correlation Omega ~ LKJ(lkj_eta), Sigma = diag(tau) Omega diag(tau).
+/// scales tau_j ~ half-normal(tau_scale), correlation Omega ~ LKJ(lkj_eta), Sigma = diag(tau) Omega diag(tau). With an
+/// intercept the same coefficient prior holds for (theta_0, theta) in dimension d + 1; with a covariate mean (spec
+/// Sec. 3.7, beyond the paper) mu_x ~ N(0, mean_scale^2 I).
 struct glm_prior {
   double s_max = 9.0;
   double tau_scale = 2.5;
   double lkj_eta = 2.0;
+  double mean_scale = 1.0;
 };
 
-/// A draw of the GLM parameters from glm_prior: coefficients and the covariate covariance.
+/// Which covariate model and record layout (spec glm.md Sec. 3.7): an intercept column of public constant c (the
+/// release's glm_statistic::logistic(d, R, c)) and whether the covariates have a mean mu_x to infer (otherwise they
+/// are modelled as zero-mean, the paper's model, E14). Real data need both.
+struct glm_model_options {
+  std::optional<double> intercept;
+  bool covariate_mean = false;
+};
+
+/// A draw of the GLM parameters from glm_prior: coefficients (theta_0 first with an intercept), the covariate
+/// covariance and the covariate mean (empty means zero).
 struct glm_parameters {
   Eigen::VectorXd theta;
   Eigen::MatrixXd sigma;
+  Eigen::VectorXd mean = {};
 };
 
 /// Draws theta from the coefficient prior: N(0, I_d) conditioned on ||theta||^2 < s_max.
@@ -43,17 +57,22 @@ Eigen::VectorXd draw_glm_coefficients(G& g, int d, double s_max) {
   return std::sqrt(rho) * p / p.norm();
 }
 
-/// Draws theta and Sigma from the prior (for simulation-based calibration and test data).
+/// Draws theta, Sigma and (with options.covariate_mean) mu_x from the prior, for simulation-based calibration and test
+/// data; theta has d + 1 entries (theta_0 first) with an intercept.
 template <random_engine G>
-glm_parameters draw_glm_prior(G& g, int d, const glm_prior& prior) {
+glm_parameters draw_glm_prior(G& g, int d, const glm_prior& prior, const glm_model_options& options = {}) {
   if (d < 1) throw_invalid("draw_glm_prior", "d", d, "an integer >= 1");
   check_positive_finite("draw_glm_prior", "tau_scale", prior.tau_scale);
-  glm_parameters out{draw_glm_coefficients(g, d, prior.s_max), Eigen::MatrixXd(d, d)};
+  if (options.covariate_mean) check_positive_finite("draw_glm_prior", "mean_scale", prior.mean_scale);
+  const int p = d + (options.intercept ? 1 : 0);
+  glm_parameters out{draw_glm_coefficients(g, p, prior.s_max), Eigen::MatrixXd(d, d), Eigen::VectorXd::Zero(d)};
   Eigen::VectorXd tau(d);
   for (int i = 0; i < d; ++i) tau(i) = std::abs(draw_normal(g)) * prior.tau_scale;
   Eigen::MatrixXd l(d, d);
   draw_lkj_cholesky(g, prior.lkj_eta, l);
   out.sigma = tau.asDiagonal() * (l * l.transpose()) * tau.asDiagonal();
+  if (options.covariate_mean)
+    for (int i = 0; i < d; ++i) out.mean(i) = prior.mean_scale * draw_normal(g);
   return out;
 }
 

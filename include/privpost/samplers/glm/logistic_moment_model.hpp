@@ -20,29 +20,46 @@
 
 namespace privpost {
 
-/// The noise-aware logistic DP-GLM posterior given the released z (glm_statistic::logistic(d, R) layout, no
-/// intercept), the public record count n and the Gaussian noise sd sigma of every entry. sigma = 0 is the naive method
-/// (noise ignored) or, on the exact sums, the CLT model without noise. Link: exact_logistic_link (default) or
-/// taylor_logistic_link.
+/// The noise-aware logistic DP-GLM posterior given the released z (glm_statistic::logistic(d, R[, c]) layout), the
+/// public record count n and the Gaussian noise sd sigma of every entry. sigma = 0 is the naive method (noise ignored)
+/// or, on the exact sums, the CLT model without noise. Link: exact_logistic_link (default) or taylor_logistic_link.
+/// options: an intercept column of public constant c (coefficients theta~ = (theta_0, theta), linear predictor
+/// theta_0 c + theta' x) and a covariate mean mu_x (x ~ N(mu_x, Sigma)); both off is the paper's model (spec glm.md
+/// Sec. 3.7; E14).
 ///
-/// Unconstrained vector u = (p (d), r, v (d), y (d(d-1)/2)): rho = s_max logistic(r), theta = sqrt(rho) p / ||p||,
-/// tau = exp(v), L = cholesky_corr(y). log_density_gradient returns the log posterior up to a constant with every
-/// Jacobian, -infinity (counted in failures()) where N V + sigma^2 I is not positive definite; it never jitters or
-/// clips (that would break the sampler's reversibility; spec Sec. 3.6). parameter_vector(u) is (theta, tau, Omega_ij
-/// for i > j in row order). Evaluation allocates nothing (workspaces sized at construction): one copy per chain.
+/// Unconstrained vector u = (p (P), r, v (d), y (d(d-1)/2), m (d, with a covariate mean)), P = d (+ 1 with an
+/// intercept): rho = s_max logistic(r), theta~ = sqrt(rho) p / ||p||, tau = exp(v), L = cholesky_corr(y), mu_x = m.
+/// log_density_gradient returns the log posterior up to a constant with every Jacobian, -infinity (counted in
+/// failures()) where N V + sigma^2 I is not positive definite; it never jitters or clips (that would break the
+/// sampler's reversibility; spec Sec. 3.6). parameter_vector(u) is (theta~, tau, Omega_ij for i > j in row order,
+/// mu_x). Evaluation allocates nothing (workspaces sized at construction): one copy per chain.
 template <class Link = exact_logistic_link>
 class logistic_moment_model {
  public:
-  logistic_moment_model(const Eigen::VectorXd& z, double n, double sigma, int d, const glm_prior& prior = {})
-      : layout_(d), z_(z), n_(n), sigma_(sigma), prior_(prior), coef_(prior.s_max), d_(d) {
+  logistic_moment_model(const Eigen::VectorXd& z, double n, double sigma, int d, const glm_prior& prior = {},
+                        const glm_model_options& options = {})
+      : layout_(d, options.intercept.has_value()),
+        z_(z),
+        n_(n),
+        sigma_(sigma),
+        prior_(prior),
+        options_(options),
+        coef_(prior.s_max),
+        d_(d),
+        p_(layout_.augmented()),
+        o_(p_ - d),
+        moment_ws_(layout_) {
     constexpr const char* f = "logistic_moment_model";
-    check_size_match(f, "released z", z.size(), "statistic size d + d(d+1)/2", layout_.size());
+    check_size_match(f, "released z", z.size(), "statistic size P + P(P+1)/2 (- 1 with an intercept), P = d (+ 1)",
+                     layout_.size());
     for (Eigen::Index i = 0; i < z.size(); ++i) check_finite(f, "released z", z(i));
     check_record_count(f, n);
     check_nonnegative_finite(f, "noise sd sigma", sigma);
     check_positive_finite(f, "s_max", prior.s_max);
     check_positive_finite(f, "tau_scale", prior.tau_scale);
     check_positive_finite(f, "lkj_eta", prior.lkj_eta);
+    if (options.covariate_mean) check_positive_finite(f, "mean_scale", prior.mean_scale);
+    if (options.intercept) check_positive_finite(f, "intercept constant", *options.intercept);
     const Eigen::Index dd = layout_.size();
     mu_.setZero(dd);
     v_.setZero(dd, dd);
@@ -54,31 +71,46 @@ class logistic_moment_model {
     l_inv_diag_.setZero(dd);
     a_.setZero(dd);
     llt_.compute(Eigen::MatrixXd::Identity(dd, dd));  // sizes the factor and sets its status (copies read it)
-    for (Eigen::VectorXd* x : {&theta_, &theta_bar_, &tau_, &tau_bar_, &w_, &w_bar_}) x->setZero(d);
-    for (Eigen::MatrixXd* m : {&l_, &omega_, &sigma_m_, &sigma_bar_, &omega_bar_, &l_bar_}) m->setZero(d, d);
+    for (Eigen::VectorXd* x : {&theta_, &theta_bar_, &w_, &w_bar_, &nu_, &nu_bar_}) x->setZero(p_);
+    for (Eigen::VectorXd* x : {&tau_, &tau_bar_}) x->setZero(d);
+    for (Eigen::MatrixXd* m : {&sigma_m_, &sigma_bar_}) m->setZero(p_, p_);
+    for (Eigen::MatrixXd* m : {&l_, &omega_, &omega_bar_, &l_bar_}) m->setZero(d, d);
+    if (options.intercept) nu_(0) = *options.intercept;
     y_bar_.setZero(cholesky_corr_free_size(d));
     y_.setZero(cholesky_corr_free_size(d));
   }
 
-  /// 2d + 1 + d(d-1)/2.
-  Eigen::Index dimension() const noexcept { return 2 * d_ + 1 + cholesky_corr_free_size(d_); }
+  /// P + 1 + d + d(d-1)/2 (+ d with a covariate mean).
+  Eigen::Index dimension() const noexcept {
+    return p_ + 1 + d_ + cholesky_corr_free_size(d_) + (options_.covariate_mean ? d_ : 0);
+  }
   int covariates() const noexcept { return d_; }
+  /// P: the coefficients, d plus 1 with an intercept.
+  int coefficients() const noexcept { return p_; }
+  const glm_model_options& options() const noexcept { return options_; }
   /// Evaluations where N V + sigma^2 I was not positive definite or a moment was not finite (-infinity returned).
   std::uint64_t failures() const noexcept { return failures_; }
 
   /// Log posterior density (up to a constant) and its gradient at u.
   double log_density_gradient(const Eigen::VectorXd& u, Eigen::VectorXd& grad) {
-    const int d = d_;
-    const auto v = u.segment(d + 1, d);
-    y_ = u.tail(cholesky_corr_free_size(d));
+    const int d = d_, p = p_, o = o_;
+    const Eigen::Index nc = cholesky_corr_free_size(d);
+    if (u.size() != dimension()) throw_invalid("logistic_moment_model", "size of u", u.size(), "dimension()");
+    const auto v = u.segment(p + 1, d);
+    y_ = u.segment(p + 1 + d, nc);
     double lp = 0.0;
-    if (!u.allFinite() || !coef_.forward(u.head(d), u(d), theta_, lp)) return fail(grad);
+    if (!u.allFinite() || !coef_.forward(u.head(p), u(p), theta_, lp)) return fail(grad);
     tau_ = v.array().exp().matrix();
     const double log_j_corr = d > 1 ? cholesky_corr_constrain(y_, l_) : 0.0;
     if (d == 1) l_(0, 0) = 1.0;
     omega_.noalias() = l_ * l_.transpose();
     for (int i = 0; i < d; ++i)
-      for (int j = 0; j < d; ++j) sigma_m_(i, j) = tau_(i) * tau_(j) * omega_(i, j);
+      for (int j = 0; j < d; ++j) sigma_m_(o + i, o + j) = tau_(i) * tau_(j) * omega_(i, j);
+    if (options_.covariate_mean) {
+      const auto m = u.tail(d);
+      nu_.tail(d) = m;
+      lp -= 0.5 * m.squaredNorm() / (prior_.mean_scale * prior_.mean_scale);
+    }
 
     // Prior and Jacobians (spec Sec. 3.4); the coefficients' part is in lp already.
     const double ts2 = prior_.tau_scale * prior_.tau_scale;
@@ -88,10 +120,10 @@ class logistic_moment_model {
 
     // Likelihood: log N(z; n mu, n V + sigma^2 I).
     w_.noalias() = sigma_m_ * theta_;
-    const double q = theta_.dot(w_);
-    if (!(q >= 0.0 && q <= 1e6)) return fail(grad);
-    const link_functionals k = Link::functionals(0.0, q);
-    logistic_moments(layout_, w_, sigma_m_, k, mu_, v_);
+    const double q = theta_.dot(w_), m_eta = theta_.dot(nu_);
+    if (!(q >= 0.0 && q <= 1e6) || !(std::abs(m_eta) <= 1e6)) return fail(grad);
+    const link_functionals k = Link::functionals(m_eta, q);
+    logistic_moments(layout_, nu_, w_, sigma_m_, k, mu_, v_, moment_ws_);
     if (!mu_.allFinite() || !v_.allFinite()) return fail(grad);
     const Eigen::Index dd = layout_.size();
     c_ = n_ * v_;
@@ -116,65 +148,88 @@ class logistic_moment_model {
     g_ -= c_inv_;
     g_ *= 0.5 * n_;
     a_ = n_ * alpha_;
+    nu_bar_.setZero();
     w_bar_.setZero();
     sigma_bar_.setZero();
     link_functionals k_bar{};
-    logistic_moments_adjoint(layout_, w_, sigma_m_, k, a_, g_, w_bar_, sigma_bar_, k_bar);
+    logistic_moments_adjoint(layout_, nu_, w_, sigma_m_, k, a_, g_, nu_bar_, w_bar_, sigma_bar_, k_bar, moment_ws_);
 
-    // Chain rule back to u (step 3).
-    const double q_bar = 0.5 * (k_bar[1] * k[3] + k_bar[3] * k[5]);
+    // Chain rule back to u (step 3), through d kappa_j / d m = kappa_(j+1), d kappa_j / d q = kappa_(j+2) / 2.
+    double m_bar = 0.0, q_bar = 0.0;
+    for (std::size_t j = 0; j < 4; ++j) {
+      m_bar += k_bar[j] * k[j + 1];
+      q_bar += 0.5 * k_bar[j] * k[j + 2];
+    }
     theta_bar_.noalias() = sigma_m_.transpose() * w_bar_;
-    theta_bar_ += 2.0 * q_bar * w_;
+    theta_bar_ += 2.0 * q_bar * w_ + m_bar * nu_;
     sigma_bar_.noalias() += w_bar_ * theta_.transpose();
     sigma_bar_.noalias() += q_bar * theta_ * theta_.transpose();
+    nu_bar_ += m_bar * theta_;
+    const auto sb = sigma_bar_.bottomRightCorner(d, d);  // the covariates' block (the intercept's is constant)
     for (int i = 0; i < d; ++i) {
       double t = 0.0;
-      for (int j = 0; j < d; ++j) t += (sigma_bar_(i, j) + sigma_bar_(j, i)) * omega_(i, j) * tau_(j);
+      for (int j = 0; j < d; ++j) t += (sb(i, j) + sb(j, i)) * omega_(i, j) * tau_(j);
       tau_bar_(i) = t;
     }
     for (int i = 0; i < d; ++i)
-      for (int j = 0; j < d; ++j) omega_bar_(i, j) = tau_(i) * tau_(j) * sigma_bar_(i, j);
+      for (int j = 0; j < d; ++j) omega_bar_(i, j) = tau_(i) * tau_(j) * sb(i, j);
     l_bar_.noalias() = (omega_bar_ + omega_bar_.transpose()) * l_;
     for (int i = 1; i < d; ++i) l_bar_(i, i) += lkj_coefficient(i) / l_(i, i);
 
     grad.resize(dimension());
-    coef_.backward(u.head(d), theta_bar_, grad.head(d), grad(d));
-    for (int j = 0; j < d; ++j) grad(d + 1 + j) = tau_bar_(j) * tau_(j) - tau_(j) * tau_(j) / ts2 + 1.0;
+    coef_.backward(u.head(p), theta_bar_, grad.head(p), grad(p));
+    for (int j = 0; j < d; ++j) grad(p + 1 + j) = tau_bar_(j) * tau_(j) - tau_(j) * tau_(j) / ts2 + 1.0;
     if (d > 1) {
       y_bar_.setZero();
       cholesky_corr_adjoint(y_, l_, l_bar_, y_bar_);
-      grad.tail(cholesky_corr_free_size(d)) = y_bar_;
+      grad.segment(p + 1 + d, nc) = y_bar_;
     }
+    if (options_.covariate_mean) grad.tail(d) = nu_bar_.tail(d) - u.tail(d) / (prior_.mean_scale * prior_.mean_scale);
     if (!std::isfinite(lp) || !grad.allFinite()) return fail(grad);
     return lp;
   }
 
-  /// (theta, tau, Omega_ij for i > j in row order) at u.
+  /// (theta~, tau, Omega_ij for i > j in row order, mu_x with a covariate mean) at u: dimension() - 1 entries.
   Eigen::VectorXd parameter_vector(const Eigen::VectorXd& u) const {
-    const int d = d_;
-    Eigen::VectorXd out(2 * d + cholesky_corr_free_size(d));
-    out.head(d) = glm_coefficient_transform::coefficients(u.head(d), u(d), prior_.s_max);
-    out.segment(d, d) = u.segment(d + 1, d).array().exp().matrix();
+    const int d = d_, p = p_;
+    const Eigen::Index nc = cholesky_corr_free_size(d);
+    if (u.size() != dimension()) throw_invalid("logistic_moment_model", "size of u", u.size(), "dimension()");
+    Eigen::VectorXd out(dimension() - 1);
+    out.head(p) = glm_coefficient_transform::coefficients(u.head(p), u(p), prior_.s_max);
+    out.segment(p, d) = u.segment(p + 1, d).array().exp().matrix();
     if (d > 1) {
       Eigen::MatrixXd l(d, d);
-      cholesky_corr_constrain(u.tail(cholesky_corr_free_size(d)), l);
+      cholesky_corr_constrain(u.segment(p + 1 + d, nc), l);
       const Eigen::MatrixXd omega = l * l.transpose();
-      Eigen::Index c = 2 * d;
+      Eigen::Index c = p + d;
       for (int i = 1; i < d; ++i)
         for (int j = 0; j < i; ++j) out(c++) = omega(i, j);
     }
+    if (options_.covariate_mean) out.tail(d) = u.tail(d);
     return out;
   }
 
   double records() const noexcept { return n_; }
   double noise_sd() const noexcept { return sigma_; }
 
-  /// Per-record mean and covariance of the statistic at (theta, Sigma) (for simulating releases).
-  void moments(const Eigen::VectorXd& theta, const Eigen::MatrixXd& sigma, Eigen::VectorXd& mu, Eigen::MatrixXd& v) const {
-    const Eigen::VectorXd w = sigma * theta;
+  /// Per-record mean and covariance of the statistic at the parameters (theta with P entries; an empty mean is zero),
+  /// for simulating releases.
+  void moments(const glm_parameters& at, Eigen::VectorXd& mu, Eigen::MatrixXd& v) const {
+    constexpr const char* f = "logistic_moment_model::moments";
+    const int d = d_, p = p_;
+    check_size_match(f, "theta", at.theta.size(), "coefficients P", p);
+    check_size_match(f, "Sigma rows", at.sigma.rows(), "d", d);
+    check_size_match(f, "Sigma columns", at.sigma.cols(), "d", d);
+    if (at.mean.size() != 0) check_size_match(f, "covariate mean", at.mean.size(), "d", d);
+    Eigen::VectorXd nu = Eigen::VectorXd::Zero(p);
+    if (options_.intercept) nu(0) = *options_.intercept;
+    if (at.mean.size() != 0) nu.tail(d) = at.mean;
+    Eigen::MatrixXd sigma = Eigen::MatrixXd::Zero(p, p);
+    sigma.bottomRightCorner(d, d) = at.sigma;
+    const Eigen::VectorXd w = sigma * at.theta;
     mu.resize(layout_.size());
     v.resize(layout_.size(), layout_.size());
-    logistic_moments(layout_, w, sigma, Link::functionals(0.0, theta.dot(w)), mu, v);
+    logistic_moments(layout_, nu, w, sigma, Link::functionals(at.theta.dot(nu), at.theta.dot(w)), mu, v);
   }
 
  private:
@@ -219,14 +274,16 @@ class logistic_moment_model {
   double n_;
   double sigma_;
   glm_prior prior_;
+  glm_model_options options_;
   glm_coefficient_transform coef_;
-  int d_;
+  int d_, p_, o_;
+  logistic_moment_workspace moment_ws_;
   std::uint64_t failures_ = 0;
   // Workspaces.
   Eigen::VectorXd mu_, alpha_, a_, l_inv_diag_;
   Eigen::MatrixXd v_, c_, c_inv_, l_inv_, g_;
   Eigen::LLT<Eigen::MatrixXd> llt_;
-  Eigen::VectorXd theta_, theta_bar_, tau_, tau_bar_, w_, w_bar_, y_, y_bar_;
+  Eigen::VectorXd theta_, theta_bar_, tau_, tau_bar_, w_, w_bar_, nu_, nu_bar_, y_, y_bar_;
   Eigen::MatrixXd l_, omega_, sigma_m_, sigma_bar_, omega_bar_, l_bar_;
 };
 
@@ -237,7 +294,7 @@ template <class Link, random_engine G>
 Eigen::VectorXd simulate_glm_release(const logistic_moment_model<Link>& model, const glm_parameters& truth, G& g) {
   Eigen::VectorXd mu;
   Eigen::MatrixXd v;
-  model.moments(truth.theta, truth.sigma, mu, v);
+  model.moments(truth, mu, v);
   const double n = model.records();
   const Eigen::LLT<Eigen::MatrixXd> llt(n * v);
   if (llt.info() != Eigen::Success) throw_domain("simulate_glm_release", "N V positive definite", 0.0, "a PD covariance");
