@@ -39,6 +39,7 @@ struct cli_options {
   int mmd_draws = 500;
   int dim = 1;                     ///< linreg: covariates (an intercept is added)
   std::string moments = "update";  ///< linreg: noisy|prior|update
+  bool mechanism_given = false, methods_given = false;
 };
 
 template <class Study>
@@ -65,5 +66,6 @@ inline int run(const Study& study, const cli_options& o) {
 int run_bounded_model(const cli_options& o, const privpost::study_settings& settings);
 int run_unbounded_model(const cli_options& o, const privpost::study_settings& settings);
 int run_regression_model(const cli_options& o, const privpost::study_settings& settings);
+int run_glm_model(const cli_options& o, const privpost::study_settings& settings);
 
 }  // namespace privpost::tools::calibrate

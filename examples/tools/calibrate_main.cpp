@@ -20,6 +20,12 @@ int dispatch(const cli_options& o) {
   settings.methods = privpost::tools::split_list(o.methods);
   if (o.model == "binomial" || o.model == "multinomial") return run_bounded_model(o, settings);
   if (o.model == "linreg") return run_regression_model(o, settings);
+  if (o.model == "logistic") {
+    cli_options g = o;
+    if (!o.mechanism_given) g.mechanism = "gaussian";
+    if (!o.methods_given) settings.methods = {"noise-aware", "naive"};
+    return run_glm_model(g, settings);
+  }
   return run_unbounded_model(o, settings);
 }
 
@@ -28,18 +34,23 @@ int dispatch(const cli_options& o) {
 int main(int argc, char** argv) {
   CLI::App app{"privpost-calibrate: simulation-based calibration of noise-aware and baseline posteriors"};
   cli_options o;
-  app.add_option("--model", o.model, "binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg")
-      ->check(CLI::IsMember({"binomial", "multinomial", "poisson", "exponential", "normal-known-var", "normal", "linreg"}));
-  app.add_option("--dim", o.dim, "linreg: number of covariates D (an intercept is added)");
+  app.add_option("--model", o.model, "binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg|logistic")
+      ->check(CLI::IsMember(
+          {"binomial", "multinomial", "poisson", "exponential", "normal-known-var", "normal", "linreg", "logistic"}));
+  app.add_option("--dim", o.dim, "linreg, logistic: number of covariates D (an intercept is added)");
   app.add_option("--moments", o.moments, "linreg: covariate moments for Gibbs-SS: noisy|prior|update");
-  app.add_option("--methods", o.methods, "comma list of gibbs, naive, nonprivate, ops (ops: binomial only)");
+  auto* methods_option = app.add_option(
+      "--methods", o.methods,
+      "comma list of gibbs, naive, nonprivate, ops (ops: binomial only); logistic: noise-aware, naive (its default)");
   app.add_option("--n", o.n, "records per trial")->check(CLI::Range(1.0, 1e7));
   app.add_option("--epsilon", o.epsilon, "privacy budget epsilon");
-  app.add_option("--mechanism", o.mechanism, "laplace|gaussian")->check(CLI::IsMember({"laplace", "gaussian"}));
+  auto* mechanism_option = app.add_option("--mechanism", o.mechanism, "laplace|gaussian (logistic: gaussian, its default)")
+                               ->check(CLI::IsMember({"laplace", "gaussian"}));
   app.add_option("--delta", o.delta, "delta of the Gaussian mechanism (analytic calibration)");
   app.add_option("--trials", o.trials, "number of simulated trials M")->check(CLI::Range(2, 1000000));
   app.add_option("--draws", o.draws, "draws kept per posterior")->check(CLI::Range(2, 10000000));
-  app.add_option("--burnin", o.burnin, "Gibbs-SS burn-in sweeps")->check(CLI::Range(0, 100000000));
+  app.add_option("--burnin", o.burnin, "Gibbs-SS burn-in sweeps (logistic: NUTS warm-up transitions)")
+      ->check(CLI::Range(0, 100000000));
   app.add_option("--thin", o.thin, "Gibbs-SS keeps every thin-th sweep")->check(CLI::Range(1, 100000));
   app.add_option("--seed", o.seed, "seed of the whole study (trial t uses stream t)");
   app.add_option("--categories", o.categories, "K for the multinomial model (2 to 5)");
@@ -50,6 +61,8 @@ int main(int argc, char** argv) {
   app.add_option("--ranks", o.ranks, "write each trial's true-parameter quantile per method to this CSV file");
   app.add_option("--mmd-draws", o.mmd_draws, "draws per posterior used for MMD^2 (0: skip MMD)")->check(CLI::Range(0, 100000));
   CLI11_PARSE(app, argc, argv);
+  o.mechanism_given = mechanism_option->count() > 0;
+  o.methods_given = methods_option->count() > 0;
   try {
     return dispatch(o);
   } catch (const std::exception& e) {

@@ -12,6 +12,8 @@ namespace privpost::tools::infer_tool {
 
 struct options {
   std::string release, prior, draws_csv, moments;
+  std::string link = "exact";  ///< logistic: exact|taylor
+  double target_accept = 0.8;  ///< logistic: NUTS's dual-averaging target (Stan's adapt_delta)
   bool compare_naive = false, parallel = false, strict = false;
   int chains = 4, burnin = 1000, draws = 1000;
   int thin = 0;  ///< 0: the model's default (default_thin, regression_default_thin)
@@ -35,5 +37,9 @@ int infer_bounded(const release_record& rec, const options& o);
 int infer_unbounded(const release_record& rec, const options& o);
 /// Linear regression: infer_regression.cpp.
 int run_regression(const release_record& rec, const options& o);
+/// Logistic regression (DP-GLM, NUTS): infer_glm.cpp.
+int run_logistic(const release_record& rec, const options& o);
+/// Default thinning of NUTS chains (logistic).
+inline constexpr int nuts_default_thin = 1;
 
 }  // namespace privpost::tools::infer_tool

@@ -28,6 +28,10 @@ struct options {
   // linreg
   std::string covariates, response, x_bounds, y_bounds;
   bool no_intercept = false, noisy_moments = false;
+  bool mechanism_given = false;
+  // logistic
+  std::optional<double> radius;
+  std::string positive;
 };
 
 template <class Mechanism>
@@ -123,9 +127,126 @@ privpost::tools::release_record make_regression_release(const options& o) {
   return r;
 }
 
+std::vector<double> parse_numbers(const std::string& text, const char* flag) {
+  std::vector<double> v;
+  for (const auto& item : privpost::tools::split_list(text)) {
+    char* end = nullptr;
+    const double x = std::strtod(item.c_str(), &end);
+    if (item.empty() || end != item.c_str() + item.size() || !std::isfinite(x))
+      throw std::invalid_argument(std::string(flag) + ": '" + item + "' is not a finite number");
+    v.push_back(x);
+  }
+  return v;
+}
+
+// Logistic regression (issue #10, spec glm.md): the PASS-GLM order-2 statistics [y x~; t2(x~)] of admitted records
+// under the analytic Gaussian mechanism with the L2 sensitivity of Lemma 3.3 (with the intercept's inner products).
+// Covariates either declared per column (--x-bounds: clamped into [lo, hi], mapped to [-1, 1] / sqrt(d), so ||x|| <= 1)
+// or raw with a declared norm bound (--radius R: records longer than R scaled onto the ball). Responses 0/1 or -1/+1,
+// or text with --positive LABEL (LABEL -> +1, any other value -> -1). Every record is kept: n is public.
+privpost::tools::release_record make_logistic_release(const options& o) {
+  using namespace privpost;
+  if (o.covariates.empty() || o.response.empty())
+    throw std::invalid_argument("logistic needs --covariates a,b,... and --response y");
+  if (o.x_bounds.empty() == !o.radius.has_value())
+    throw std::invalid_argument(
+        "logistic needs exactly one of --x-bounds (declared ranges: lo,hi for every covariate, or lo1,hi1,lo2,hi2,... "
+        "one pair per covariate) and --radius R (raw covariates, norm bound R)");
+  if (o.mechanism_given && o.mechanism != "gaussian")
+    throw std::invalid_argument(
+        "--mechanism " + o.mechanism +
+        ": the logistic model is released with the Gaussian mechanism only (the Laplace sampler of issue #10 item 4, "
+        "partially collapsed Gibbs, is not implemented yet)");
+  if (o.lower || o.upper || !o.y_bounds.empty() || o.noisy_moments)
+    throw std::invalid_argument("--lower/--upper/--y-bounds/--noisy-moments do not apply to the logistic model");
+  tools::release_record r;
+  r.model = "logistic";
+  r.mechanism = "gaussian";
+  r.version = privpost::version_string;
+  r.covariates = tools::split_list(o.covariates);
+  r.response = o.response;
+  r.intercept = !o.no_intercept;
+  r.intercept_value = 1.0;
+  r.positive_label = o.positive;
+  r.policy = "clamp";
+  const int d = static_cast<int>(r.covariates.size());
+  if (d < 1 || d > 64) throw std::invalid_argument("--covariates: " + std::to_string(d) + " names; accepted: 1 to 64");
+  if (!o.x_bounds.empty()) {
+    const auto v = parse_numbers(o.x_bounds, "--x-bounds");
+    if (v.size() != 2 && v.size() != 2 * static_cast<std::size_t>(d))
+      throw std::invalid_argument("--x-bounds has " + std::to_string(v.size()) +
+                                  " numbers; accepted: 2 (one range for every covariate) or " + std::to_string(2 * d) +
+                                  " (lo,hi per covariate)");
+    for (int k = 0; k < d; ++k) {
+      const std::size_t at = v.size() == 2 ? 0 : 2 * static_cast<std::size_t>(k);
+      if (!(v[at] < v[at + 1]))
+        throw std::invalid_argument("--x-bounds: covariate '" + r.covariates[static_cast<std::size_t>(k)] + "' has lo " +
+                                    std::to_string(v[at]) + " >= hi " + std::to_string(v[at + 1]) + "; accepted: lo < hi");
+      r.covariate_bounds.emplace_back(v[at], v[at + 1]);
+    }
+    r.glm_scale = "unit_ball";
+    r.radius = 1.0;
+  } else {
+    if (!(std::isfinite(*o.radius) && *o.radius > 0))
+      throw std::invalid_argument("--radius is " + std::to_string(*o.radius) + "; accepted: a finite number > 0");
+    r.glm_scale = "raw";
+    r.radius = *o.radius;
+  }
+  const auto statistic =
+      glm_statistic::logistic(d, r.radius, r.intercept ? std::optional<double>(r.intercept_value) : std::nullopt);
+  std::vector<std::vector<double>> columns;
+  for (const auto& c : r.covariates) columns.push_back(tools::read_csv_column(o.input, c));
+  std::vector<double> y;
+  for (const auto& [line, cell] : tools::read_csv_cells(o.input, o.response)) {
+    if (!o.positive.empty()) {
+      y.push_back(cell == o.positive ? 1.0 : -1.0);
+      continue;
+    }
+    char* end = nullptr;
+    const double v = std::strtod(cell.c_str(), &end);
+    if (cell.empty() || end != cell.c_str() + cell.size() || !(v == 0.0 || v == 1.0 || v == -1.0))
+      throw std::invalid_argument("CSV line " + std::to_string(line) + ": response '" + cell +
+                                  "'; accepted: 0, 1, -1 (or text labels with --positive LABEL)");
+    y.push_back(v);
+  }
+  r.n = static_cast<double>(y.size());
+  Eigen::VectorXd s = Eigen::VectorXd::Zero(statistic.size());
+  Eigen::VectorXd x(d);
+  long clamped = 0, clipped = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    for (int k = 0; k < d; ++k) {
+      const double v = columns[static_cast<std::size_t>(k)][i];
+      if (r.glm_scale == "unit_ball") {
+        const auto& b = r.covariate_bounds[static_cast<std::size_t>(k)];
+        if (v < b.first || v > b.second) ++clamped;
+        x(k) = scale_to_declared_range(v, b.first, b.second, d);
+      } else {
+        x(k) = v;
+      }
+    }
+    if (x.norm() > r.radius) ++clipped;
+    statistic.add_record(x, y[i], s);
+  }
+  const auto m = gaussian_mechanism::analytic(statistic.l2_sensitivity(), o.epsilon, o.delta);
+  r.sensitivity = statistic.l2_sensitivity();
+  r.noise = m.sigma();
+  r.calibration = "analytic";
+  r.statistic_names = statistic.names();
+  r.sensitivity_rule = r.intercept ? "Lemma 3.3 (exact), with the intercept column's inner products" : "Lemma 3.3 (exact)";
+  finish(r, m, m.release(s));  // OS CSPRNG
+  if (r.glm_scale == "unit_ball")
+    std::cerr << "privpost-release: covariates mapped to [-1, 1] / sqrt(" << d << ") by their declared ranges; " << clamped
+              << " value(s) clamped into a range\n";
+  else
+    std::cerr << "privpost-release: " << clipped << " record(s) longer than the radius " << r.radius << " scaled onto the ball\n";
+  std::cerr << "privpost-release: logistic statistic L2 sensitivity " << r.sensitivity << " (" << r.sensitivity_rule << ")\n";
+  return r;
+}
+
 privpost::tools::release_record make_release(const options& o) {
   using namespace privpost;
   if (o.model == "linreg") return make_regression_release(o);
+  if (o.model == "logistic") return make_logistic_release(o);
   const std::vector<double> x = tools::read_csv_column(o.input, o.column);
   tools::release_record r;
   r.model = o.model;
@@ -206,27 +327,36 @@ int main(int argc, char** argv) {
   options o;
   app.add_option("--input", o.input, "CSV file with a header row")->required();
   app.add_option("--column", o.column, "the column holding one value per record (all models but linreg)");
-  app.add_option("--model", o.model, "binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg")
+  app.add_option("--model", o.model, "binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg|logistic")
       ->required()
-      ->check(CLI::IsMember({"binomial", "multinomial", "poisson", "exponential", "normal-known-var", "normal", "linreg"}));
-  app.add_option("--covariates", o.covariates, "linreg: comma list of covariate columns");
-  app.add_option("--response", o.response, "linreg: the response column");
-  app.add_option("--x-bounds", o.x_bounds, "linreg: lo,hi declared for every covariate (records are clamped into it)");
+      ->check(CLI::IsMember(
+          {"binomial", "multinomial", "poisson", "exponential", "normal-known-var", "normal", "linreg", "logistic"}));
+  app.add_option("--covariates", o.covariates, "linreg, logistic: comma list of covariate columns");
+  app.add_option("--response", o.response, "linreg, logistic: the response column (logistic: 0/1, -1/+1, or see --positive)");
+  app.add_option("--x-bounds", o.x_bounds,
+                 "linreg: lo,hi declared for every covariate (records are clamped into it); logistic: lo,hi for every "
+                 "covariate or lo1,hi1,lo2,hi2,... one declared range per covariate (clamped, mapped to [-1, 1] / sqrt(d))");
+  app.add_option("--radius", o.radius,
+                 "logistic: declared norm bound R of the raw covariates (instead of --x-bounds; longer records are scaled "
+                 "onto the ball)");
+  app.add_option("--positive", o.positive, "logistic: the response label coded +1 (every other value is -1)");
   app.add_option("--y-bounds", o.y_bounds, "linreg: lo,hi declared for the response (records are clamped into it)");
-  app.add_flag("--no-intercept", o.no_intercept, "linreg: no intercept column");
+  app.add_flag("--no-intercept", o.no_intercept, "linreg, logistic: no intercept column");
   app.add_flag("--noisy-moments", o.noisy_moments,
                "linreg: also release the covariates' fourth sample moments (Gibbs-SS-Noisy), splitting epsilon evenly");
   app.add_option("--epsilon", o.epsilon, "privacy budget epsilon")->required();
-  app.add_option("--mechanism", o.mechanism, "laplace|gaussian (analytic calibration)")
-      ->check(CLI::IsMember({"laplace", "gaussian"}));
+  auto* mechanism_option =
+      app.add_option("--mechanism", o.mechanism, "laplace|gaussian (analytic calibration); logistic: gaussian only (its default)")
+          ->check(CLI::IsMember({"laplace", "gaussian"}));
   app.add_option("--delta", o.delta, "delta of the Gaussian mechanism");
   app.add_option("--lower", o.lower, "declared lower bound of a record (unbounded models)");
   app.add_option("--upper", o.upper, "declared upper bound of a record (unbounded models)");
   app.add_option("--categories", o.categories, "K for the multinomial model (records are categories 0..K-1)");
   app.add_option("--output", o.output, "write the release record here (default: standard output)");
   CLI11_PARSE(app, argc, argv);
+  o.mechanism_given = mechanism_option->count() > 0;
   try {
-    if (o.model != "linreg" && o.column.empty())
+    if (o.model != "linreg" && o.model != "logistic" && o.column.empty())
       throw std::invalid_argument("--column is required for the " + o.model + " model");
     const auto record = make_release(o);
     const std::string text = privpost::tools::to_json(record).dump(2) + "\n";

@@ -16,7 +16,7 @@
 namespace privpost::tools {
 
 struct release_record {
-  std::string model;      ///< binomial|multinomial|poisson|exponential|normal-known-var|normal
+  std::string model;      ///< binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg|logistic
   double n = 0;           ///< number of records (public)
   int categories = 0;     ///< K, multinomial only
   std::string mechanism;  ///< laplace|gaussian
@@ -40,6 +40,15 @@ struct release_record {
   bool unit_scaled = false;
   std::vector<double> noisy_moments;  ///< Gibbs-SS-Noisy: released normalised fourth moments (may be empty)
   double moment_sensitivity = 0, moment_noise = 0, moment_epsilon = 0;
+  // logistic only (also covariates, response, intercept, covariate_bounds above)
+  double intercept_value = 1.0;  ///< the public constant c of the intercept column (when intercept)
+  double radius = 1.0;           ///< R: the norm bound of the (scaled) covariates
+  /// "unit_ball": each covariate mapped from its declared range [lo, hi] to [-1, 1] / sqrt(d) (so ||x|| <= 1 = R);
+  /// "raw": covariates as recorded, records longer than R scaled onto the ball.
+  std::string glm_scale;
+  std::string positive_label;                ///< the response label mapped to +1 (empty: numeric 0/1 or -1/+1)
+  std::vector<std::string> statistic_names;  ///< glm_statistic::names(), in the order of noisy_statistics
+  std::string sensitivity_rule;              ///< which result gave the sensitivity
 };
 
 inline nlohmann::json to_json(const release_record& r) {
@@ -77,6 +86,19 @@ inline nlohmann::json to_json(const release_record& r) {
           {"name", "laplace"}, {"epsilon", r.moment_epsilon}, {"sensitivity", r.moment_sensitivity}, {"scale", r.moment_noise}};
       j["regression"]["budget_split"] = "even: half of epsilon on the statistics, half on the fourth sample moments";
     }
+  }
+  if (r.model == "logistic") {
+    nlohmann::json xb = nlohmann::json::array();
+    for (const auto& b : r.covariate_bounds) xb.push_back({b.first, b.second});
+    j["glm"] = {{"covariates", r.covariates},
+                {"response", r.response},
+                {"intercept", r.intercept ? nlohmann::json(r.intercept_value) : nlohmann::json(nullptr)},
+                {"radius", r.radius},
+                {"scale", r.glm_scale},
+                {"covariate_bounds", xb},
+                {"statistic_names", r.statistic_names},
+                {"sensitivity_rule", r.sensitivity_rule}};
+    if (!r.positive_label.empty()) j["glm"]["positive_label"] = r.positive_label;
   }
   return j;
 }
@@ -154,12 +176,38 @@ inline release_record from_json(const nlohmann::json& j) {
       r.moment_epsilon = number(need(g, "moments_mechanism"), "epsilon");
     }
   }
+  if (r.model == "logistic") {
+    const auto& g = need(j, "glm");
+    for (const auto& c : need(g, "covariates")) r.covariates.push_back(c.get<std::string>());
+    r.response = need(g, "response").get<std::string>();
+    const auto& c = need(g, "intercept");
+    r.intercept = !c.is_null();
+    if (r.intercept) r.intercept_value = number(g, "intercept");
+    r.radius = number(g, "radius");
+    if (!(r.radius > 0)) throw std::invalid_argument("release record: glm radius must be > 0");
+    r.glm_scale = need(g, "scale").get<std::string>();
+    if (r.glm_scale != "unit_ball" && r.glm_scale != "raw")
+      throw std::invalid_argument("release record: glm scale '" + r.glm_scale + "'; accepted: unit_ball, raw");
+    for (const auto& b : need(g, "covariate_bounds")) {
+      if (!b.is_array() || b.size() != 2 || !b.at(0).is_number() || !b.at(1).is_number() ||
+          !(b.at(0).get<double>() < b.at(1).get<double>()))
+        throw std::invalid_argument("release record: a glm covariate bound is not a pair lo < hi");
+      r.covariate_bounds.emplace_back(b.at(0).get<double>(), b.at(1).get<double>());
+    }
+    if (r.covariates.empty() || r.covariates.size() > 64)
+      throw std::invalid_argument("release record: glm covariates: accepted 1 to 64 names");
+    if (r.glm_scale == "unit_ball" && r.covariate_bounds.size() != r.covariates.size())
+      throw std::invalid_argument("release record: glm scale unit_ball needs one covariate bound per covariate");
+    for (const auto& v : need(g, "statistic_names")) r.statistic_names.push_back(v.get<std::string>());
+    r.sensitivity_rule = g.value("sensitivity_rule", std::string());
+    r.positive_label = g.value("positive_label", std::string());
+  }
   return r;
 }
 
-/// Reads one named numeric column of a CSV file with a header row (comma-separated, no quoting). Throws with the line
-/// number on a missing column, a short row, an unparsable or non-finite value.
-inline std::vector<double> read_csv_column(const std::string& path, const std::string& column) {
+/// Reads one named column of a CSV file with a header row (comma-separated, no quoting) as text, one cell per data row
+/// (blank lines skipped), each with its line number. Throws on a missing column, a short row or a quoted field.
+inline std::vector<std::pair<std::size_t, std::string>> read_csv_cells(const std::string& path, const std::string& column) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot open CSV file '" + path + "'");
   std::string line;
@@ -181,21 +229,31 @@ inline std::vector<double> read_csv_column(const std::string& path, const std::s
   for (std::size_t i = 0; i < header.size(); ++i)
     if (header[i] == column) index = i;
   if (index == header.size()) throw std::invalid_argument("CSV file '" + path + "' has no column '" + column + "'");
-  std::vector<double> values;
+  std::vector<std::pair<std::size_t, std::string>> cells_out;
   for (std::size_t number = 2; std::getline(in, line); ++number) {
     if (line.empty() || line == "\r") continue;
     if (line.find('"') != std::string::npos)
       throw std::invalid_argument("CSV line " + std::to_string(number) + ": quoted fields are not supported");
     const auto cells = split(line);
     if (cells.size() <= index) throw std::invalid_argument("CSV line " + std::to_string(number) + ": too few fields");
+    cells_out.emplace_back(number, cells[index]);
+  }
+  if (cells_out.empty()) throw std::invalid_argument("CSV file '" + path + "' has no data rows");
+  return cells_out;
+}
+
+/// Reads one named numeric column of a CSV file with a header row (comma-separated, no quoting). Throws with the line
+/// number on a missing column, a short row, an unparsable or non-finite value.
+inline std::vector<double> read_csv_column(const std::string& path, const std::string& column) {
+  std::vector<double> values;
+  for (const auto& [number, cell] : read_csv_cells(path, column)) {
     char* end = nullptr;
-    const double x = std::strtod(cells[index].c_str(), &end);
-    if (cells[index].empty() || end != cells[index].c_str() + cells[index].size() || !std::isfinite(x))
-      throw std::invalid_argument("CSV line " + std::to_string(number) + ": '" + cells[index] + "' in column '" + column +
+    const double x = std::strtod(cell.c_str(), &end);
+    if (cell.empty() || end != cell.c_str() + cell.size() || !std::isfinite(x))
+      throw std::invalid_argument("CSV line " + std::to_string(number) + ": '" + cell + "' in column '" + column +
                                   "' is not a finite number");
     values.push_back(x);
   }
-  if (values.empty()) throw std::invalid_argument("CSV file '" + path + "' has no data rows");
   return values;
 }
 

@@ -1,0 +1,175 @@
+// privpost-infer, logistic regression (issue #10, spec glm.md): the noise-aware DP-GLM posterior of a release made by
+// privpost-release --model logistic, by NUTS (Stan's multinomial NUTS with its windowed adaptation; warm-up = --burnin)
+// on logistic_moment_model with the exact link (default) or the paper's Taylor link; with an intercept the covariate
+// mean is inferred too (spec Sec. 3.7). Releases on the declared ranges' unit-ball scale are sampled there and reported
+// on the data's scale. The summary gives mean, sd, 95% central interval and "*" where the interval excludes 0.
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "infer.hpp"
+
+namespace privpost::tools::infer_tool {
+
+namespace {
+
+// The reported coordinates of a parameter_vector draw (theta~, tau, Omega lower, mu_x): the coefficients, the
+// covariate sds and, with a covariate mean, the means; on the data's scale when the release was made on the unit ball
+// of the declared ranges (x'_j = (x_j - centre_j) / (h_j sqrt d), h_j the half-width):
+//   slope_j = theta'_j / (h_j sqrt d), intercept = c theta'_0 - sum_j slope_j centre_j (log-odds at x = 0),
+//   sd_j = tau'_j h_j sqrt d, mean_j = centre_j + h_j sqrt d mu'_j.
+privpost::posterior reported(const privpost::posterior& sampled, const release_record& rec, int p, bool mean) {
+  const int d = static_cast<int>(rec.covariates.size());
+  const int off = p - d;
+  const Eigen::Index corr = static_cast<Eigen::Index>(d) * (d - 1) / 2;
+  const bool data_scale = rec.glm_scale == "unit_ball";
+  std::vector<Eigen::MatrixXd> chains;
+  for (const auto& m : sampled.chains()) {
+    Eigen::MatrixXd out(m.rows(), p + d + (mean ? d : 0));
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+      double shift = 0.0;
+      for (int k = 0; k < d; ++k) {
+        double scale = 1.0, centre = 0.0;
+        if (data_scale) {
+          const auto& b = rec.covariate_bounds[static_cast<std::size_t>(k)];
+          scale = 0.5 * (b.second - b.first) * std::sqrt(static_cast<double>(d));
+          centre = 0.5 * (b.first + b.second);
+        }
+        out(i, off + k) = m(i, off + k) / scale;
+        shift += out(i, off + k) * centre;
+        out(i, p + k) = m(i, p + k) * scale;
+        if (mean) out(i, p + d + k) = centre + scale * m(i, p + d + corr + k);
+      }
+      if (off == 1) out(i, 0) = rec.intercept_value * m(i, 0) - shift;
+    }
+    chains.push_back(std::move(out));
+  }
+  return privpost::posterior(std::move(chains));
+}
+
+void summarise_glm(const std::string& title, const privpost::inference_result& r, const std::vector<std::string>& names,
+                   int coefficients) {
+  std::printf("%s\n  %-18s %10s %10s %10s %10s %3s %7s %8s %8s\n", title.c_str(), "parameter", "mean", "sd", "2.5%", "97.5%", "",
+              "R-hat", "ESS bulk", "ESS tail");
+  for (Eigen::Index j = 0; j < r.draws.dimension(); ++j) {
+    const auto ci = r.draws.interval(0.95, j);
+    const bool flag = j < coefficients && !ci.contains(0.0);
+    std::printf("  %-18s %10.4g %10.4g %10.4g %10.4g %3s %7.3f %8.0f %8.0f\n", names[static_cast<std::size_t>(j)].c_str(),
+                r.draws.mean(j), r.draws.sd(j), ci.lower, ci.upper, flag ? "*" : "", r.draws.rhat(j), r.draws.ess_bulk(j),
+                r.draws.ess_tail(j));
+  }
+  std::printf("  NUTS after warm-up: %llu divergent transitions, %llu at the maximum tree depth\n",
+              static_cast<unsigned long long>(r.events.divergences),
+              static_cast<unsigned long long>(r.events.treedepth_saturations));
+}
+
+template <class Link>
+int run_logistic_with(const release_record& rec, const options& o, const std::string& link_name) {
+  using namespace privpost;
+  const int d = static_cast<int>(rec.covariates.size());
+  const std::optional<double> c = rec.intercept ? std::optional<double>(rec.intercept_value) : std::nullopt;
+  const auto statistic = glm_statistic::logistic(d, rec.radius, c);
+  const Eigen::VectorXd z =
+      Eigen::Map<const Eigen::VectorXd>(rec.noisy_statistics.data(), static_cast<Eigen::Index>(rec.noisy_statistics.size()));
+  if (z.size() != statistic.size())
+    throw std::invalid_argument("release record: " + std::to_string(z.size()) + " noisy statistics; logistic with " +
+                                std::to_string(d) + " covariate(s)" + (c ? " and an intercept" : "") + " has " +
+                                std::to_string(statistic.size()));
+  if (rec.mechanism != "gaussian")
+    throw std::invalid_argument("release record: mechanism '" + rec.mechanism + "'; the logistic model accepts: gaussian");
+  if (std::abs(rec.sensitivity - statistic.l2_sensitivity()) > 1e-9 * statistic.l2_sensitivity())
+    throw std::invalid_argument("release record: sensitivity " + std::to_string(rec.sensitivity) + " is not Lemma 3.3's " +
+                                std::to_string(statistic.l2_sensitivity()) + " for this radius and intercept");
+  const auto mechanism = gaussian_mechanism::analytic(rec.sensitivity, rec.epsilon, rec.delta);
+  if (std::abs(mechanism.sigma() - rec.noise) > 1e-9 * rec.noise)
+    throw std::invalid_argument(
+        "release record: Gaussian sigma does not match the analytic calibration of (epsilon, delta, sensitivity)");
+  // Defaults: the paper's prior (||theta~||^2 < 9, tau ~ half-normal(2.5), LKJ(2)). On the unit-ball scale every
+  // |x_j| <= 1 / sqrt(d): the covariate sds and means get that scale instead of 2.5 and 1, and s_max = 100, since a
+  // change of a in the log-odds across a covariate's declared range takes a coefficient of a sqrt(d) / 2 there (the
+  // Pima records put glucose's near 5 at d = 5, outside ||theta~||^2 < 9; examples/glm_pima.cpp).
+  glm_prior prior;
+  if (rec.glm_scale == "unit_ball") {
+    prior.s_max = 100.0;
+    prior.tau_scale = prior.mean_scale = 1.0 / std::sqrt(static_cast<double>(d));
+  }
+  // The Taylor link's moments are valid near the origin only (spec Sec. 4.4 item 4: it breaks down near ||theta|| = 3),
+  // and NUTS starts near ||theta~||^2 = s_max / 2: with it the default s_max stays the paper's 9.
+  if (std::is_same_v<Link, taylor_logistic_link>) prior.s_max = 9.0;
+  if (!o.prior.empty()) {
+    const auto v = prior_values(o.prior, 4, "s_max, tau_scale, lkj_eta, mean_scale");
+    prior = glm_prior{v[0], v[1], v[2], v[3]};
+  }
+  const glm_model_options design{c, rec.intercept};
+  nuts_options nuts;
+  nuts.warmup = o.burnin;
+  if (!(o.target_accept > 0.0 && o.target_accept < 1.0))
+    throw std::invalid_argument("--target-accept is " + std::to_string(o.target_accept) + "; accepted: a number in (0, 1)");
+  nuts.target_accept = o.target_accept;
+  const inference_options io = driver_options(o);
+  tools::progress_line progress("privpost-infer: transitions");
+  auto tick = [&](const inference_progress& pr) { progress(static_cast<long>(pr.done), static_cast<long>(pr.total)); };
+  auto make = [&](double model_sigma) {
+    return [&, model_sigma](std::mt19937_64& g) {
+      return nuts_sampler<logistic_moment_model<Link>>(logistic_moment_model<Link>(z, rec.n, model_sigma, d, prior, design), nuts,
+                                                       g);
+    };
+  };
+  std::vector<std::pair<std::string, inference_result>> results;
+  results.emplace_back("nuts", run_chains(make(mechanism.sigma()), o, io, tick));
+  if (o.compare_naive) results.emplace_back("naive", infer(make(0.0), io));
+  const int p = statistic.augmented();
+  std::vector<std::string> names;
+  if (c) names.emplace_back("intercept");
+  for (const auto& n : rec.covariates) names.push_back(n);
+  for (const auto& n : rec.covariates) names.push_back("sd(" + n + ")");
+  if (rec.intercept)
+    for (const auto& n : rec.covariates) names.push_back("mean(" + n + ")");
+  for (auto& [method, r] : results) r.draws = reported(r.draws, rec, p, rec.intercept);
+  std::printf(
+      "release: model logistic (%d covariate(s)%s), n %.0f, gaussian mechanism (epsilon %g, delta %g, sigma %.4g), "
+      "privpost %s\n",
+      d, c ? " + intercept" : "", rec.n, rec.epsilon, rec.delta, rec.noise, rec.version.c_str());
+  std::printf(
+      "NUTS: %d chains x %d draws (warm-up %d, thin %d, target acceptance %g, seed %llu); link %s; prior s_max %g, "
+      "tau_scale %g, lkj_eta %g%s\n",
+      o.chains, o.draws, o.burnin, o.thin, o.target_accept, static_cast<unsigned long long>(o.seed), link_name.c_str(),
+      prior.s_max, prior.tau_scale, prior.lkj_eta,
+      rec.intercept ? (", mean_scale " + std::to_string(prior.mean_scale)).c_str() : "");
+  if (rec.glm_scale == "unit_ball")
+    std::printf("sampled on the declared ranges' unit-ball scale (prior on that scale); reported on the data's scale\n");
+  std::printf("\n");
+  std::size_t warnings = 0;
+  for (const auto& [method, r] : results) {
+    summarise_glm(method == "nuts" ? "noise-aware DP-GLM (NUTS, link " + link_name + ")"
+                                   : std::string("naive (treats the release as exact; for comparison only)"),
+                  r, names, p);
+    if (method == "nuts") {
+      warnings += warn("noise-aware", r, names);
+      if (r.events.divergences > 0) {
+        std::printf(
+            "  WARNING (noise-aware): %llu divergent transitions after warm-up: the posterior may be biased where the "
+            "sampler could not go; a higher --target-accept (e.g. 0.95: smaller steps) usually removes them\n",
+            static_cast<unsigned long long>(r.events.divergences));
+        ++warnings;
+      }
+    }
+  }
+  std::printf("* the 95%% interval of a coefficient excludes 0\n");
+  if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
+  return (o.strict && warnings > 0) ? strict_exit_status : 0;
+}
+
+}  // namespace
+
+int run_logistic(const release_record& rec, const options& o) {
+  if (!o.moments.empty()) throw std::invalid_argument("--moments applies to linreg releases only");
+  if (o.link == "exact") return run_logistic_with<privpost::exact_logistic_link>(rec, o, o.link);
+  if (o.link == "taylor") return run_logistic_with<privpost::taylor_logistic_link>(rec, o, o.link);
+  throw std::invalid_argument("--link is '" + o.link + "'; accepted: exact, taylor");
+}
+
+}  // namespace privpost::tools::infer_tool
