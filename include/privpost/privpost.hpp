@@ -49,6 +49,7 @@
 #include "privpost/families/glm/glm_statistic.hpp"
 #include "privpost/families/glm/logistic_link.hpp"
 #include "privpost/families/glm/logistic_moments.hpp"
+#include "privpost/families/glm/poisson_moments.hpp"
 #include "privpost/families/multinomial.hpp"
 #include "privpost/families/normal.hpp"
 #include "privpost/families/normal_known_variance.hpp"

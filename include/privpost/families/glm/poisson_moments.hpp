@@ -1,0 +1,135 @@
+// privpost/families/glm/poisson_moments.hpp
+// Per-record mean mu and covariance V of the Poisson DP-GLM statistic [x; t2(x); y x~; y t2(x~)] under x ~ N(mu_x,
+// Sigma), y | x ~ Poisson(exp(eta)), eta = theta~' x~ (Kulkarni et al. 2021, Sec. 3.3.2; the paper's supplement with
+// its calculation is not available, E16). Exact, by exponential tilting (spec glm.md Sec. 3.3): with m = theta~' nu,
+// w = Sigma~ theta~ and q = theta~' Sigma~ theta~,
+//   E[f(x)] = E_{N(nu, Sigma~)}[f],   E[f(x) y] = e^{m + q/2} E_{N(nu + w, Sigma~)}[f],
+//   E[f(x) y^2] = e^{m + q/2} E_{N(nu + w, Sigma~)}[f] + e^{2m + 2q} E_{N(nu + 2w, Sigma~)}[f],
+// and the Gaussian moments of monomials of degree <= 4 by Stein's recursion (Isserlis' theorem with a mean).
+// The forward map only: the Poisson noise-aware model and its adjoint are not built yet (issue #10).
+#pragma once
+
+#include <Eigen/Core>
+#include <array>
+#include <cmath>
+#include <vector>
+
+#include "privpost/core/errors.hpp"
+
+namespace privpost {
+
+/// The entries of the Poisson statistic over the augmented covariates x~ (x, or (c, x) with an intercept column of
+/// public constant c at index 0), in glm_statistic::poisson(d, R, R_y[, c][, y_t2]) order: x (without the constant c),
+/// t2(x~) (squares first, then cross terms in row order, scale 1 or sqrt(2), without the constant c^2), y x~, and,
+/// when y_t2, y t2(x~) (with y c^2, which is not constant).
+class poisson_moment_layout {
+ public:
+  struct entry {
+    int count;  ///< 1 (x~_i) or 2 (x~_j x~_k)
+    int i, j;   ///< the augmented indices (j unused when count is 1)
+    double scale;
+    int y;  ///< 0 or 1: the power of y
+  };
+
+  explicit poisson_moment_layout(int d, bool intercept = false, bool y_t2 = true)
+      : d_(d), p_(d + (intercept ? 1 : 0)), intercept_(intercept), y_t2_(y_t2) {
+    if (d < 1 || d > 1000) throw_invalid("poisson_moment_layout", "d", d, "an integer in [1, 1000]");
+    const int first = intercept ? 1 : 0;
+    for (int i = first; i < p_; ++i) entries_.push_back({1, i, -1, 1.0, 0});
+    auto t2 = [&](int y, bool skip_constant) {
+      for (int j = 0; j < p_; ++j)
+        if (!(skip_constant && intercept && j == 0)) entries_.push_back({2, j, j, 1.0, y});
+      for (int j = 0; j < p_; ++j)
+        for (int k = j + 1; k < p_; ++k) entries_.push_back({2, j, k, std::sqrt(2.0), y});
+    };
+    t2(0, true);
+    for (int i = 0; i < p_; ++i) entries_.push_back({1, i, -1, 1.0, 1});
+    if (y_t2) t2(1, false);
+  }
+
+  int d() const noexcept { return d_; }          ///< covariates
+  int augmented() const noexcept { return p_; }  ///< P: d, plus 1 with an intercept
+  bool has_intercept() const noexcept { return intercept_; }
+  bool includes_y_t2() const noexcept { return y_t2_; }
+  Eigen::Index size() const noexcept { return static_cast<Eigen::Index>(entries_.size()); }
+  const std::vector<entry>& entries() const noexcept { return entries_; }
+
+ private:
+  int d_, p_;
+  bool intercept_, y_t2_;
+  std::vector<entry> entries_;
+};
+
+namespace detail {
+// E[x_{idx[0]} ... x_{idx[k-1]}] for x ~ N(m, s), k <= 4, by Stein's recursion: E[x_a R] = m_a E[R] + sum_b s_ab E[R / x_b].
+inline double gaussian_monomial_moment(const Eigen::VectorXd& m, const Eigen::MatrixXd& s, const int* idx, int k) {
+  if (k == 0) return 1.0;
+  const int a = idx[0];
+  std::array<int, 4> rest{};
+  for (int t = 1; t < k; ++t) rest[static_cast<std::size_t>(t - 1)] = idx[t];
+  double out = m(a) * gaussian_monomial_moment(m, s, rest.data(), k - 1);
+  for (int t = 1; t < k; ++t) {
+    std::array<int, 4> other{};
+    int c = 0;
+    for (int u = 1; u < k; ++u)
+      if (u != t) other[static_cast<std::size_t>(c++)] = idx[u];
+    out += s(a, idx[t]) * gaussian_monomial_moment(m, s, other.data(), k - 2);
+  }
+  return out;
+}
+}  // namespace detail
+
+/// The largest q = theta~' Sigma~ theta~ (and 2m + 2q) for which poisson_moments evaluates: e^{2m + 2q} must stay far
+/// from overflow (spec Sec. 3.3, "Guard").
+inline constexpr double poisson_moment_q_limit = 300.0;
+
+/// mu (size D) and V (D x D) of one record's Poisson statistic for x~ ~ N(nu, Sigma~) (nu = (c, mu_x) with an
+/// intercept, Sigma~ with a zero intercept row and column) and coefficients theta~ (size P). Returns false, leaving mu
+/// and V unspecified, when q > poisson_moment_q_limit or 2m + 2q > 2 poisson_moment_q_limit (the tilting factor
+/// e^{2m + 2q} would come near overflow) or either is not finite; a density returns -infinity then. Throws
+/// std::invalid_argument on mismatched sizes.
+inline bool poisson_moments(const poisson_moment_layout& layout, const Eigen::VectorXd& nu, const Eigen::VectorXd& theta,
+                            const Eigen::MatrixXd& sigma, Eigen::VectorXd& mu, Eigen::MatrixXd& v) {
+  constexpr const char* f = "poisson_moments";
+  const Eigen::Index p = layout.augmented();
+  check_size_match(f, "nu", nu.size(), "P", p);
+  check_size_match(f, "theta", theta.size(), "P", p);
+  check_size_match(f, "Sigma rows", sigma.rows(), "P", p);
+  check_size_match(f, "Sigma columns", sigma.cols(), "P", p);
+  const Eigen::VectorXd w = sigma * theta;
+  const double m = theta.dot(nu), q = theta.dot(w);
+  if (!(std::isfinite(m) && std::isfinite(q) && q <= poisson_moment_q_limit && 2.0 * m + 2.0 * q <= 2.0 * poisson_moment_q_limit))
+    return false;
+  const double a1 = std::exp(m + 0.5 * q), a2 = std::exp(2.0 * m + 2.0 * q);
+  const Eigen::VectorXd m1 = nu + w, m2 = nu + 2.0 * w;
+  auto moment = [&](const int* idx, int k, int y) {
+    if (y == 0) return detail::gaussian_monomial_moment(nu, sigma, idx, k);
+    const double e1 = a1 * detail::gaussian_monomial_moment(m1, sigma, idx, k);
+    if (y == 1) return e1;
+    return e1 + a2 * detail::gaussian_monomial_moment(m2, sigma, idx, k);
+  };
+  const auto& e = layout.entries();
+  const Eigen::Index dd = layout.size();
+  mu.resize(dd);
+  v.resize(dd, dd);
+  for (Eigen::Index r = 0; r < dd; ++r) {
+    const auto& a = e[static_cast<std::size_t>(r)];
+    const int idx[2] = {a.i, a.j};
+    mu(r) = a.scale * moment(idx, a.count, a.y);
+  }
+  for (Eigen::Index r = 0; r < dd; ++r) {
+    const auto& a = e[static_cast<std::size_t>(r)];
+    for (Eigen::Index c = r; c < dd; ++c) {
+      const auto& b = e[static_cast<std::size_t>(c)];
+      int idx[4] = {a.i, a.j, 0, 0};
+      int k = a.count;
+      idx[k++] = b.i;
+      if (b.count == 2) idx[k++] = b.j;
+      v(r, c) = a.scale * b.scale * moment(idx, k, a.y + b.y) - mu(r) * mu(c);
+      v(c, r) = v(r, c);
+    }
+  }
+  return true;
+}
+
+}  // namespace privpost
