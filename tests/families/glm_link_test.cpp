@@ -137,6 +137,13 @@ TEST_CASE("link functionals at q = 0 and bad arguments", "[glm][link][errors]") 
         Approx(std::erf(0.25 * std::sqrt(std::numbers::pi) * 3000.0 / std::sqrt(1.0 + 2.0 * std::numbers::pi / 16.0 * 1e8)))
             .margin(1e-6));
   for (std::size_t j = 1; j < 6; ++j) CHECK(std::abs(far[j]) < 1e-3);
+  // A mean whose grid index m / h exceeds int's range, with an sd wide enough to reach the tabulated window (the node
+  // nearest m was cast before it was clamped: undefined behaviour, found in review).
+  const auto huge = exact_logistic_link::functionals(1e12, 1e22);
+  for (std::size_t j = 0; j < 6; ++j) CHECK(std::isfinite(huge[j]));
+  CHECK(huge[0] ==
+        Approx(std::erf(0.25 * std::sqrt(std::numbers::pi) * 1e12 / std::sqrt(1.0 + 2.0 * std::numbers::pi / 16.0 * 1e22)))
+            .margin(1e-3));
   CHECK_THROWS_AS(exact_logistic_link::functionals(std::nan(""), 1.0), std::invalid_argument);
   CHECK_THROWS_AS(taylor_logistic_link::functionals(0.0, HUGE_VAL), std::domain_error);
 }

@@ -117,7 +117,9 @@ struct exact_logistic_link {
       // weight), so that their relative drift (of order n^2 eps) falls where the weights are small.
       const auto& table = detail::wide_link_table();
       const int first = static_cast<int>(std::ceil(lo / h)), last = static_cast<int>(std::floor(hi / h));
-      const int centre = std::clamp(static_cast<int>(std::lround(mean / h)), first, last);
+      // Clamped in double before the cast: mean / h may exceed int's range when sd is huge.
+      const int centre =
+          static_cast<int>(std::clamp(std::round(mean / h), static_cast<double>(first), static_cast<double>(last)));
       const double delta = h / sd, xc = (h * centre - mean) / sd;
       const double decay = std::exp(-delta * delta);
       const double wc = h / (sd * std::sqrt(2.0 * std::numbers::pi)) * std::exp(-0.5 * xc * xc);
