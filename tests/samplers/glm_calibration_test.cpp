@@ -139,6 +139,22 @@ TEST_CASE("noise-aware logistic DP-GLM with an intercept and a covariate mean is
   check_calibrated_and_naive_rejected(s, 3);
 }
 
+TEST_CASE("noise-aware logistic DP-GLM with an intercept and a covariate mean is calibrated; naive is not (d = 3)",
+          "[glm][calibration][glm-calibration-design3]") {
+  // As the d = 2 design test, at d = 3 (P = 4, 13 released entries): theta_0..theta_3, tau_1..tau_3, mu_1..mu_3.
+  // About a minute on one core; slow-labelled (the coverage preset runs it).
+  glm_sbc_setting s;
+  s.d = 3;
+  s.n = 200.0;
+  s.epsilon = 0.3;
+  s.prior = glm_prior{9.0, 1.0, 2.0, 0.5};
+  s.options = glm_model_options{1.0, true};
+  s.trials = 200;
+  s.naive_trials = 100;
+  s.seed = 37;
+  check_calibrated_and_naive_rejected(s, 4);
+}
+
 TEST_CASE("noise-aware logistic DP-GLM is calibrated across d, N, epsilon and the tau prior scale",
           "[glm][calibration][glm-calibration-grid]") {
   // Part of the spec's grid (Sec. 5.7 F.1), sized for the coverage run: d = 1 with the paper's tau scale where noise
