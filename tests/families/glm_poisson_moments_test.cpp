@@ -4,7 +4,9 @@
 //  2. the layout matches glm_statistic::poisson's size and order (with and without the intercept and the y t2 block);
 //  3. against Monte Carlo: 10^6 records x ~ N(mu_x, Sigma), y ~ Poisson(exp(theta~' x~)), every entry of mu and V
 //     within 5 standard errors estimated from the same draws, with an intercept and a covariate mean, and without;
-//  4. the overflow guard returns false rather than infinities; mismatched sizes throw.
+//  4. the overflow guard returns false rather than infinities; mismatched sizes throw;
+//  5. the adjoint of <a, mu> + <g, V> against central differences in nu, theta~ and a symmetric Sigma~ direction (d 1-3,
+//     with and without the intercept; g not symmetric).
 #include <catch2/catch.hpp>
 
 #include <Eigen/Cholesky>
@@ -156,4 +158,56 @@ TEST_CASE("Poisson moments: the overflow guard and bad sizes", "[glm][moments][p
   CHECK_FALSE(poisson_moments(layout, nu, theta, s, mu, v));
   CHECK_THROWS_AS(poisson_moments(layout, Eigen::VectorXd::Zero(2), theta, s, mu, v), std::invalid_argument);
   CHECK_THROWS_AS(poisson_moment_layout(0), std::invalid_argument);
+}
+
+TEST_CASE("Poisson moment adjoint against central differences", "[glm][moments][poisson]") {
+  std::mt19937_64 rng(46);
+  for (const bool intercept : {false, true})
+    for (int d = 1; d <= 3; ++d) {
+      const poisson_moment_layout layout(d, intercept);
+      const int p = layout.augmented();
+      const Eigen::Index dd = layout.size();
+      Eigen::MatrixXd b(d, d);
+      for (int i = 0; i < d; ++i)
+        for (int j = 0; j < d; ++j) b(i, j) = 0.4 * draw_normal(rng);
+      Eigen::MatrixXd sigma = Eigen::MatrixXd::Zero(p, p);
+      sigma.bottomRightCorner(d, d) = b * b.transpose() + 0.1 * Eigen::MatrixXd::Identity(d, d);
+      Eigen::VectorXd nu(p), theta(p), a(dd);
+      for (int i = 0; i < p; ++i) {
+        nu(i) = 0.3 * draw_normal(rng);
+        theta(i) = 0.5 * draw_normal(rng);
+      }
+      if (intercept) nu(0) = 1.0;
+      for (Eigen::Index i = 0; i < dd; ++i) a(i) = draw_normal(rng);
+      Eigen::MatrixXd g(dd, dd);  // not symmetric: the adjoint is over ordered pairs
+      for (Eigen::Index i = 0; i < dd; ++i)
+        for (Eigen::Index j = 0; j < dd; ++j) g(i, j) = draw_normal(rng);
+      auto objective = [&](const Eigen::VectorXd& n, const Eigen::VectorXd& t, const Eigen::MatrixXd& s) {
+        Eigen::VectorXd mu;
+        Eigen::MatrixXd v;
+        REQUIRE(poisson_moments(layout, n, t, s, mu, v));
+        return a.dot(mu) + g.cwiseProduct(v).sum();
+      };
+      Eigen::VectorXd nu_bar = Eigen::VectorXd::Zero(p), theta_bar = Eigen::VectorXd::Zero(p);
+      Eigen::MatrixXd sigma_bar = Eigen::MatrixXd::Zero(p, p);
+      REQUIRE(poisson_moments_adjoint(layout, nu, theta, sigma, a, g, nu_bar, theta_bar, sigma_bar));
+      CHECK((sigma_bar - sigma_bar.transpose()).norm() <= 1e-12 * (1.0 + sigma_bar.norm()));
+      const double h = 1e-5;
+      for (int trial = 0; trial < 3; ++trial) {
+        Eigen::VectorXd dn(p), dt(p);
+        Eigen::MatrixXd ds(p, p);
+        for (int i = 0; i < p; ++i) {
+          dn(i) = draw_normal(rng);
+          dt(i) = draw_normal(rng);
+          for (int j = 0; j <= i; ++j) ds(i, j) = ds(j, i) = draw_normal(rng);
+        }
+        const double fd_nu = (objective(nu + h * dn, theta, sigma) - objective(nu - h * dn, theta, sigma)) / (2 * h);
+        const double fd_theta = (objective(nu, theta + h * dt, sigma) - objective(nu, theta - h * dt, sigma)) / (2 * h);
+        const double fd_sigma = (objective(nu, theta, sigma + h * ds) - objective(nu, theta, sigma - h * ds)) / (2 * h);
+        INFO("d " << d << ", intercept " << intercept << ", trial " << trial);
+        CHECK(nu_bar.dot(dn) == Approx(fd_nu).epsilon(1e-6).margin(1e-7));
+        CHECK(theta_bar.dot(dt) == Approx(fd_theta).epsilon(1e-6).margin(1e-7));
+        CHECK(sigma_bar.cwiseProduct(ds).sum() == Approx(fd_sigma).epsilon(1e-6).margin(1e-7));
+      }
+    }
 }

@@ -6,7 +6,8 @@
 //   E[f(x)] = E_{N(nu, Sigma~)}[f],   E[f(x) y] = e^{m + q/2} E_{N(nu + w, Sigma~)}[f],
 //   E[f(x) y^2] = e^{m + q/2} E_{N(nu + w, Sigma~)}[f] + e^{2m + 2q} E_{N(nu + 2w, Sigma~)}[f],
 // and the Gaussian moments of monomials of degree <= 4 by Stein's recursion (Isserlis' theorem with a mean).
-// The forward map only: the Poisson noise-aware model and its adjoint are not built yet (issue #10).
+// With the adjoint of <A, mu> + <G, V> for hand-derived gradients (spec Sec. 3.5). The Poisson noise-aware model that
+// will use them is not built yet (issue #10).
 #pragma once
 
 #include <Eigen/Core>
@@ -77,6 +78,26 @@ inline double gaussian_monomial_moment(const Eigen::VectorXd& m, const Eigen::Ma
   }
   return out;
 }
+// Adds coef * dM/dm to m_bar and coef * dM/dSigma (symmetric: 1/2 E[d^2 f / dx_a dx_b] at (a, b)) to s_bar, for
+// M = E[x_{idx[0]} ... x_{idx[k-1]}] under N(m, s): dM/dm_a = E[df/dx_a], dM/dSigma_ab = E[d^2 f / dx_a dx_b] / 2.
+inline void gaussian_monomial_moment_adjoint(const Eigen::VectorXd& m, const Eigen::MatrixXd& s, const int* idx, int k,
+                                             double coef, Eigen::VectorXd& m_bar, Eigen::MatrixXd& s_bar) {
+  std::array<int, 4> rest{};
+  for (int t = 0; t < k; ++t) {
+    int c = 0;
+    for (int u = 0; u < k; ++u)
+      if (u != t) rest[static_cast<std::size_t>(c++)] = idx[u];
+    m_bar(idx[t]) += coef * gaussian_monomial_moment(m, s, rest.data(), k - 1);
+    for (int u = t + 1; u < k; ++u) {
+      int e = 0;
+      for (int v = 0; v < k; ++v)
+        if (v != t && v != u) rest[static_cast<std::size_t>(e++)] = idx[v];
+      const double half = 0.5 * coef * gaussian_monomial_moment(m, s, rest.data(), k - 2);
+      s_bar(idx[t], idx[u]) += half;
+      s_bar(idx[u], idx[t]) += half;
+    }
+  }
+}
 }  // namespace detail
 
 /// The largest q = theta~' Sigma~ theta~ (and 2m + 2q) for which poisson_moments evaluates: e^{2m + 2q} must stay far
@@ -129,6 +150,74 @@ inline bool poisson_moments(const poisson_moment_layout& layout, const Eigen::Ve
       v(c, r) = v(r, c);
     }
   }
+  return true;
+}
+
+/// The adjoint of F = <a, mu> + sum over ordered (r, c) of g(r, c) V(r, c) at (nu, theta~, Sigma~): adds dF/dnu to
+/// nu_bar, dF/dtheta to theta_bar and the symmetric dF/dSigma to sigma_bar (dF = sum over ordered (a, b) of
+/// sigma_bar(a, b) dSigma(a, b) for every symmetric dSigma; a caller sums sigma_bar(a, b) dSigma(a, b) / dphi over both
+/// positions, as for logistic_moments_adjoint). Returns false, adding nothing, where poisson_moments does. Allocates its
+/// temporaries (a sampler's workspace version comes with the Poisson model).
+inline bool poisson_moments_adjoint(const poisson_moment_layout& layout, const Eigen::VectorXd& nu, const Eigen::VectorXd& theta,
+                                    const Eigen::MatrixXd& sigma, const Eigen::VectorXd& a, const Eigen::MatrixXd& g,
+                                    Eigen::VectorXd& nu_bar, Eigen::VectorXd& theta_bar, Eigen::MatrixXd& sigma_bar) {
+  constexpr const char* f = "poisson_moments_adjoint";
+  const Eigen::Index p = layout.augmented(), dd = layout.size();
+  check_size_match(f, "a", a.size(), "D", dd);
+  check_size_match(f, "g rows", g.rows(), "D", dd);
+  check_size_match(f, "g columns", g.cols(), "D", dd);
+  check_size_match(f, "nu_bar", nu_bar.size(), "P", p);
+  check_size_match(f, "theta_bar", theta_bar.size(), "P", p);
+  check_size_match(f, "sigma_bar rows", sigma_bar.rows(), "P", p);
+  check_size_match(f, "sigma_bar columns", sigma_bar.cols(), "P", p);
+  Eigen::VectorXd mu;
+  Eigen::MatrixXd v;
+  if (!poisson_moments(layout, nu, theta, sigma, mu, v)) return false;
+  const Eigen::VectorXd w = sigma * theta;
+  const double m = theta.dot(nu), q = theta.dot(w);
+  const double a1 = std::exp(m + 0.5 * q), a2 = std::exp(2.0 * m + 2.0 * q);
+  const Eigen::VectorXd m1 = nu + w, m2 = nu + 2.0 * w;
+  Eigen::VectorXd m0_bar = Eigen::VectorXd::Zero(p), m1_bar = Eigen::VectorXd::Zero(p), m2_bar = Eigen::VectorXd::Zero(p);
+  Eigen::MatrixXd s_bar = Eigen::MatrixXd::Zero(p, p);
+  double a1_bar = 0.0, a2_bar = 0.0;
+  // One term coef * E[x^idx y^y] of F: its derivatives in the tilting factors, the three means and Sigma.
+  auto term = [&](const int* idx, int k, int y, double coef) {
+    if (coef == 0.0) return;
+    if (y == 0) {
+      detail::gaussian_monomial_moment_adjoint(nu, sigma, idx, k, coef, m0_bar, s_bar);
+      return;
+    }
+    a1_bar += coef * detail::gaussian_monomial_moment(m1, sigma, idx, k);
+    detail::gaussian_monomial_moment_adjoint(m1, sigma, idx, k, coef * a1, m1_bar, s_bar);
+    if (y == 2) {
+      a2_bar += coef * detail::gaussian_monomial_moment(m2, sigma, idx, k);
+      detail::gaussian_monomial_moment_adjoint(m2, sigma, idx, k, coef * a2, m2_bar, s_bar);
+    }
+  };
+  // V(r, c) = S_r S_c E[...] - mu_r mu_c: the mu_r mu_c part moves into the weights of mu.
+  const Eigen::VectorXd a_eff = a - (g + g.transpose()) * mu;
+  const auto& e = layout.entries();
+  for (Eigen::Index r = 0; r < dd; ++r) {
+    const auto& er = e[static_cast<std::size_t>(r)];
+    const int idx[2] = {er.i, er.j};
+    term(idx, er.count, er.y, a_eff(r) * er.scale);
+    for (Eigen::Index c = 0; c < dd; ++c) {
+      const auto& ec = e[static_cast<std::size_t>(c)];
+      int both[4] = {er.i, er.j, 0, 0};
+      int k = er.count;
+      both[k++] = ec.i;
+      if (ec.count == 2) both[k++] = ec.j;
+      term(both, k, er.y + ec.y, g(r, c) * er.scale * ec.scale);
+    }
+  }
+  // Chain rule through m = theta' nu, q = theta' Sigma theta, a1 = e^{m + q/2}, a2 = e^{2m + 2q}, m1 = nu + Sigma theta,
+  // m2 = nu + 2 Sigma theta.
+  const double s1 = a1_bar * a1, s2 = a2_bar * a2;
+  nu_bar += m0_bar + m1_bar + m2_bar + (s1 + 2.0 * s2) * theta;
+  theta_bar += (s1 + 2.0 * s2) * nu + (s1 + 4.0 * s2) * w + sigma * (m1_bar + 2.0 * m2_bar);
+  const Eigen::VectorXd mt = m1_bar + 2.0 * m2_bar;
+  sigma_bar +=
+      s_bar + (0.5 * s1 + 2.0 * s2) * theta * theta.transpose() + 0.5 * (mt * theta.transpose() + theta * mt.transpose());
   return true;
 }
 
