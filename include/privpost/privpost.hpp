@@ -69,10 +69,12 @@
 #include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/samplers/glm/glm_moment_model.hpp"
 #include "privpost/samplers/glm/glm_prior.hpp"
 #include "privpost/samplers/glm/logistic_moment_model.hpp"
 #include "privpost/samplers/glm/logistic_record_model.hpp"
 #include "privpost/samplers/glm/pass_glm.hpp"
+#include "privpost/samplers/glm/poisson_moment_model.hpp"
 #include "privpost/samplers/nuts.hpp"
 #include "privpost/samplers/ops.hpp"
 

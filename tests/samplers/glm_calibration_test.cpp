@@ -24,6 +24,7 @@
 #include "privpost/mechanisms/analytic_gaussian.hpp"
 #include "privpost/samplers/glm/logistic_moment_model.hpp"
 #include "privpost/samplers/glm/logistic_record_model.hpp"
+#include "privpost/samplers/glm/poisson_moment_model.hpp"
 #include "privpost/samplers/nuts.hpp"
 #include "support/calibration_checks.hpp"
 
@@ -44,23 +45,28 @@ struct glm_sbc_setting {
   bool records = false;
   // Intercept column and covariate mean (spec Sec. 3.7); the release's sensitivity follows the intercept.
   glm_model_options options{};
+  // Poisson regression (poisson_moment_model) instead of logistic; the sensitivity is that of counts clamped to y_bound.
+  bool poisson = false;
+  double y_bound = 5.0;
 };
 
 // Runs the trials into a calibration_accumulator: methods "noise-aware" (every trial) and "naive" (the first
 // naive_trials), parameters (theta, tau).
-calibration_accumulator run_glm_sbc(const glm_sbc_setting& s, std::uint64_t& divergences) {
+template <class Model>
+calibration_accumulator run_glm_sbc_with(const glm_sbc_setting& s, std::uint64_t& divergences) {
   std::mt19937_64 g(s.seed);
   const int d = s.d;
-  const auto statistic = glm_statistic::logistic(d, 1.0, s.options.intercept);
+  const auto statistic = s.poisson ? glm_statistic::poisson(d, 1.0, s.y_bound, s.options.intercept)
+                                   : glm_statistic::logistic(d, 1.0, s.options.intercept);
   // R = 1: Delta = sqrt(4.5) without an intercept (Corollary 3.4), Lemma 3.3 with the intercept's inner products.
   const double sigma = analytic_gaussian_sigma(s.epsilon, 1e-5, statistic.l2_sensitivity());
-  if (s.records && (s.options.intercept || s.options.covariate_mean))
-    throw std::invalid_argument("run_glm_sbc: record-level simulation is zero-mean without intercept");
+  if (s.records && (s.options.intercept || s.options.covariate_mean || s.poisson))
+    throw std::invalid_argument("run_glm_sbc: record-level simulation is logistic, zero-mean, without intercept");
   calibration_accumulator acc(0);
   nuts_options opt;
   opt.warmup = 400;
   const int kept = 100, thin = 4;
-  const logistic_moment_model<> simulator(Eigen::VectorXd::Zero(statistic.size()), s.n, sigma, d, s.prior, s.options);
+  const Model simulator(Eigen::VectorXd::Zero(statistic.size()), s.n, sigma, d, s.prior, s.options);
   const int p = simulator.coefficients();
   const int nm = s.options.covariate_mean ? d : 0;
   for (int t = 0; t < s.trials; ++t) {
@@ -77,7 +83,7 @@ calibration_accumulator run_glm_sbc(const glm_sbc_setting& s, std::uint64_t& div
     Eigen::VectorXd truth_vector(p + d + nm);
     truth_vector << truth.theta, truth.sigma.diagonal().array().sqrt().matrix(), truth.mean.head(nm);
     auto run = [&](const std::string& method, double model_sigma) {
-      nuts_sampler<logistic_moment_model<>> sampler(logistic_moment_model<>(z, s.n, model_sigma, d, s.prior, s.options), opt, g);
+      nuts_sampler<Model> sampler(Model(z, s.n, model_sigma, d, s.prior, s.options), opt, g);
       for (int i = 0; i < opt.warmup; ++i) sampler.step(g);
       Eigen::MatrixXd draws(kept, p + d + nm);
       for (int i = 0; i < kept * thin; ++i) {
@@ -95,6 +101,11 @@ calibration_accumulator run_glm_sbc(const glm_sbc_setting& s, std::uint64_t& div
     acc.add(trial);
   }
   return acc;
+}
+
+calibration_accumulator run_glm_sbc(const glm_sbc_setting& s, std::uint64_t& divergences) {
+  return s.poisson ? run_glm_sbc_with<poisson_moment_model>(s, divergences)
+                   : run_glm_sbc_with<logistic_moment_model<>>(s, divergences);
 }
 
 // Every noise-aware row calibrated (the shared rule), and the naive control miscalibrated on at least one of the first
@@ -153,6 +164,25 @@ TEST_CASE("noise-aware logistic DP-GLM with an intercept and a covariate mean is
   s.naive_trials = 100;
   s.seed = 37;
   check_calibrated_and_naive_rejected(s, 4);
+}
+
+TEST_CASE("noise-aware Poisson DP-GLM with an intercept and a covariate mean is calibrated; naive is not (d = 2)",
+          "[glm][calibration][glm-calibration-poisson]") {
+  // The release [x; t2(x); y x~; y t2(x)] (12 entries at d = 2 with the intercept), Delta of spec Sec. 2.3 at
+  // sqrt(c^2 + R^2) = sqrt(2) and R_y = 5, epsilon = 1: sigma about 38 per entry against sampling noise of
+  // sqrt(N V) ~ 5-30 at N = 200. Prior: ||theta~||^2 < 4 (counts up to about e^2 per record), tau ~ half-normal(0.5),
+  // mu_x ~ N(0, 0.5^2). Parameters: theta_0..theta_2, tau_1, tau_2, mu_1, mu_2.
+  glm_sbc_setting s;
+  s.poisson = true;
+  s.d = 2;
+  s.n = 200.0;
+  s.epsilon = 1.0;
+  s.prior = glm_prior{4.0, 0.5, 2.0, 0.5};
+  s.options = glm_model_options{1.0, true};
+  s.trials = 200;
+  s.naive_trials = 100;
+  s.seed = 41;
+  check_calibrated_and_naive_rejected(s, 3);
 }
 
 TEST_CASE("noise-aware logistic DP-GLM is calibrated across d, N, epsilon and the tau prior scale",

@@ -25,6 +25,7 @@
 #include "privpost/core/transforms/cholesky_corr.hpp"
 #include "privpost/diagnostics/calibration.hpp"
 #include "privpost/samplers/glm/logistic_moment_model.hpp"
+#include "privpost/samplers/glm/poisson_moment_model.hpp"
 
 using namespace privpost;
 
@@ -51,6 +52,7 @@ double directional_fd(Model& m, const Eigen::VectorXd& u, const Eigen::VectorXd&
 
 static_assert(differentiable_model<logistic_moment_model<>>);
 static_assert(differentiable_model<logistic_moment_model<taylor_logistic_link>>);
+static_assert(differentiable_model<poisson_moment_model>);
 
 TEST_CASE("Cholesky-correlation transform: validity, log-Jacobian and reverse pass", "[glm][transforms]") {
   std::mt19937_64 g(3);
@@ -162,6 +164,44 @@ TEST_CASE("logistic DP-GLM gradient against sixth-order finite differences", "[g
           CHECK(std::abs(an - fd) <= 1e-6 * std::max(1.0, grad.norm()));
         }
       }
+    }
+  }
+}
+
+TEST_CASE("Poisson DP-GLM gradient against finite differences, with and without intercept and covariate mean",
+          "[glm][gradient][poisson]") {
+  std::mt19937_64 g(79);
+  const std::vector<glm_model_options> designs{{std::nullopt, false}, {1.0, false}, {std::nullopt, true}, {1.0, true}};
+  for (int d = 1; d <= 3; ++d) {
+    for (const auto& options : designs) {
+      const glm_prior prior{4.0, 0.5, 2.0, 0.5};
+      const auto truth = draw_glm_prior(g, d, prior, options);
+      const poisson_moment_layout layout(d, options.intercept.has_value());
+      const double n = 300.0, sigma = 10.0;
+      const poisson_moment_model sim(Eigen::VectorXd::Zero(layout.size()), n, sigma, d, prior, options);
+      const Eigen::VectorXd z = simulate_glm_release(sim, truth, g);
+      poisson_moment_model model(z, n, sigma, d, prior, options);
+      int checked = 0;
+      for (int rep = 0; rep < 6; ++rep) {
+        Eigen::VectorXd u(model.dimension());
+        for (Eigen::Index i = 0; i < u.size(); ++i) u(i) = 0.5 * draw_normal(g);
+        if (rep == 4) u(model.coefficients()) = 4.0;  // rho near s_max
+        Eigen::VectorXd grad(u.size());
+        const double lp = model.log_density_gradient(u, grad);
+        REQUIRE(std::isfinite(lp));  // V is a covariance: every point with moderate q is in the support
+        ++checked;
+        for (int k = 0; k < 4; ++k) {
+          Eigen::VectorXd dir(u.size());
+          for (Eigen::Index i = 0; i < u.size(); ++i) dir(i) = draw_normal(g);
+          dir.normalize();
+          const double fd = directional_fd(model, u, dir, 1e-4);
+          const double an = grad.dot(dir);
+          INFO("d " << d << ", intercept " << options.intercept.value_or(0.0) << ", mean " << options.covariate_mean << ", rep "
+                    << rep << ": analytic " << an << ", finite differences " << fd << ", |grad| " << grad.norm());
+          CHECK(std::abs(an - fd) <= 1e-6 * std::max(1.0, grad.norm()));
+        }
+      }
+      CHECK(checked == 6);
     }
   }
 }

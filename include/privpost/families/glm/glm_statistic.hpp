@@ -41,7 +41,11 @@ inline double scale_to_declared_range(double value, double lo, double hi, int d)
 /// first, then cross terms in row order (the paper's Eq. 6 and Fig. 2); cross terms carry sqrt(2) so that
 /// ||t2(x)|| = ||x||^2 and <t2(x), t2(x')> = <x, x'>^2, which the tight sensitivity needs. With an intercept the record
 /// is x~ = (c, x) for a public constant c; the constant entries (c^2 in t2, and c itself for Poisson) have public sums
-/// (N c^2, N c) and are not released.
+/// (N c^2, N c) and are not released. For Poisson, whose release also has the x block, the t2 and y t2 blocks run over
+/// x alone: their entries with the intercept (sqrt2 c x_j, y c^2, sqrt2 y c x_j) are c or sqrt(2) c times entries of the
+/// x and y x~ blocks, and releasing them would make the statistic's covariance singular (a zero-noise model could not
+/// be evaluated) for no information. The sensitivity stays that of the full x~ layout (Sec. 2.3 at sqrt(c^2 + R^2)):
+/// leaving entries out only lowers ||t - t'||.
 ///
 /// Admission (spec Sec. 1.4): x with ||x|| > radius is scaled to norm radius (never dropped: N stays public); a logistic
 /// y in {0, 1} maps to 2y - 1, {-1, +1} is kept, anything else throws; a Poisson y must be an integer >= 0 and is clamped
@@ -152,24 +156,26 @@ class glm_statistic {
     return name;
   }
   bool constant_pair(const std::pair<int, int>& jk) const { return intercept_ && jk.first == 0 && jk.second == 0; }
+  bool intercept_pair(const std::pair<int, int>& jk) const { return intercept_ && jk.first == 0; }
   std::string pair_name(const std::pair<int, int>& jk) const {
     const std::string a = covariate_name(jk.first), b = covariate_name(jk.second);
     return jk.first == jk.second ? a + "*" + b : "sqrt2*" + a + "*" + b;
   }
 
   void build_names() {
-    auto t2_names = [&](const std::string& prefix, bool skip_constant) {
+    auto t2_names = [&](const std::string& prefix, bool skip_constant, bool skip_intercept = false) {
       for (const auto& jk : pairs_)
-        if (!(skip_constant && constant_pair(jk))) names_.push_back(prefix + pair_name(jk));
+        if (!(skip_constant && constant_pair(jk)) && !(skip_intercept && intercept_pair(jk)))
+          names_.push_back(prefix + pair_name(jk));
     };
     if (kind_ == glm_kind::logistic) {
       for (int j = 0; j < p_; ++j) names_.push_back("y*" + covariate_name(j));
       t2_names("", true);
     } else {
       for (int j = intercept_ ? 1 : 0; j < p_; ++j) names_.push_back(covariate_name(j));
-      t2_names("", true);
+      t2_names("", true, true);
       for (int j = 0; j < p_; ++j) names_.push_back("y*" + covariate_name(j));
-      if (y_t2_) t2_names("y*", false);
+      if (y_t2_) t2_names("y*", true, true);
     }
   }
 
@@ -177,9 +183,9 @@ class glm_statistic {
     // The augmented record, read in place (no temporary: GCC 12 also warns falsely, -Wuse-after-free, on a copy here).
     auto xa = [&](int j) { return intercept_ ? (j == 0 ? *intercept_ : x(j - 1)) : x(j); };
     Eigen::Index i = 0;
-    auto t2 = [&](double factor, bool skip_constant) {
+    auto t2 = [&](double factor, bool skip_constant, bool skip_intercept = false) {
       for (const auto& jk : pairs_) {
-        if (skip_constant && constant_pair(jk)) continue;
+        if ((skip_constant && constant_pair(jk)) || (skip_intercept && intercept_pair(jk))) continue;
         const double scale = jk.first == jk.second ? 1.0 : std::sqrt(2.0);
         t(i++) = factor * scale * xa(jk.first) * xa(jk.second);
       }
@@ -189,9 +195,9 @@ class glm_statistic {
       t2(1.0, true);  // y^2 = 1
     } else {
       for (int j = intercept_ ? 1 : 0; j < p_; ++j) t(i++) = xa(j);
-      t2(1.0, true);
+      t2(1.0, true, true);
       for (int j = 0; j < p_; ++j) t(i++) = y * xa(j);
-      if (y_t2_) t2(y, false);
+      if (y_t2_) t2(y, true, true);
     }
   }
 

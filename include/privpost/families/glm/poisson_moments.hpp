@@ -21,8 +21,8 @@ namespace privpost {
 
 /// The entries of the Poisson statistic over the augmented covariates x~ (x, or (c, x) with an intercept column of
 /// public constant c at index 0), in glm_statistic::poisson(d, R, R_y[, c][, y_t2]) order: x (without the constant c),
-/// t2(x~) (squares first, then cross terms in row order, scale 1 or sqrt(2), without the constant c^2), y x~, and,
-/// when y_t2, y t2(x~) (with y c^2, which is not constant).
+/// t2(x) (squares first, then cross terms in row order, scale 1 or sqrt(2)), y x~, and, when y_t2, y t2(x). The t2
+/// blocks leave out every pair with the intercept (multiples of the x and y x~ entries; see glm_statistic).
 class poisson_moment_layout {
  public:
   struct entry {
@@ -37,15 +37,14 @@ class poisson_moment_layout {
     if (d < 1 || d > 1000) throw_invalid("poisson_moment_layout", "d", d, "an integer in [1, 1000]");
     const int first = intercept ? 1 : 0;
     for (int i = first; i < p_; ++i) entries_.push_back({1, i, -1, 1.0, 0});
-    auto t2 = [&](int y, bool skip_constant) {
-      for (int j = 0; j < p_; ++j)
-        if (!(skip_constant && intercept && j == 0)) entries_.push_back({2, j, j, 1.0, y});
-      for (int j = 0; j < p_; ++j)
+    auto t2 = [&](int y) {
+      for (int j = first; j < p_; ++j) entries_.push_back({2, j, j, 1.0, y});
+      for (int j = first; j < p_; ++j)
         for (int k = j + 1; k < p_; ++k) entries_.push_back({2, j, k, std::sqrt(2.0), y});
     };
-    t2(0, true);
+    t2(0);
     for (int i = 0; i < p_; ++i) entries_.push_back({1, i, -1, 1.0, 1});
-    if (y_t2) t2(1, false);
+    if (y_t2) t2(1);
   }
 
   int d() const noexcept { return d_; }          ///< covariates
@@ -170,13 +169,20 @@ inline bool poisson_moments_adjoint(const poisson_moment_layout& layout, const E
   check_size_match(f, "theta_bar", theta_bar.size(), "P", p);
   check_size_match(f, "sigma_bar rows", sigma_bar.rows(), "P", p);
   check_size_match(f, "sigma_bar columns", sigma_bar.cols(), "P", p);
-  Eigen::VectorXd mu;
-  Eigen::MatrixXd v;
-  if (!poisson_moments(layout, nu, theta, sigma, mu, v)) return false;
   const Eigen::VectorXd w = sigma * theta;
   const double m = theta.dot(nu), q = theta.dot(w);
+  if (!(std::isfinite(m) && std::isfinite(q) && q <= poisson_moment_q_limit && 2.0 * m + 2.0 * q <= 2.0 * poisson_moment_q_limit))
+    return false;
   const double a1 = std::exp(m + 0.5 * q), a2 = std::exp(2.0 * m + 2.0 * q);
   const Eigen::VectorXd m1 = nu + w, m2 = nu + 2.0 * w;
+  const auto& e = layout.entries();
+  Eigen::VectorXd mu(dd);  // the means alone (V is not needed)
+  for (Eigen::Index r = 0; r < dd; ++r) {
+    const auto& er = e[static_cast<std::size_t>(r)];
+    const int idx[2] = {er.i, er.j};
+    mu(r) = er.scale * (er.y == 0 ? detail::gaussian_monomial_moment(nu, sigma, idx, er.count)
+                                  : a1 * detail::gaussian_monomial_moment(m1, sigma, idx, er.count));
+  }
   Eigen::VectorXd m0_bar = Eigen::VectorXd::Zero(p), m1_bar = Eigen::VectorXd::Zero(p), m2_bar = Eigen::VectorXd::Zero(p);
   Eigen::MatrixXd s_bar = Eigen::MatrixXd::Zero(p, p);
   double a1_bar = 0.0, a2_bar = 0.0;
@@ -194,20 +200,20 @@ inline bool poisson_moments_adjoint(const poisson_moment_layout& layout, const E
       detail::gaussian_monomial_moment_adjoint(m2, sigma, idx, k, coef * a2, m2_bar, s_bar);
     }
   };
-  // V(r, c) = S_r S_c E[...] - mu_r mu_c: the mu_r mu_c part moves into the weights of mu.
+  // V(r, c) = S_r S_c E[...] - mu_r mu_c: the mu_r mu_c part moves into the weights of mu. E[...] is symmetric in
+  // (r, c): each unordered pair once, with weight g(r, c) + g(c, r).
   const Eigen::VectorXd a_eff = a - (g + g.transpose()) * mu;
-  const auto& e = layout.entries();
   for (Eigen::Index r = 0; r < dd; ++r) {
     const auto& er = e[static_cast<std::size_t>(r)];
     const int idx[2] = {er.i, er.j};
     term(idx, er.count, er.y, a_eff(r) * er.scale);
-    for (Eigen::Index c = 0; c < dd; ++c) {
+    for (Eigen::Index c = r; c < dd; ++c) {
       const auto& ec = e[static_cast<std::size_t>(c)];
       int both[4] = {er.i, er.j, 0, 0};
       int k = er.count;
       both[k++] = ec.i;
       if (ec.count == 2) both[k++] = ec.j;
-      term(both, k, er.y + ec.y, g(r, c) * er.scale * ec.scale);
+      term(both, k, er.y + ec.y, (c == r ? g(r, r) : g(r, c) + g(c, r)) * er.scale * ec.scale);
     }
   }
   // Chain rule through m = theta' nu, q = theta' Sigma theta, a1 = e^{m + q/2}, a2 = e^{2m + 2q}, m1 = nu + Sigma theta,

@@ -1,0 +1,61 @@
+// privpost/samplers/glm/poisson_moment_model.hpp
+// poisson_moment_model: the noise-aware DP-GLM posterior of Poisson regression (Kulkarni et al. 2021, Sec. 3.3.2, 4.1;
+// spec glm.md Sec. 3.3), glm_moment_model with the exact Poisson moments of families/glm/poisson_moments.hpp
+// (exponential tilting; no link approximation) over the release [x; t2(x); y x~; y t2(x~)] of
+// glm_statistic::poisson(d, R, R_y[, c]) with the y t2 block (the paper's release). The model's y is Poisson without
+// the release's clamp at R_y: declare R_y well above the counts the prior allows.
+#pragma once
+
+#include <Eigen/Core>
+#include <optional>
+
+#include "privpost/core/errors.hpp"
+#include "privpost/families/glm/poisson_moments.hpp"
+#include "privpost/samplers/glm/glm_moment_model.hpp"
+
+namespace privpost {
+
+/// The Poisson moment map of glm_moment_model. forward fails (the density is -infinity) where the tilting factor
+/// e^{2 m + 2 q} nears overflow (poisson_moment_q_limit). Allocates temporaries on every evaluation (the adjoint with a
+/// workspace is future work).
+class poisson_moment_map {
+ public:
+  poisson_moment_map(int d, std::optional<double> intercept) : layout_(d, intercept.has_value(), true) {}
+
+  Eigen::Index size() const noexcept { return layout_.size(); }
+  int augmented() const noexcept { return layout_.augmented(); }
+  const poisson_moment_layout& layout() const noexcept { return layout_; }
+
+  bool forward(const Eigen::VectorXd& nu, const Eigen::VectorXd& theta, const Eigen::MatrixXd& sigma, Eigen::VectorXd& mu,
+               Eigen::MatrixXd& v) const {
+    return poisson_moments(layout_, nu, theta, sigma, mu, v);
+  }
+
+  /// Sets nu_bar, theta_bar, sigma_bar to the gradient of <a, mu> + <g, V> at (nu, theta~, Sigma~) (sigma_bar
+  /// symmetric).
+  void adjoint(const Eigen::VectorXd& nu, const Eigen::VectorXd& theta, const Eigen::MatrixXd& sigma, const Eigen::VectorXd& a,
+               const Eigen::MatrixXd& g, Eigen::VectorXd& nu_bar, Eigen::VectorXd& theta_bar, Eigen::MatrixXd& sigma_bar) const {
+    nu_bar.setZero();
+    theta_bar.setZero();
+    sigma_bar.setZero();
+    if (!poisson_moments_adjoint(layout_, nu, theta, sigma, a, g, nu_bar, theta_bar, sigma_bar))
+      throw_domain("poisson_moment_map::adjoint", "q = theta' Sigma theta", theta.dot(sigma * theta),
+                   "a point where the forward map succeeded");
+  }
+
+  /// mu and V for simulation; throws std::domain_error where the tilting factors would overflow.
+  void moments(const Eigen::VectorXd& nu, const Eigen::VectorXd& theta, const Eigen::MatrixXd& sigma, Eigen::VectorXd& mu,
+               Eigen::MatrixXd& v) const {
+    if (!poisson_moments(layout_, nu, theta, sigma, mu, v))
+      throw_domain("poisson_moment_map::moments", "q = theta' Sigma theta", theta.dot(sigma * theta),
+                   "q <= 300 and 2 theta' nu + 2 q <= 600");
+  }
+
+ private:
+  poisson_moment_layout layout_;
+};
+
+/// The noise-aware Poisson DP-GLM posterior (see glm_moment_model).
+using poisson_moment_model = glm_moment_model<poisson_moment_map>;
+
+}  // namespace privpost
