@@ -2,15 +2,19 @@
 // d = 6), and one full posterior at d = 6: 4 chains x (1000 warm-up + 1000 draws) of NUTS, chains in parallel threads
 // (the target: at most 1 second on a 2-core machine). Releases are simulated from the model at N = 5000,
 // epsilon = 1, delta = 1e-5, R = 1, tau-scale 0.5; the gradient also at d = 6 with an intercept and a covariate mean.
+// The Poisson model's gradient (exact tilted moments) at d = 2 and 6 with an intercept and a covariate mean, R_y = 10,
+// coefficient prior ||theta~||^2 < 4.
 #include <benchmark/benchmark.h>
 
 #include <random>
+#include <type_traits>
 
 #include "privpost/core/random/normal.hpp"
 #include "privpost/families/glm/glm_statistic.hpp"
 #include "privpost/inference/infer.hpp"
 #include "privpost/mechanisms/analytic_gaussian.hpp"
 #include "privpost/samplers/glm/logistic_moment_model.hpp"
+#include "privpost/samplers/glm/poisson_moment_model.hpp"
 #include "privpost/samplers/nuts.hpp"
 
 using namespace privpost;
@@ -24,12 +28,16 @@ struct glm_case {
   glm_model_options options{};
 };
 
+template <class Model = logistic_moment_model<>>
 glm_case make_case(int d, std::mt19937_64& g, const glm_model_options& options = {}) {
   glm_case c;
   c.options = options;
-  const auto statistic = glm_statistic::logistic(d, 1.0, options.intercept);
+  const bool poisson = std::is_same_v<Model, poisson_moment_model>;
+  if (poisson) c.prior.s_max = 4.0;
+  const auto statistic =
+      poisson ? glm_statistic::poisson(d, 1.0, 10.0, options.intercept) : glm_statistic::logistic(d, 1.0, options.intercept);
   c.sigma = analytic_gaussian_sigma(1.0, 1e-5, statistic.l2_sensitivity());
-  const logistic_moment_model<> sim(Eigen::VectorXd::Zero(statistic.size()), c.n, c.sigma, d, c.prior, options);
+  const Model sim(Eigen::VectorXd::Zero(statistic.size()), c.n, c.sigma, d, c.prior, options);
   c.z = simulate_glm_release(sim, draw_glm_prior(g, d, c.prior, options), g);
   return c;
 }
@@ -52,6 +60,21 @@ void glm_gradient(benchmark::State& st) {
 }
 BENCHMARK_TEMPLATE(glm_gradient, exact_logistic_link)->Args({2, 0})->Args({6, 0})->Args({14, 0})->Args({6, 1});
 BENCHMARK_TEMPLATE(glm_gradient, taylor_logistic_link)->Args({6, 0});
+
+void poisson_glm_gradient(benchmark::State& st) {
+  const int d = static_cast<int>(st.range(0));
+  std::mt19937_64 g(1);
+  const glm_case c = make_case<poisson_moment_model>(d, g, glm_model_options{1.0, true});
+  nuts_options opt;
+  opt.warmup = 200;
+  nuts_sampler<poisson_moment_model> s(poisson_moment_model(c.z, c.n, c.sigma, d, c.prior, c.options), opt, g);
+  for (int i = 0; i < 200; ++i) s.step(g);
+  poisson_moment_model m(c.z, c.n, c.sigma, d, c.prior, c.options);
+  const Eigen::VectorXd u = s.position();
+  Eigen::VectorXd grad(u.size());
+  for (auto _ : st) benchmark::DoNotOptimize(m.log_density_gradient(u, grad));
+}
+BENCHMARK(poisson_glm_gradient)->Arg(2)->Arg(6);
 
 void glm_posterior_d6(benchmark::State& st) {
   std::mt19937_64 g(2);
