@@ -53,6 +53,25 @@ double directional_fd(Model& m, const Eigen::VectorXd& u, const Eigen::VectorXd&
 static_assert(differentiable_model<logistic_moment_model<>>);
 static_assert(differentiable_model<logistic_moment_model<taylor_logistic_link>>);
 static_assert(differentiable_model<poisson_moment_model>);
+static_assert(glm_moment_map<logistic_moment_map<>>);
+static_assert(glm_moment_map<logistic_moment_map<taylor_logistic_link>>);
+static_assert(glm_moment_map<poisson_moment_map>);
+namespace {
+// A map without an adjoint (no gradient) and a type that is no map at all.
+struct forward_only_map {
+  forward_only_map(int, std::optional<double>) {}
+  Eigen::Index size() const { return 1; }
+  int augmented() const { return 1; }
+  bool forward(const Eigen::VectorXd&, const Eigen::VectorXd&, const Eigen::MatrixXd&, Eigen::VectorXd&, Eigen::MatrixXd&) {
+    return true;
+  }
+  void moments(const Eigen::VectorXd&, const Eigen::VectorXd&, const Eigen::MatrixXd&, Eigen::VectorXd&, Eigen::MatrixXd&) const {
+  }
+};
+}  // namespace
+static_assert(!glm_moment_map<forward_only_map>);
+static_assert(!glm_moment_map<logistic_moment_layout>);
+static_assert(!glm_moment_map<double>);
 
 TEST_CASE("Cholesky-correlation transform: validity, log-Jacobian and reverse pass", "[glm][transforms]") {
   std::mt19937_64 g(3);

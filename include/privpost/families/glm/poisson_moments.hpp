@@ -103,6 +103,39 @@ inline void gaussian_monomial_moment_adjoint(const Eigen::VectorXd& m, const Eig
 /// from overflow (spec Sec. 3.3, "Guard").
 inline constexpr double poisson_moment_q_limit = 300.0;
 
+namespace detail {
+// The tilting quantities at (nu, theta~, Sigma~): w = Sigma~ theta~, m = theta~' nu, q = theta~' w, the factors
+// a1 = e^{m + q/2}, a2 = e^{2m + 2q} and the tilted means m1 = nu + w, m2 = nu + 2w; ok is false past the guard.
+struct poisson_tilt {
+  Eigen::VectorXd w, m1, m2;
+  double m = 0.0, q = 0.0, a1 = 0.0, a2 = 0.0;
+  bool ok = false;
+
+  poisson_tilt(const Eigen::VectorXd& nu, const Eigen::VectorXd& theta, const Eigen::MatrixXd& sigma)
+      : w(sigma * theta), m(theta.dot(nu)), q(theta.dot(w)) {
+    ok = std::isfinite(m) && std::isfinite(q) && q <= poisson_moment_q_limit && 2.0 * m + 2.0 * q <= 2.0 * poisson_moment_q_limit;
+    if (!ok) return;
+    a1 = std::exp(m + 0.5 * q);
+    a2 = std::exp(2.0 * m + 2.0 * q);
+    m1 = nu + w;
+    m2 = nu + 2.0 * w;
+  }
+};
+
+// mu_r = S_r E[x^idx_r y^y_r] for every entry (y^0 under N(nu, Sigma~), y^1 tilted).
+inline void poisson_means(const poisson_moment_layout& layout, const poisson_tilt& t, const Eigen::VectorXd& nu,
+                          const Eigen::MatrixXd& sigma, Eigen::VectorXd& mu) {
+  const auto& e = layout.entries();
+  mu.resize(layout.size());
+  for (Eigen::Index r = 0; r < layout.size(); ++r) {
+    const auto& er = e[static_cast<std::size_t>(r)];
+    const int idx[2] = {er.i, er.j};
+    mu(r) = er.scale * (er.y == 0 ? gaussian_monomial_moment(nu, sigma, idx, er.count)
+                                  : t.a1 * gaussian_monomial_moment(t.m1, sigma, idx, er.count));
+  }
+}
+}  // namespace detail
+
 /// mu (size D) and V (D x D) of one record's Poisson statistic for x~ ~ N(nu, Sigma~) (nu = (c, mu_x) with an
 /// intercept, Sigma~ with a zero intercept row and column) and coefficients theta~ (size P). Returns false, leaving mu
 /// and V unspecified, when q > poisson_moment_q_limit or 2m + 2q > 2 poisson_moment_q_limit (the tilting factor
@@ -116,27 +149,18 @@ inline bool poisson_moments(const poisson_moment_layout& layout, const Eigen::Ve
   check_size_match(f, "theta", theta.size(), "P", p);
   check_size_match(f, "Sigma rows", sigma.rows(), "P", p);
   check_size_match(f, "Sigma columns", sigma.cols(), "P", p);
-  const Eigen::VectorXd w = sigma * theta;
-  const double m = theta.dot(nu), q = theta.dot(w);
-  if (!(std::isfinite(m) && std::isfinite(q) && q <= poisson_moment_q_limit && 2.0 * m + 2.0 * q <= 2.0 * poisson_moment_q_limit))
-    return false;
-  const double a1 = std::exp(m + 0.5 * q), a2 = std::exp(2.0 * m + 2.0 * q);
-  const Eigen::VectorXd m1 = nu + w, m2 = nu + 2.0 * w;
+  const detail::poisson_tilt t(nu, theta, sigma);
+  if (!t.ok) return false;
   auto moment = [&](const int* idx, int k, int y) {
     if (y == 0) return detail::gaussian_monomial_moment(nu, sigma, idx, k);
-    const double e1 = a1 * detail::gaussian_monomial_moment(m1, sigma, idx, k);
+    const double e1 = t.a1 * detail::gaussian_monomial_moment(t.m1, sigma, idx, k);
     if (y == 1) return e1;
-    return e1 + a2 * detail::gaussian_monomial_moment(m2, sigma, idx, k);
+    return e1 + t.a2 * detail::gaussian_monomial_moment(t.m2, sigma, idx, k);
   };
   const auto& e = layout.entries();
   const Eigen::Index dd = layout.size();
-  mu.resize(dd);
+  detail::poisson_means(layout, t, nu, sigma, mu);
   v.resize(dd, dd);
-  for (Eigen::Index r = 0; r < dd; ++r) {
-    const auto& a = e[static_cast<std::size_t>(r)];
-    const int idx[2] = {a.i, a.j};
-    mu(r) = a.scale * moment(idx, a.count, a.y);
-  }
   for (Eigen::Index r = 0; r < dd; ++r) {
     const auto& a = e[static_cast<std::size_t>(r)];
     for (Eigen::Index c = r; c < dd; ++c) {
@@ -169,20 +193,13 @@ inline bool poisson_moments_adjoint(const poisson_moment_layout& layout, const E
   check_size_match(f, "theta_bar", theta_bar.size(), "P", p);
   check_size_match(f, "sigma_bar rows", sigma_bar.rows(), "P", p);
   check_size_match(f, "sigma_bar columns", sigma_bar.cols(), "P", p);
-  const Eigen::VectorXd w = sigma * theta;
-  const double m = theta.dot(nu), q = theta.dot(w);
-  if (!(std::isfinite(m) && std::isfinite(q) && q <= poisson_moment_q_limit && 2.0 * m + 2.0 * q <= 2.0 * poisson_moment_q_limit))
-    return false;
-  const double a1 = std::exp(m + 0.5 * q), a2 = std::exp(2.0 * m + 2.0 * q);
-  const Eigen::VectorXd m1 = nu + w, m2 = nu + 2.0 * w;
+  const detail::poisson_tilt t(nu, theta, sigma);
+  if (!t.ok) return false;
+  const double a1 = t.a1, a2 = t.a2;
+  const Eigen::VectorXd &w = t.w, &m1 = t.m1, &m2 = t.m2;
   const auto& e = layout.entries();
-  Eigen::VectorXd mu(dd);  // the means alone (V is not needed)
-  for (Eigen::Index r = 0; r < dd; ++r) {
-    const auto& er = e[static_cast<std::size_t>(r)];
-    const int idx[2] = {er.i, er.j};
-    mu(r) = er.scale * (er.y == 0 ? detail::gaussian_monomial_moment(nu, sigma, idx, er.count)
-                                  : a1 * detail::gaussian_monomial_moment(m1, sigma, idx, er.count));
-  }
+  Eigen::VectorXd mu;  // the means alone (V is not needed)
+  detail::poisson_means(layout, t, nu, sigma, mu);
   Eigen::VectorXd m0_bar = Eigen::VectorXd::Zero(p), m1_bar = Eigen::VectorXd::Zero(p), m2_bar = Eigen::VectorXd::Zero(p);
   Eigen::MatrixXd s_bar = Eigen::MatrixXd::Zero(p, p);
   double a1_bar = 0.0, a2_bar = 0.0;

@@ -15,10 +15,11 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <cmath>
+#include <concepts>
 #include <limits>
 #include <numbers>
-
 #include <optional>
+
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
 #include "privpost/core/random/normal.hpp"
@@ -41,7 +42,19 @@ namespace privpost {
 /// sampler's reversibility; spec Sec. 3.6). parameter_vector(u) is (theta~, tau, Omega_ij for i > j in row order,
 /// mu_x). Evaluation allocates nothing beyond what the map allocates (the logistic map: nothing; workspaces sized at
 /// construction): one copy per chain.
-template <class Map>
+/// What glm_moment_model needs of a moment map (the interface in this file's header comment).
+template <class M>
+concept glm_moment_map = std::constructible_from<M, int, std::optional<double>> &&
+    requires(M& map, const M& cmap, const Eigen::VectorXd& x, const Eigen::MatrixXd& s, Eigen::VectorXd& out_v,
+             Eigen::MatrixXd& out_m) {
+  { cmap.size() } -> std::convertible_to<Eigen::Index>;
+  { cmap.augmented() } -> std::convertible_to<int>;
+  { map.forward(x, x, s, out_v, out_m) } -> std::same_as<bool>;
+  map.adjoint(x, x, s, x, s, out_v, out_v, out_m);
+  cmap.moments(x, x, s, out_v, out_m);
+};
+
+template <glm_moment_map Map>
 class glm_moment_model {
  public:
   using map_type = Map;
@@ -278,7 +291,7 @@ class glm_moment_model {
 /// A release simulated from the model's own approximation at the true parameters: s ~ N(N mu, N V), then
 /// z = s + N(0, sigma^2 I) with the model's N and sigma (the design of the simulation-based calibration, spec glm.md
 /// Sec. 5.7 F.1). For tests and studies; a real release sums records (glm_statistic).
-template <class Map, random_engine G>
+template <glm_moment_map Map, random_engine G>
 Eigen::VectorXd simulate_glm_release(const glm_moment_model<Map>& model, const glm_parameters& truth, G& g) {
   Eigen::VectorXd mu;
   Eigen::MatrixXd v;
