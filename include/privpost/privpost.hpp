@@ -71,10 +71,12 @@
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
 #include "privpost/samplers/glm/glm_moment_model.hpp"
 #include "privpost/samplers/glm/glm_prior.hpp"
+#include "privpost/samplers/glm/glm_record_model.hpp"
 #include "privpost/samplers/glm/logistic_moment_model.hpp"
 #include "privpost/samplers/glm/logistic_record_model.hpp"
 #include "privpost/samplers/glm/pass_glm.hpp"
 #include "privpost/samplers/glm/poisson_moment_model.hpp"
+#include "privpost/samplers/glm/poisson_record_model.hpp"
 #include "privpost/samplers/nuts.hpp"
 #include "privpost/samplers/ops.hpp"
 

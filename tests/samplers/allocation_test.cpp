@@ -24,6 +24,8 @@
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
 #include "privpost/samplers/glm/logistic_moment_model.hpp"
 #include "privpost/samplers/glm/logistic_record_model.hpp"
+#include "privpost/samplers/glm/poisson_moment_model.hpp"
+#include "privpost/samplers/glm/poisson_record_model.hpp"
 #include "privpost/samplers/nuts.hpp"
 
 // The replacement operators below pair malloc with free on purpose; GCC 12 sees the inlined std::allocator calls of the
@@ -167,5 +169,32 @@ TEST_CASE("the DP-GLM logistic model and NUTS on it allocate nothing per evaluat
   // The record-level baseline on 200 simulated records.
   const logistic_records rec = simulate_logistic_records(g, truth, 200);
   nuts_sampler<logistic_record_model> r(logistic_record_model(rec.x, rec.y, prior.s_max), options, g);
+  CHECK(allocations_in_sweeps(r, g) == 0);
+}
+
+TEST_CASE("NUTS on the Poisson DP-GLM and its record-level baseline allocates nothing per transition", "[allocation][glm]") {
+  std::mt19937_64 g(13);
+  const int d = 2;
+  const glm_prior prior{4.0, 0.5, 2.0, 0.5};
+  const glm_model_options design{1.0, true};
+  const poisson_moment_model sim(Eigen::VectorXd::Zero(11), 500.0, 5.0, d, prior, design);
+  const glm_parameters truth = draw_glm_prior(g, d, prior, design);
+  const Eigen::VectorXd z = simulate_glm_release(sim, truth, g);
+  poisson_moment_model m(z, 500.0, 5.0, d, prior, design);
+  Eigen::VectorXd u(m.dimension()), grad(m.dimension());
+  m.initial_point(g, 2.0, u);
+  const long before = allocations.load();
+  double lp = 0.0;
+  for (int i = 0; i < 100; ++i) lp += m.log_density_gradient(u, grad);
+  CHECK(allocations.load() - before == 0);
+  CHECK(std::isfinite(lp));
+  nuts_options options;
+  options.warmup = 300;
+  nuts_sampler<poisson_moment_model> s(poisson_moment_model(z, 500.0, 5.0, d, prior, design), options, g);
+  CHECK(allocations_in_sweeps(s, g) == 0);
+  const glm_records rec = simulate_poisson_records(g, truth, 200, 1.0);
+  Eigen::MatrixXd xa(200, d + 1);
+  xa << Eigen::VectorXd::Ones(200), rec.x;
+  nuts_sampler<poisson_record_model> r(poisson_record_model(xa, rec.y, prior.s_max), options, g);
   CHECK(allocations_in_sweeps(r, g) == 0);
 }

@@ -1,5 +1,6 @@
-// Tests of the DP-GLM baselines (spec glm.md Sec. 4.2): the record-level model (samplers/glm/logistic_record_model.hpp):
-// its hand gradient against sixth-order central differences (d = 1..4, points near r = +-6, relative error < 1e-7) and
+// Tests of the DP-GLM baselines (spec glm.md Sec. 4.2): the record-level models (samplers/glm/glm_record_model.hpp,
+// logistic and Poisson): their hand gradients against sixth-order central differences (d = 1..4, points near r = +-6,
+// relative error < 1e-7), the concept's positive and negative cases, the Poisson record simulation's mean count, and
 // bad input; the PASS-GLM closed form (samplers/glm/pass_glm.hpp): Chebyshev coefficients against the spec's table,
 // stationarity of the quadratic posterior with the sums taken from the records, draws, the PSD projection, bad input.
 // Its calibration and the large-epsilon agreement with the moment model are in glm_baseline_calibration_test.cpp.
@@ -7,6 +8,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include <Eigen/Cholesky>
@@ -16,10 +18,50 @@
 #include "privpost/families/glm/glm_statistic.hpp"
 #include "privpost/samplers/glm/logistic_record_model.hpp"
 #include "privpost/samplers/glm/pass_glm.hpp"
+#include "privpost/samplers/glm/poisson_record_model.hpp"
 
 using namespace privpost;
 
 static_assert(differentiable_model<logistic_record_model>);
+
+namespace {
+// The hand gradient of a record-level model against sixth-order central differences at ten random points (two near the
+// truncation boundary r = +-6), relative error < 1e-7.
+template <class Model>
+void check_record_gradient(Model& m, std::mt19937_64& g, int dim, const char* label) {
+  REQUIRE(m.dimension() == dim);
+  for (int rep = 0; rep < 10; ++rep) {
+    Eigen::VectorXd u(dim), dir(dim), grad(dim), gr(dim);
+    for (int i = 0; i < dim; ++i) {
+      u(i) = draw_normal(g);
+      dir(i) = draw_normal(g);
+    }
+    if (rep == 0) u(dim - 1) = 6.0;  // near the truncation boundary of rho
+    if (rep == 1) u(dim - 1) = -6.0;
+    dir.normalize();
+    const double lp = m.log_density_gradient(u, grad);
+    REQUIRE(std::isfinite(lp));
+    const double h = 1e-3;
+    auto f = [&](double t) { return m.log_density_gradient(u + t * dir, gr); };
+    const double fd = (-f(-3 * h) + 9 * f(-2 * h) - 45 * f(-h) + 45 * f(h) - 9 * f(2 * h) + f(3 * h)) / (60 * h);
+    INFO(label << " dimension " << dim << ", rep " << rep << ": analytic " << grad.dot(dir) << ", finite difference " << fd);
+    CHECK(std::abs(grad.dot(dir) - fd) < 1e-7 * std::max(1.0, std::abs(fd)));
+  }
+}
+
+// A likelihood without the derivative in eta: not a glm_record_likelihood.
+struct no_derivative_likelihood {
+  static constexpr const char* name = "no_derivative";
+  static double admit(double y) { return y; }
+  static double log_likelihood(double eta, double y) { return eta * y; }
+};
+}  // namespace
+
+static_assert(glm_record_likelihood<logistic_record_likelihood>);
+static_assert(glm_record_likelihood<poisson_record_likelihood>);
+static_assert(!glm_record_likelihood<no_derivative_likelihood>);
+static_assert(!glm_record_likelihood<int>);
+static_assert(differentiable_model<poisson_record_model>);
 
 TEST_CASE("record-level logistic model: gradient against finite differences", "[glm][gradient][baseline]") {
   std::mt19937_64 g(21);
@@ -27,28 +69,52 @@ TEST_CASE("record-level logistic model: gradient against finite differences", "[
     const glm_parameters truth = draw_glm_prior(g, d, glm_prior{9.0, 1.0, 2.0});
     const logistic_records rec = simulate_logistic_records(g, truth, 50);
     logistic_record_model m(rec.x, rec.y, 9.0);
-    REQUIRE(m.dimension() == d + 1);
-    for (int rep = 0; rep < 10; ++rep) {
-      Eigen::VectorXd u(d + 1), dir(d + 1), grad(d + 1), gr(d + 1);
-      for (int i = 0; i <= d; ++i) {
-        u(i) = draw_normal(g);
-        dir(i) = draw_normal(g);
-      }
-      if (rep == 0) u(d) = 6.0;  // near the truncation boundary of rho
-      if (rep == 1) u(d) = -6.0;
-      dir.normalize();
-      const double lp = m.log_density_gradient(u, grad);
-      REQUIRE(std::isfinite(lp));
-      const double h = 1e-3;
-      auto f = [&](double t) { return m.log_density_gradient(u + t * dir, gr); };
-      const double fd = (-f(-3 * h) + 9 * f(-2 * h) - 45 * f(-h) + 45 * f(h) - 9 * f(2 * h) + f(3 * h)) / (60 * h);
-      INFO("d " << d << ", rep " << rep << ": analytic " << grad.dot(dir) << ", finite difference " << fd);
-      CHECK(std::abs(grad.dot(dir) - fd) < 1e-7 * std::max(1.0, std::abs(fd)));
-    }
+    check_record_gradient(m, g, d + 1, "logistic");
     // theta of the parameter vector lies inside the truncation ball.
     Eigen::VectorXd u = Eigen::VectorXd::Ones(d + 1);
     CHECK(m.parameter_vector(u).squaredNorm() < 9.0);
   }
+}
+
+TEST_CASE("record-level Poisson model: gradient against finite differences, records from the model's story",
+          "[glm][gradient][baseline]") {
+  std::mt19937_64 g(22);
+  for (int d = 1; d <= 3; ++d) {
+    for (const bool intercept : {false, true}) {
+      const glm_prior prior{4.0, 0.5, 2.0, 0.5};
+      const glm_model_options design{intercept ? std::optional<double>(1.0) : std::nullopt, intercept};
+      const glm_parameters truth = draw_glm_prior(g, d, prior, design);
+      const glm_records rec = simulate_poisson_records(g, truth, 60, design.intercept);
+      REQUIRE(rec.x.rows() == 60);
+      REQUIRE(rec.x.cols() == d);
+      CHECK((rec.y.array() >= 0.0).all());
+      CHECK((rec.y.array() == rec.y.array().floor()).all());
+      Eigen::MatrixXd xa(60, d + (intercept ? 1 : 0));
+      if (intercept)
+        xa << Eigen::VectorXd::Ones(60), rec.x;
+      else
+        xa = rec.x;
+      poisson_record_model m(xa, rec.y, prior.s_max);
+      check_record_gradient(m, g, static_cast<int>(xa.cols()) + 1, "poisson");
+    }
+  }
+}
+
+TEST_CASE("simulated Poisson records follow the model: mean count against E exp(theta~' x~)", "[glm][baseline]") {
+  // x ~ N(mu, Sigma) gives E[y] = exp(theta_0 c + theta' mu + theta' Sigma theta / 2).
+  std::mt19937_64 g(23);
+  const glm_parameters truth{(Eigen::VectorXd(3) << 0.4, 0.5, -0.3).finished(),
+                             (Eigen::MatrixXd(2, 2) << 0.3, 0.1, 0.1, 0.2).finished(),
+                             (Eigen::VectorXd(2) << 0.2, -0.1).finished()};
+  const Eigen::Index n = 200000;
+  const glm_records rec = simulate_poisson_records(g, truth, n, 1.0);
+  const double expected =
+      std::exp(0.4 + truth.theta.tail(2).dot(truth.mean) + 0.5 * truth.theta.tail(2).dot(truth.sigma * truth.theta.tail(2)));
+  const double mean = rec.y.mean();
+  const double var = (rec.y.array() - mean).square().mean();
+  INFO("mean count " << mean << ", expected " << expected << ", standard error " << std::sqrt(var / n));
+  CHECK(std::abs(mean - expected) < 4.0 * std::sqrt(var / static_cast<double>(n)));
+  CHECK(std::abs(rec.x.col(0).mean() - 0.2) < 4.0 * std::sqrt(0.3 / static_cast<double>(n)));
 }
 
 TEST_CASE("record-level logistic model rejects bad arguments", "[glm][errors][baseline]") {
@@ -75,6 +141,34 @@ TEST_CASE("record-level logistic model rejects bad arguments", "[glm][errors][ba
   CHECK_THROWS_AS(simulate_logistic_records(g, not_pd, 5), std::domain_error);
   CHECK_THROWS_AS(simulate_logistic_records(g, glm_parameters{Eigen::VectorXd::Zero(2), Eigen::MatrixXd::Identity(2, 2)}, 0),
                   std::invalid_argument);
+}
+
+TEST_CASE("record-level Poisson model and its simulation reject bad arguments", "[glm][errors][baseline]") {
+  const Eigen::MatrixXd x = Eigen::MatrixXd::Ones(3, 2);
+  const Eigen::VectorXd y = (Eigen::VectorXd(3) << 0.0, 2.0, 7.0).finished();
+  CHECK_NOTHROW(poisson_record_model(x, y));
+  for (const double bad : {-1.0, 1.5, std::numeric_limits<double>::infinity(), std::nan("")}) {
+    Eigen::VectorXd y2 = y;
+    y2(1) = bad;
+    CHECK_THROWS_WITH(poisson_record_model(x, y2), Catch::Contains("response") && Catch::Contains("integer >= 0"));
+  }
+  CHECK_THROWS_AS(poisson_record_model(x, Eigen::VectorXd::Ones(2)), std::invalid_argument);
+  CHECK_THROWS_AS(poisson_record_model(x, y, -1.0), std::invalid_argument);
+  // A linear predictor so large that exp overflows: -infinity and a counted failure, never NaN.
+  poisson_record_model m(1e6 * x, y, 9.0);
+  Eigen::VectorXd u = Eigen::VectorXd::Ones(3), grad;
+  u(2) = 5.0;
+  CHECK(m.log_density_gradient(u, grad) == -std::numeric_limits<double>::infinity());
+  CHECK(m.failures() == 1);
+  CHECK(grad.allFinite());
+  std::mt19937_64 g(1);
+  const glm_parameters id{Eigen::VectorXd::Zero(2), Eigen::MatrixXd::Identity(2, 2)};
+  CHECK_THROWS_AS(simulate_poisson_records(g, id, 0), std::invalid_argument);
+  CHECK_THROWS_WITH(simulate_poisson_records(g, id, 5, 1.0), Catch::Contains("theta"));  // needs d + 1 coefficients
+  CHECK_THROWS_AS(simulate_poisson_records(g, glm_parameters{Eigen::VectorXd::Zero(2), -Eigen::MatrixXd::Identity(2, 2)}, 5),
+                  std::domain_error);
+  const glm_parameters huge{(Eigen::VectorXd(2) << 40.0, 0.0).finished(), Eigen::MatrixXd::Identity(2, 2)};
+  CHECK_THROWS_AS(simulate_poisson_records(g, huge, 50), std::domain_error);
 }
 
 TEST_CASE("PASS-GLM Chebyshev coefficients match the spec's table", "[glm][baseline][pass-glm]") {

@@ -168,7 +168,7 @@ TEST_CASE("noise-aware logistic DP-GLM with an intercept and a covariate mean is
 
 TEST_CASE("noise-aware Poisson DP-GLM with an intercept and a covariate mean is calibrated; naive is not (d = 2)",
           "[glm][calibration][glm-calibration-poisson]") {
-  // The release [x; t2(x); y x~; y t2(x)] (12 entries at d = 2 with the intercept), Delta of spec Sec. 2.3 at
+  // The release [x; t2(x); y x~; y t2(x)] (11 entries at d = 2 with the intercept), Delta of spec Sec. 2.3 at
   // sqrt(c^2 + R^2) = sqrt(2) and R_y = 5, epsilon = 1: sigma about 38 per entry against sampling noise of
   // sqrt(N V) ~ 5-30 at N = 200. Prior: ||theta~||^2 < 4 (counts up to about e^2 per record), tau ~ half-normal(0.5),
   // mu_x ~ N(0, 0.5^2). Parameters: theta_0..theta_2, tau_1, tau_2, mu_1, mu_2.

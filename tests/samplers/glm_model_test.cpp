@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <Eigen/LU>
+#include <algorithm>
 #include <boost/math/distributions/beta.hpp>
 #include <boost/math/special_functions/gamma.hpp>
 #include <cmath>
@@ -24,8 +25,11 @@
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/core/transforms/cholesky_corr.hpp"
 #include "privpost/diagnostics/calibration.hpp"
+#include "privpost/families/glm/glm_statistic.hpp"
 #include "privpost/samplers/glm/logistic_moment_model.hpp"
+#include "privpost/samplers/glm/logistic_record_model.hpp"
 #include "privpost/samplers/glm/poisson_moment_model.hpp"
+#include "privpost/samplers/glm/poisson_record_model.hpp"
 
 using namespace privpost;
 
@@ -56,6 +60,9 @@ static_assert(differentiable_model<poisson_moment_model>);
 static_assert(glm_moment_map<logistic_moment_map<>>);
 static_assert(glm_moment_map<logistic_moment_map<taylor_logistic_link>>);
 static_assert(glm_moment_map<poisson_moment_map>);
+static_assert(initial_point_model<poisson_moment_model, std::mt19937_64>);
+static_assert(initial_point_model<logistic_moment_model<>, std::mt19937_64>);
+static_assert(!initial_point_model<logistic_record_model, std::mt19937_64>);
 namespace {
 // A map without an adjoint (no gradient) and a type that is no map at all.
 struct forward_only_map {
@@ -86,6 +93,11 @@ TEST_CASE("Cholesky-correlation transform: validity, log-Jacobian and reverse pa
         CHECK(l.row(i).norm() == Approx(1.0).epsilon(1e-14));
         CHECK(l(i, i) > 0.0);
       }
+      // The inverse recovers y (the initial points of glm_moment_model use it).
+      Eigen::VectorXd back;
+      cholesky_corr_unconstrain(l, back);
+      REQUIRE(back.size() == nf);
+      CHECK((back - y).cwiseAbs().maxCoeff() < 1e-9);
       // log|det| of the Jacobian of y -> free entries (triangular in this order), by central differences.
       Eigen::MatrixXd jac(nf, nf);
       const double h = 1e-6;
@@ -326,6 +338,57 @@ TEST_CASE("leapfrog energy error on the GLM posterior shrinks as the step size s
   const double e1 = energy_error(0.002, 20), e2 = energy_error(0.001, 40);
   INFO("|dH| " << e1 << " at eps, " << e2 << " at eps / 2");
   CHECK(e1 / e2 == Approx(4.0).margin(0.5));
+}
+
+TEST_CASE("the DP-GLM models start NUTS near theta~ = 0", "[glm][nuts]") {
+  // initial_point: r uniform on [-6, -2] at radius 2, so ||theta~||^2 < s_max logistic(-2) (0.12 s_max); everything
+  // else uniform on [-2, 2].
+  std::mt19937_64 g(5);
+  const glm_prior prior{9.0, 0.5, 2.0, 0.5};
+  const poisson_moment_model m(Eigen::VectorXd::Zero(11), 100.0, 1.0, 2, prior, glm_model_options{1.0, true});
+  double largest = 0.0, smallest = 1e300;
+  Eigen::VectorXd u;
+  for (int t = 0; t < 2000; ++t) {
+    m.initial_point(g, 2.0, u);
+    REQUIRE(u.size() == m.dimension());
+    CHECK((u.array().abs() <= 6.0).all());
+    const double norm2 = m.parameter_vector(u).head(3).squaredNorm();
+    largest = std::max(largest, norm2);
+    smallest = std::min(smallest, norm2);
+  }
+  CHECK(largest < 9.0 / (1.0 + std::exp(2.0)));
+  CHECK(largest > 0.8 * 9.0 / (1.0 + std::exp(2.0)));
+  CHECK(smallest < 1.1 * 9.0 / (1.0 + std::exp(6.0)));
+  // The covariate parameters start at the release's own moment estimates (+-0.2): exact sums of a Poisson release
+  // whose covariates have mean (0.2, -0.1), sds (0.5, 0.4) and correlation 0.25.
+  const glm_parameters truth{(Eigen::VectorXd(3) << 0.3, 0.5, -0.4).finished(),
+                             (Eigen::MatrixXd(2, 2) << 0.25, 0.05, 0.05, 0.16).finished(),
+                             (Eigen::VectorXd(2) << 0.2, -0.1).finished()};
+  const glm_records rec = simulate_poisson_records(g, truth, 20000, 1.0);
+  const Eigen::VectorXd s = glm_statistic::poisson(2, 1e6, 1e6, 1.0).sum(rec.x, rec.y);
+  const poisson_moment_model pm(s, 20000.0, 0.0, 2, prior, glm_model_options{1.0, true});
+  for (int t = 0; t < 100; ++t) {
+    pm.initial_point(g, 2.0, u);
+    const Eigen::VectorXd v = pm.parameter_vector(u);  // theta~ (3), tau (2), Omega_10, mu_x (2)
+    CHECK(std::abs(std::log(v(3) / 0.5)) < 0.25);
+    CHECK(std::abs(std::log(v(4) / 0.4)) < 0.25);
+    CHECK(std::abs(v(5) - 0.25) < 0.25);
+    CHECK(std::abs(v(6) - 0.2) < 0.25);
+    CHECK(std::abs(v(7) + 0.1) < 0.25);
+  }
+  // The logistic release estimates E[x x'] from its t2 block and, with an intercept, E[x] from the c x_k pairs.
+  const logistic_moment_model<> lm(s.head(8), 100.0, 1.0, 2, prior, glm_model_options{2.0, true});
+  Eigen::VectorXd mean;
+  Eigen::MatrixXd second;
+  logistic_moment_map<>(2, 2.0).released_covariate_moments((Eigen::VectorXd(8) << 1, 2, 3, 4, 5, 6, 7, 8).finished(), 2.0, mean,
+                                                           second);
+  CHECK(mean.array().isNaN().all());
+  CHECK(std::isnan(second(0, 0)));
+  CHECK(second(1, 1) == 2.0);                                   // z(3) / n: the y x~ block is z(0..2)
+  CHECK(second(0, 1) == Approx(6.0 / (2.0 * std::sqrt(2.0))));  // the sqrt2 c x_1 pair
+  CHECK(second(2, 1) == Approx(8.0 / (2.0 * std::sqrt(2.0))));
+  lm.initial_point(g, 2.0, u);
+  CHECK(u.allFinite());
 }
 
 TEST_CASE("logistic DP-GLM model rejects bad arguments", "[glm][errors]") {

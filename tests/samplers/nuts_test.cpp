@@ -124,8 +124,30 @@ struct counting_nuts {
   numerical_events events() const { return s.events(); }
 };
 
+// A standard normal on the half-line u > 10 (-infinity elsewhere), which chooses its own initial points there: no
+// uniform draw on [-2, 2] could start it.
+struct far_half_normal {
+  Eigen::Index dimension() const { return 1; }
+  double log_density_gradient(const Eigen::VectorXd& u, Eigen::VectorXd& grad) const {
+    grad.resize(1);
+    if (!(u(0) > 10.0)) {
+      grad(0) = 0.0;
+      return -std::numeric_limits<double>::infinity();
+    }
+    grad(0) = -(u(0) - 12.0);
+    return -0.5 * (u(0) - 12.0) * (u(0) - 12.0);
+  }
+  void initial_point(std::mt19937_64& g, double radius, Eigen::VectorXd& u) const {
+    u.resize(1);
+    u(0) = 12.0 + 0.5 * radius * (2.0 * draw_uniform(g) - 1.0);
+  }
+};
+
 }  // namespace
 
+static_assert(initial_point_model<far_half_normal, std::mt19937_64>);
+static_assert(!initial_point_model<diagonal_gaussian, std::mt19937_64>);
+static_assert(!initial_point_model<far_half_normal, int>);
 static_assert(differentiable_model<diagonal_gaussian>);
 static_assert(differentiable_model<logit_binomial>);
 static_assert(!differentiable_model<int>);
@@ -387,6 +409,19 @@ TEST_CASE("infer tells NUTS once that warm-up ended, and a burn-in of another le
   CHECK_THROWS_WITH(infer(make, iopt), Catch::Contains("nuts_options::warmup is 50"));
 }
 
+TEST_CASE("NUTS starts where a model's initial_point says", "[nuts]") {
+  std::mt19937_64 g(3);
+  nuts_options o;
+  o.warmup = 200;
+  nuts_sampler<far_half_normal> s(far_half_normal{}, o, g);
+  double sum = 0.0;
+  for (int i = 0; i < 1200; ++i) {
+    s.step(g);
+    if (i >= 200) sum += s.parameter_vector()(0);
+  }
+  CHECK(std::abs(sum / 1000.0 - 12.0) < 0.3);  // the half-line's mass is at 12 +- 1 (the cut at 10 is 2 sd away)
+}
+
 TEST_CASE("NUTS rejects bad options and targets with no finite point", "[nuts][errors]") {
   std::mt19937_64 g(1);
   const correlated_gaussian m{0.5};
@@ -407,7 +442,7 @@ TEST_CASE("NUTS rejects bad options and targets with no finite point", "[nuts][e
                     Catch::Contains("max_depth") && Catch::Contains("[1, 30]"));
 
   CHECK_THROWS_AS(nuts_sampler(nowhere{}, nuts_options{}, g), std::domain_error);
-  CHECK_THROWS_WITH(nuts_sampler(nowhere{}, nuts_options{}, g), Catch::Contains("100 uniform draws"));
+  CHECK_THROWS_WITH(nuts_sampler(nowhere{}, nuts_options{}, g), Catch::Contains("100 random draws"));
   CHECK_THROWS_AS(nuts_sampler(m, nuts_options{}, Eigen::VectorXd::Zero(3), g), std::invalid_argument);
   Eigen::VectorXd bad(2);
   bad << 0.0, std::numeric_limits<double>::infinity();

@@ -335,6 +335,14 @@ concept differentiable_model = requires(M& m, const M& cm, const Eigen::VectorXd
   { m.log_density_gradient(u, grad) } -> std::convertible_to<double>;
 };
 
+/// A differentiable_model that chooses the random initial points of gradient samplers itself (nuts_sampler uses it when
+/// present instead of uniform draws on [-radius, radius]^dimension): initial_point(g, radius, u) writes a point into u
+/// (already of size dimension()), drawing from g. For models whose parametrisation makes the uniform start a poor one.
+template <class M, class G>
+concept initial_point_model = differentiable_model<M> && requires(const M& cm, G& g, double radius, Eigen::VectorXd& u) {
+  cm.initial_point(g, radius, u);
+};
+
 /// A sampler that wants to be told when warm-up ends.
 template <class S>
 concept warmup_aware = requires(S& s) { s.end_warmup(); };

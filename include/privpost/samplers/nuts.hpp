@@ -93,23 +93,27 @@ inline double log_sum_exp(double a, double b) noexcept {
 template <differentiable_model Model>
 class nuts_sampler {
  public:
-  /// Starts at a random point: uniform on [-init_radius, init_radius]^dimension, up to init_tries draws until the log
-  /// density and gradient are finite (std::domain_error otherwise); then Stan's step-size heuristic.
+  /// Starts at a random point: uniform on [-init_radius, init_radius]^dimension (or the model's initial_point(g,
+  /// init_radius, u) when it has one: initial_point_model), up to init_tries draws until the log density and gradient
+  /// are finite (std::domain_error otherwise); then Stan's step-size heuristic.
   template <random_engine G>
   nuts_sampler(Model model, const nuts_options& options, G& g) : model_(std::move(model)), options_(options) {
     detail::check_nuts_options(options_);
     allocate();
     bool found = false;
     for (int t = 0; t < options_.init_tries && !found; ++t) {
-      for (Eigen::Index i = 0; i < dim_; ++i) q_(i) = options_.init_radius * (2.0 * draw_uniform(g) - 1.0);
+      if constexpr (initial_point_model<Model, G>) {
+        model_.initial_point(g, options_.init_radius, q_);
+      } else {
+        for (Eigen::Index i = 0; i < dim_; ++i) q_(i) = options_.init_radius * (2.0 * draw_uniform(g) - 1.0);
+      }
       lp_ = model_.log_density_gradient(q_, grad_);
       found = std::isfinite(lp_) && grad_.allFinite();
     }
     if (!found) {
       throw std::domain_error("nuts_sampler: no initial point with a finite log density and gradient in " +
-                              std::to_string(options_.init_tries) + " uniform draws on [-" +
-                              detail::format_value(options_.init_radius) + ", " + detail::format_value(options_.init_radius) +
-                              "]^" + std::to_string(dim_));
+                              std::to_string(options_.init_tries) + " random draws (radius " +
+                              detail::format_value(options_.init_radius) + ", dimension " + std::to_string(dim_) + ")");
     }
     start(g);
   }

@@ -39,6 +39,24 @@ inline double cholesky_corr_constrain(const Eigen::VectorXd& y, Eigen::MatrixXd&
   return log_j;
 }
 
+/// The inverse of cholesky_corr_constrain: the unconstrained y (resized to d(d-1)/2) of a lower-triangular Cholesky
+/// factor L of a correlation matrix (unit-norm rows, positive diagonal). Partial correlations are clamped to
+/// [-1 + 1e-12, 1 - 1e-12] so that y stays finite on the boundary.
+inline void cholesky_corr_unconstrain(const Eigen::MatrixXd& l, Eigen::VectorXd& y) {
+  const Eigen::Index d = l.rows();
+  y.resize(cholesky_corr_free_size(d));
+  Eigen::Index c = 0;
+  for (Eigen::Index i = 1; i < d; ++i) {
+    double s = 0.0;
+    for (Eigen::Index j = 0; j < i; ++j, ++c) {
+      const double rest = std::sqrt(std::max(0.0, 1.0 - s));
+      const double z = rest > 0.0 ? l(i, j) / rest : 0.0;
+      y(c) = std::atanh(std::clamp(z, -1.0 + 1e-12, 1.0 - 1e-12));
+      s += l(i, j) * l(i, j);
+    }
+  }
+}
+
 /// The reverse pass: given l_bar, the adjoint of a target with respect to the entries of L on and below the diagonal
 /// (L_00 excluded, it is constant), adds d(target + log|det J|)/dy to y_bar. y and l as in cholesky_corr_constrain.
 inline void cholesky_corr_adjoint(const Eigen::VectorXd& y, const Eigen::MatrixXd& l, const Eigen::MatrixXd& l_bar,

@@ -103,35 +103,55 @@ inline void gaussian_monomial_moment_adjoint(const Eigen::VectorXd& m, const Eig
 /// from overflow (spec Sec. 3.3, "Guard").
 inline constexpr double poisson_moment_q_limit = 300.0;
 
+/// Workspace of poisson_moments and poisson_moments_adjoint for one layout (the tilted means, the means, the
+/// adjoints), so that a sampler evaluates them without heap allocation: one per model copy.
+struct poisson_moment_workspace {
+  explicit poisson_moment_workspace(const poisson_moment_layout& layout)
+      : w(layout.augmented()),
+        m1(layout.augmented()),
+        m2(layout.augmented()),
+        mu(layout.size()),
+        a_eff(layout.size()),
+        m0_bar(layout.augmented()),
+        m1_bar(layout.augmented()),
+        m2_bar(layout.augmented()),
+        mt(layout.augmented()),
+        s_bar(layout.augmented(), layout.augmented()) {}
+  Eigen::VectorXd w, m1, m2, mu, a_eff, m0_bar, m1_bar, m2_bar, mt;
+  Eigen::MatrixXd s_bar;
+};
+
 namespace detail {
 // The tilting quantities at (nu, theta~, Sigma~): w = Sigma~ theta~, m = theta~' nu, q = theta~' w, the factors
-// a1 = e^{m + q/2}, a2 = e^{2m + 2q} and the tilted means m1 = nu + w, m2 = nu + 2w; ok is false past the guard.
+// a1 = e^{m + q/2}, a2 = e^{2m + 2q} and the tilted means m1 = nu + w, m2 = nu + 2w (these three in the workspace);
+// ok is false past the guard.
 struct poisson_tilt {
-  Eigen::VectorXd w, m1, m2;
   double m = 0.0, q = 0.0, a1 = 0.0, a2 = 0.0;
   bool ok = false;
 
-  poisson_tilt(const Eigen::VectorXd& nu, const Eigen::VectorXd& theta, const Eigen::MatrixXd& sigma)
-      : w(sigma * theta), m(theta.dot(nu)), q(theta.dot(w)) {
+  poisson_tilt(const Eigen::VectorXd& nu, const Eigen::VectorXd& theta, const Eigen::MatrixXd& sigma,
+               poisson_moment_workspace& ws) {
+    ws.w.noalias() = sigma * theta;
+    m = theta.dot(nu);
+    q = theta.dot(ws.w);
     ok = std::isfinite(m) && std::isfinite(q) && q <= poisson_moment_q_limit && 2.0 * m + 2.0 * q <= 2.0 * poisson_moment_q_limit;
     if (!ok) return;
     a1 = std::exp(m + 0.5 * q);
     a2 = std::exp(2.0 * m + 2.0 * q);
-    m1 = nu + w;
-    m2 = nu + 2.0 * w;
+    ws.m1 = nu + ws.w;
+    ws.m2 = nu + 2.0 * ws.w;
   }
 };
 
-// mu_r = S_r E[x^idx_r y^y_r] for every entry (y^0 under N(nu, Sigma~), y^1 tilted).
-inline void poisson_means(const poisson_moment_layout& layout, const poisson_tilt& t, const Eigen::VectorXd& nu,
-                          const Eigen::MatrixXd& sigma, Eigen::VectorXd& mu) {
+// mu_r = S_r E[x^idx_r y^y_r] for every entry (y^0 under N(nu, Sigma~), y^1 tilted); mu has size D.
+inline void poisson_means(const poisson_moment_layout& layout, const poisson_tilt& t, const poisson_moment_workspace& ws,
+                          const Eigen::VectorXd& nu, const Eigen::MatrixXd& sigma, Eigen::VectorXd& mu) {
   const auto& e = layout.entries();
-  mu.resize(layout.size());
   for (Eigen::Index r = 0; r < layout.size(); ++r) {
     const auto& er = e[static_cast<std::size_t>(r)];
     const int idx[2] = {er.i, er.j};
     mu(r) = er.scale * (er.y == 0 ? gaussian_monomial_moment(nu, sigma, idx, er.count)
-                                  : t.a1 * gaussian_monomial_moment(t.m1, sigma, idx, er.count));
+                                  : t.a1 * gaussian_monomial_moment(ws.m1, sigma, idx, er.count));
   }
 }
 }  // namespace detail
@@ -142,24 +162,25 @@ inline void poisson_means(const poisson_moment_layout& layout, const poisson_til
 /// e^{2m + 2q} would come near overflow) or either is not finite; a density returns -infinity then. Throws
 /// std::invalid_argument on mismatched sizes.
 inline bool poisson_moments(const poisson_moment_layout& layout, const Eigen::VectorXd& nu, const Eigen::VectorXd& theta,
-                            const Eigen::MatrixXd& sigma, Eigen::VectorXd& mu, Eigen::MatrixXd& v) {
+                            const Eigen::MatrixXd& sigma, Eigen::VectorXd& mu, Eigen::MatrixXd& v, poisson_moment_workspace& ws) {
   constexpr const char* f = "poisson_moments";
   const Eigen::Index p = layout.augmented();
   check_size_match(f, "nu", nu.size(), "P", p);
   check_size_match(f, "theta", theta.size(), "P", p);
   check_size_match(f, "Sigma rows", sigma.rows(), "P", p);
   check_size_match(f, "Sigma columns", sigma.cols(), "P", p);
-  const detail::poisson_tilt t(nu, theta, sigma);
+  const detail::poisson_tilt t(nu, theta, sigma, ws);
   if (!t.ok) return false;
   auto moment = [&](const int* idx, int k, int y) {
     if (y == 0) return detail::gaussian_monomial_moment(nu, sigma, idx, k);
-    const double e1 = t.a1 * detail::gaussian_monomial_moment(t.m1, sigma, idx, k);
+    const double e1 = t.a1 * detail::gaussian_monomial_moment(ws.m1, sigma, idx, k);
     if (y == 1) return e1;
-    return e1 + t.a2 * detail::gaussian_monomial_moment(t.m2, sigma, idx, k);
+    return e1 + t.a2 * detail::gaussian_monomial_moment(ws.m2, sigma, idx, k);
   };
   const auto& e = layout.entries();
   const Eigen::Index dd = layout.size();
-  detail::poisson_means(layout, t, nu, sigma, mu);
+  mu.resize(dd);  // no-op at the right size
+  detail::poisson_means(layout, t, ws, nu, sigma, mu);
   v.resize(dd, dd);
   for (Eigen::Index r = 0; r < dd; ++r) {
     const auto& a = e[static_cast<std::size_t>(r)];
@@ -176,14 +197,22 @@ inline bool poisson_moments(const poisson_moment_layout& layout, const Eigen::Ve
   return true;
 }
 
+/// poisson_moments with its own workspace (allocates; for simulation and tests).
+inline bool poisson_moments(const poisson_moment_layout& layout, const Eigen::VectorXd& nu, const Eigen::VectorXd& theta,
+                            const Eigen::MatrixXd& sigma, Eigen::VectorXd& mu, Eigen::MatrixXd& v) {
+  poisson_moment_workspace ws(layout);
+  return poisson_moments(layout, nu, theta, sigma, mu, v, ws);
+}
+
 /// The adjoint of F = <a, mu> + sum over ordered (r, c) of g(r, c) V(r, c) at (nu, theta~, Sigma~): adds dF/dnu to
 /// nu_bar, dF/dtheta to theta_bar and the symmetric dF/dSigma to sigma_bar (dF = sum over ordered (a, b) of
 /// sigma_bar(a, b) dSigma(a, b) for every symmetric dSigma; a caller sums sigma_bar(a, b) dSigma(a, b) / dphi over both
-/// positions, as for logistic_moments_adjoint). Returns false, adding nothing, where poisson_moments does. Allocates its
-/// temporaries (a sampler's workspace version comes with the Poisson model).
+/// positions, as for logistic_moments_adjoint). Returns false, adding nothing, where poisson_moments does. Allocates
+/// nothing: the temporaries are in the workspace.
 inline bool poisson_moments_adjoint(const poisson_moment_layout& layout, const Eigen::VectorXd& nu, const Eigen::VectorXd& theta,
                                     const Eigen::MatrixXd& sigma, const Eigen::VectorXd& a, const Eigen::MatrixXd& g,
-                                    Eigen::VectorXd& nu_bar, Eigen::VectorXd& theta_bar, Eigen::MatrixXd& sigma_bar) {
+                                    Eigen::VectorXd& nu_bar, Eigen::VectorXd& theta_bar, Eigen::MatrixXd& sigma_bar,
+                                    poisson_moment_workspace& ws) {
   constexpr const char* f = "poisson_moments_adjoint";
   const Eigen::Index p = layout.augmented(), dd = layout.size();
   check_size_match(f, "a", a.size(), "D", dd);
@@ -193,15 +222,19 @@ inline bool poisson_moments_adjoint(const poisson_moment_layout& layout, const E
   check_size_match(f, "theta_bar", theta_bar.size(), "P", p);
   check_size_match(f, "sigma_bar rows", sigma_bar.rows(), "P", p);
   check_size_match(f, "sigma_bar columns", sigma_bar.cols(), "P", p);
-  const detail::poisson_tilt t(nu, theta, sigma);
+  const detail::poisson_tilt t(nu, theta, sigma, ws);
   if (!t.ok) return false;
   const double a1 = t.a1, a2 = t.a2;
-  const Eigen::VectorXd &w = t.w, &m1 = t.m1, &m2 = t.m2;
+  const Eigen::VectorXd &w = ws.w, &m1 = ws.m1, &m2 = ws.m2;
   const auto& e = layout.entries();
-  Eigen::VectorXd mu;  // the means alone (V is not needed)
-  detail::poisson_means(layout, t, nu, sigma, mu);
-  Eigen::VectorXd m0_bar = Eigen::VectorXd::Zero(p), m1_bar = Eigen::VectorXd::Zero(p), m2_bar = Eigen::VectorXd::Zero(p);
-  Eigen::MatrixXd s_bar = Eigen::MatrixXd::Zero(p, p);
+  Eigen::VectorXd& mu = ws.mu;  // the means alone (V is not needed)
+  detail::poisson_means(layout, t, ws, nu, sigma, mu);
+  Eigen::VectorXd &m0_bar = ws.m0_bar, &m1_bar = ws.m1_bar, &m2_bar = ws.m2_bar;
+  m0_bar.setZero();
+  m1_bar.setZero();
+  m2_bar.setZero();
+  Eigen::MatrixXd& s_bar = ws.s_bar;
+  s_bar.setZero();
   double a1_bar = 0.0, a2_bar = 0.0;
   // One term coef * E[x^idx y^y] of F: its derivatives in the tilting factors, the three means and Sigma.
   auto term = [&](const int* idx, int k, int y, double coef) {
@@ -219,7 +252,10 @@ inline bool poisson_moments_adjoint(const poisson_moment_layout& layout, const E
   };
   // V(r, c) = S_r S_c E[...] - mu_r mu_c: the mu_r mu_c part moves into the weights of mu. E[...] is symmetric in
   // (r, c): each unordered pair once, with weight g(r, c) + g(c, r).
-  const Eigen::VectorXd a_eff = a - (g + g.transpose()) * mu;
+  Eigen::VectorXd& a_eff = ws.a_eff;
+  a_eff = a;
+  a_eff.noalias() -= g * mu;
+  a_eff.noalias() -= g.transpose() * mu;
   for (Eigen::Index r = 0; r < dd; ++r) {
     const auto& er = e[static_cast<std::size_t>(r)];
     const int idx[2] = {er.i, er.j};
@@ -237,11 +273,23 @@ inline bool poisson_moments_adjoint(const poisson_moment_layout& layout, const E
   // m2 = nu + 2 Sigma theta.
   const double s1 = a1_bar * a1, s2 = a2_bar * a2;
   nu_bar += m0_bar + m1_bar + m2_bar + (s1 + 2.0 * s2) * theta;
-  theta_bar += (s1 + 2.0 * s2) * nu + (s1 + 4.0 * s2) * w + sigma * (m1_bar + 2.0 * m2_bar);
-  const Eigen::VectorXd mt = m1_bar + 2.0 * m2_bar;
-  sigma_bar +=
-      s_bar + (0.5 * s1 + 2.0 * s2) * theta * theta.transpose() + 0.5 * (mt * theta.transpose() + theta * mt.transpose());
+  Eigen::VectorXd& mt = ws.mt;
+  mt = m1_bar + 2.0 * m2_bar;
+  theta_bar += (s1 + 2.0 * s2) * nu + (s1 + 4.0 * s2) * w;
+  theta_bar.noalias() += sigma * mt;
+  const double c2 = 0.5 * s1 + 2.0 * s2;
+  for (Eigen::Index j = 0; j < p; ++j)
+    for (Eigen::Index i = 0; i < p; ++i)
+      sigma_bar(i, j) += s_bar(i, j) + c2 * theta(i) * theta(j) + 0.5 * (mt(i) * theta(j) + theta(i) * mt(j));
   return true;
+}
+
+/// poisson_moments_adjoint with its own workspace (allocates; for tests).
+inline bool poisson_moments_adjoint(const poisson_moment_layout& layout, const Eigen::VectorXd& nu, const Eigen::VectorXd& theta,
+                                    const Eigen::MatrixXd& sigma, const Eigen::VectorXd& a, const Eigen::MatrixXd& g,
+                                    Eigen::VectorXd& nu_bar, Eigen::VectorXd& theta_bar, Eigen::MatrixXd& sigma_bar) {
+  poisson_moment_workspace ws(layout);
+  return poisson_moments_adjoint(layout, nu, theta, sigma, a, g, nu_bar, theta_bar, sigma_bar, ws);
 }
 
 }  // namespace privpost

@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "privpost/core/errors.hpp"
@@ -39,6 +40,19 @@ class logistic_moment_map {
     k_ = Link::functionals(m_, q_);
     logistic_moments(layout_, nu, w_, sigma, k_, mu, v, ws_);
     return true;
+  }
+
+  /// Estimates of E[x~] and E[x~ x~'] (augmented indices, P and P x P) from released sums z of n records, NaN where the
+  /// release has no such entry: the t2 block gives E[x~_j x~_k] (divided by its sqrt(2) for j != k); E[x~] is never
+  /// released (the y x~ block mixes in the response). For nuts_sampler's initial points (glm_moment_model).
+  void released_covariate_moments(const Eigen::VectorXd& z, double n, Eigen::VectorXd& mean, Eigen::MatrixXd& second) const {
+    const int p = layout_.augmented();
+    mean.setConstant(p, std::numeric_limits<double>::quiet_NaN());
+    second.setConstant(p, p, std::numeric_limits<double>::quiet_NaN());
+    Eigen::Index r = p;
+    for (const auto& e : layout_.pairs()) {
+      second(e.j, e.k) = second(e.k, e.j) = z(r++) / (n * e.scale);
+    }
   }
 
   /// At the last forward point (nu, theta~, Sigma~): sets nu_bar, theta_bar, sigma_bar to the gradient of

@@ -1,7 +1,7 @@
 // privpost/samplers/glm/logistic_record_model.hpp
-// logistic_record_model: the non-private baseline of the DP-GLM study (spec glm.md Sec. 4.2, "nonprivate"): the exact
-// logistic-regression posterior on the records, with the same coefficient prior as the noise-aware model, as a
-// differentiable_model for nuts_sampler. It is the reference the private posteriors are compared with.
+// logistic_record_model: the non-private baseline of the logistic DP-GLM (spec glm.md Sec. 4.2, "nonprivate"), the
+// exact logistic-regression posterior on the records (glm_record_model with the logistic likelihood), and record
+// simulation.
 #pragma once
 
 #include <Eigen/Cholesky>
@@ -14,89 +14,32 @@
 #include "privpost/core/random/multivariate_normal.hpp"
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/samplers/glm/glm_prior.hpp"
+#include "privpost/samplers/glm/glm_record_model.hpp"
 
 namespace privpost {
 
-/// The exact logistic-regression posterior of theta given records (rows of x) and responses y in {-1, +1}:
-/// log p(y | x, theta) = sum_n log logistic(y_n x_n^T theta), theta ~ N(0, I_d) conditioned on ||theta||^2 < s_max
-/// (glm_prior::s_max; the covariate prior is irrelevant here: x is observed). Unconstrained u = (p, r) of
-/// glm_coefficient_transform, dimension d + 1; parameter_vector(u) = theta. Responses 0 are read as -1 (the
-/// release side's mapping). It sees the records, so it is a baseline, never something to publish.
-/// Evaluation allocates nothing (workspaces sized at construction): one copy per chain.
-class logistic_record_model {
- public:
-  logistic_record_model(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, double s_max = glm_prior{}.s_max)
-      : x_(x), y_(y.size()), coef_(s_max) {
-    constexpr const char* f = "logistic_record_model";
-    if (x.cols() < 1) throw_invalid(f, "number of covariates", static_cast<double>(x.cols()), "at least 1");
-    if (x.rows() < 1) throw_invalid(f, "number of records", static_cast<double>(x.rows()), "at least 1");
-    check_size_match(f, "responses", y.size(), "records", x.rows());
-    check_finite(f, "covariates", x);
-    for (Eigen::Index i = 0; i < y.size(); ++i) {
-      if (y(i) == 1.0) {
-        y_(i) = 1.0;
-      } else if (y(i) == -1.0 || y(i) == 0.0) {
-        y_(i) = -1.0;
-      } else {
-        throw_invalid(f, "response", y(i), "0 or -1 (negative), 1 (positive)");
-      }
-    }
-    eta_.setZero(x.rows());
-    weight_.setZero(x.rows());
-    theta_.setZero(x.cols());
-    theta_bar_.setZero(x.cols());
+/// The logistic record likelihood: y in {-1, +1} (0 read as -1, the release side's mapping),
+/// log p(y | eta) = log logistic(y eta) = -softplus(-y eta), d/d eta = y logistic(-y eta).
+struct logistic_record_likelihood {
+  static constexpr const char* name = "logistic_record_model";
+  static double admit(double y) {
+    if (y == 1.0) return 1.0;
+    if (y == -1.0 || y == 0.0) return -1.0;
+    throw_invalid(name, "response", y, "0 or -1 (negative), 1 (positive)");
   }
-
-  /// d + 1.
-  Eigen::Index dimension() const noexcept { return x_.cols() + 1; }
-  int covariates() const noexcept { return static_cast<int>(x_.cols()); }
-  double records() const noexcept { return static_cast<double>(x_.rows()); }
-  /// Evaluations at a point outside the model's domain (-infinity returned).
-  std::uint64_t failures() const noexcept { return failures_; }
-
-  /// Log posterior density (up to a constant) and its gradient at u.
-  double log_density_gradient(const Eigen::VectorXd& u, Eigen::VectorXd& grad) {
-    const Eigen::Index d = x_.cols();
-    double lp = 0.0;
-    grad.resize(dimension());
-    if (!u.allFinite() || !coef_.forward(u.head(d), u(d), theta_, lp)) return fail(grad);
-    eta_.noalias() = x_ * theta_;
-    for (Eigen::Index i = 0; i < eta_.size(); ++i) {
-      const double t = y_(i) * eta_(i);
-      // log logistic(t) = -softplus(-t); d/d eta = y logistic(-t).
-      lp -= t > 0.0 ? std::log1p(std::exp(-t)) : -t + std::log1p(std::exp(t));
-      weight_(i) = y_(i) / (1.0 + std::exp(t));
-    }
-    theta_bar_.noalias() = x_.transpose() * weight_;
-    coef_.backward(u.head(d), theta_bar_, grad.head(d), grad(d));
-    if (!std::isfinite(lp) || !grad.allFinite()) return fail(grad);
-    return lp;
+  static double log_likelihood(double eta, double y, double& d_eta) {
+    const double t = y * eta;
+    d_eta = y / (1.0 + std::exp(t));
+    return t > 0.0 ? -std::log1p(std::exp(-t)) : t - std::log1p(std::exp(t));
   }
-
-  /// theta at u.
-  Eigen::VectorXd parameter_vector(const Eigen::VectorXd& u) const {
-    return glm_coefficient_transform::coefficients(u.head(x_.cols()), u(x_.cols()), coef_.s_max());
-  }
-
- private:
-  double fail(Eigen::VectorXd& grad) {
-    ++failures_;
-    grad.setZero(dimension());
-    return -std::numeric_limits<double>::infinity();
-  }
-
-  Eigen::MatrixXd x_;
-  Eigen::VectorXd y_;
-  glm_coefficient_transform coef_;
-  std::uint64_t failures_ = 0;
-  Eigen::VectorXd eta_, weight_, theta_, theta_bar_;
 };
+
+/// The exact logistic-regression posterior of theta given records (rows of x) and responses y in {-1, +1}
+/// (glm_record_model; dimension d + 1, parameter_vector(u) = theta).
+using logistic_record_model = glm_record_model<logistic_record_likelihood>;
 
 /// Records of the logistic GLM: rows of x and responses y in {-1, +1}.
-struct logistic_records {
-  Eigen::MatrixXd x;
-  Eigen::VectorXd y;
-};
+using logistic_records = glm_records;
 
 /// n records simulated at the true parameters: x ~ N(0, Sigma) (no clipping: bounding records is the release side's
 /// job, glm_statistic), y = +1 with probability logistic(theta^T x), else -1. For tests, studies and examples.
