@@ -20,7 +20,7 @@ int dispatch(const cli_options& o) {
   settings.methods = privpost::tools::split_list(o.methods);
   if (o.model == "binomial" || o.model == "multinomial") return run_bounded_model(o, settings);
   if (o.model == "linreg") return run_regression_model(o, settings);
-  if (o.model == "logistic") {
+  if (o.model == "logistic" || o.model == "poisson-glm") {
     cli_options g = o;
     if (!o.mechanism_given) g.mechanism = "gaussian";
     if (!o.methods_given) settings.methods = {"noise-aware", "naive"};
@@ -34,22 +34,24 @@ int dispatch(const cli_options& o) {
 int main(int argc, char** argv) {
   CLI::App app{"privpost-calibrate: simulation-based calibration of noise-aware and baseline posteriors"};
   cli_options o;
-  app.add_option("--model", o.model, "binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg|logistic")
-      ->check(CLI::IsMember(
-          {"binomial", "multinomial", "poisson", "exponential", "normal-known-var", "normal", "linreg", "logistic"}));
-  app.add_option("--dim", o.dim, "linreg, logistic: number of covariates D (an intercept is added)");
+  app.add_option("--model", o.model,
+                 "binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg|logistic|poisson-glm")
+      ->check(CLI::IsMember({"binomial", "multinomial", "poisson", "exponential", "normal-known-var", "normal", "linreg",
+                             "logistic", "poisson-glm"}));
+  app.add_option("--dim", o.dim, "linreg, logistic, poisson-glm: number of covariates D (an intercept is added)");
   app.add_option("--moments", o.moments, "linreg: covariate moments for Gibbs-SS: noisy|prior|update");
-  auto* methods_option = app.add_option(
-      "--methods", o.methods,
-      "comma list of gibbs, naive, nonprivate, ops (ops: binomial only); logistic: noise-aware, naive (its default)");
+  auto* methods_option = app.add_option("--methods", o.methods,
+                                        "comma list of gibbs, naive, nonprivate, ops (ops: binomial only); logistic, "
+                                        "poisson-glm: noise-aware, naive (their default)");
   app.add_option("--n", o.n, "records per trial")->check(CLI::Range(1.0, 1e7));
   app.add_option("--epsilon", o.epsilon, "privacy budget epsilon");
-  auto* mechanism_option = app.add_option("--mechanism", o.mechanism, "laplace|gaussian (logistic: gaussian, its default)")
-                               ->check(CLI::IsMember({"laplace", "gaussian"}));
+  auto* mechanism_option =
+      app.add_option("--mechanism", o.mechanism, "laplace|gaussian (logistic, poisson-glm: gaussian, their default)")
+          ->check(CLI::IsMember({"laplace", "gaussian"}));
   app.add_option("--delta", o.delta, "delta of the Gaussian mechanism (analytic calibration)");
   app.add_option("--trials", o.trials, "number of simulated trials M")->check(CLI::Range(2, 1000000));
   app.add_option("--draws", o.draws, "draws kept per posterior")->check(CLI::Range(2, 10000000));
-  app.add_option("--burnin", o.burnin, "Gibbs-SS burn-in sweeps (logistic: NUTS warm-up transitions)")
+  app.add_option("--burnin", o.burnin, "Gibbs-SS burn-in sweeps (logistic, poisson-glm: NUTS warm-up transitions)")
       ->check(CLI::Range(0, 100000000));
   app.add_option("--thin", o.thin, "Gibbs-SS keeps every thin-th sweep")->check(CLI::Range(1, 100000));
   app.add_option("--seed", o.seed, "seed of the whole study (trial t uses stream t)");

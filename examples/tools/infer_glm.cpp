@@ -1,8 +1,9 @@
-// privpost-infer, logistic regression (issue #10, spec glm.md): the noise-aware DP-GLM posterior of a release made by
-// privpost-release --model logistic, by NUTS (Stan's multinomial NUTS with its windowed adaptation; warm-up = --burnin)
-// on logistic_moment_model with the exact link (default) or the paper's Taylor link; with an intercept the covariate
-// mean is inferred too (spec Sec. 3.7). Releases on the declared ranges' unit-ball scale are sampled there and reported
-// on the data's scale. The summary gives mean, sd, 95% central interval and "*" where the interval excludes 0.
+// privpost-infer, DP-GLM (issue #10, spec glm.md): the noise-aware posterior of a release made by privpost-release
+// --model logistic|poisson-glm, by NUTS (Stan's multinomial NUTS with its windowed adaptation; warm-up = --burnin) on
+// logistic_moment_model with the exact link (default) or the paper's Taylor link, or on poisson_moment_model (exact
+// tilted moments); with an intercept the covariate mean is inferred too (spec Sec. 3.7). Releases on the declared ranges'
+// unit-ball scale are sampled there and reported on the data's scale. The summary gives mean, sd, 95% central interval and "*"
+// where the interval excludes 0.
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -50,6 +51,12 @@ privpost::posterior reported(const privpost::posterior& sampled, const release_r
   return privpost::posterior(std::move(chains));
 }
 
+std::string format_number(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", v);
+  return buffer;
+}
+
 void summarise_glm(const std::string& title, const privpost::inference_result& r, const std::vector<std::string>& names,
                    int coefficients) {
   std::printf("%s\n  %-18s %10s %10s %10s %10s %3s %7s %8s %8s\n", title.c_str(), "parameter", "mean", "sd", "2.5%", "97.5%", "",
@@ -66,23 +73,28 @@ void summarise_glm(const std::string& title, const privpost::inference_result& r
               static_cast<unsigned long long>(r.events.treedepth_saturations));
 }
 
-template <class Link>
-int run_logistic_with(const release_record& rec, const options& o, const std::string& link_name) {
+template <class Model>
+int run_glm_with(const release_record& rec, const options& o, const std::string& link_name) {
   using namespace privpost;
+  constexpr bool poisson = std::is_same_v<Model, poisson_moment_model>;
   const int d = static_cast<int>(rec.covariates.size());
   const std::optional<double> c = rec.intercept ? std::optional<double>(rec.intercept_value) : std::nullopt;
-  const auto statistic = glm_statistic::logistic(d, rec.radius, c);
+  const auto statistic =
+      poisson ? glm_statistic::poisson(d, rec.radius, rec.y_bound, c) : glm_statistic::logistic(d, rec.radius, c);
   const Eigen::VectorXd z =
       Eigen::Map<const Eigen::VectorXd>(rec.noisy_statistics.data(), static_cast<Eigen::Index>(rec.noisy_statistics.size()));
   if (z.size() != statistic.size())
-    throw std::invalid_argument("release record: " + std::to_string(z.size()) + " noisy statistics; logistic with " +
+    throw std::invalid_argument("release record: " + std::to_string(z.size()) + " noisy statistics; " + rec.model + " with " +
                                 std::to_string(d) + " covariate(s)" + (c ? " and an intercept" : "") + " has " +
                                 std::to_string(statistic.size()));
   if (rec.mechanism != "gaussian")
-    throw std::invalid_argument("release record: mechanism '" + rec.mechanism + "'; the logistic model accepts: gaussian");
+    throw std::invalid_argument("release record: mechanism '" + rec.mechanism + "'; the " + rec.model +
+                                " model accepts: gaussian");
   if (std::abs(rec.sensitivity - statistic.l2_sensitivity()) > 1e-9 * statistic.l2_sensitivity())
-    throw std::invalid_argument("release record: sensitivity " + std::to_string(rec.sensitivity) + " is not Lemma 3.3's " +
-                                std::to_string(statistic.l2_sensitivity()) + " for this radius and intercept");
+    throw std::invalid_argument("release record: sensitivity " + std::to_string(rec.sensitivity) + " is not " +
+                                std::string(poisson ? "the exact Poisson bound's " : "Lemma 3.3's ") +
+                                std::to_string(statistic.l2_sensitivity()) + " for this radius" + (poisson ? ", y-bound" : "") +
+                                " and intercept");
   const auto mechanism = gaussian_mechanism::analytic(rec.sensitivity, rec.epsilon, rec.delta);
   if (std::abs(mechanism.sigma() - rec.noise) > 1e-9 * rec.noise)
     throw std::invalid_argument(
@@ -90,7 +102,8 @@ int run_logistic_with(const release_record& rec, const options& o, const std::st
   // Defaults: the paper's prior (||theta~||^2 < 9, tau ~ half-normal(2.5), LKJ(2)). On the unit-ball scale every
   // |x_j| <= 1 / sqrt(d): the covariate sds and means get that scale instead of 2.5 and 1, and s_max = 100, since a
   // change of a in the log-odds across a covariate's declared range takes a coefficient of a sqrt(d) / 2 there (the
-  // Pima records put glucose's near 5 at d = 5, outside ||theta~||^2 < 9; examples/glm_pima.cpp).
+  // Pima records put glucose's near 5 at d = 5, outside ||theta~||^2 < 9; examples/glm_pima.cpp); for Poisson the
+  // intercept is the log rate at the ranges' centres (log 28 = 3.3 for warpbreaks, examples/glm_warpbreaks.cpp).
   glm_prior prior;
   if (rec.glm_scale == "unit_ball") {
     prior.s_max = 100.0;
@@ -98,7 +111,7 @@ int run_logistic_with(const release_record& rec, const options& o, const std::st
   }
   // The Taylor link's moments are valid near the origin only (spec Sec. 4.4 item 4: it breaks down near ||theta|| = 3),
   // and NUTS starts near ||theta~||^2 = s_max / 2: with it the default s_max stays the paper's 9.
-  if (std::is_same_v<Link, taylor_logistic_link>) prior.s_max = 9.0;
+  if constexpr (std::is_same_v<Model, logistic_moment_model<taylor_logistic_link>>) prior.s_max = 9.0;
   if (!o.prior.empty()) {
     const auto v = prior_values(o.prior, 4, "s_max, tau_scale, lkj_eta, mean_scale");
     prior = glm_prior{v[0], v[1], v[2], v[3]};
@@ -114,8 +127,7 @@ int run_logistic_with(const release_record& rec, const options& o, const std::st
   auto tick = [&](const inference_progress& pr) { progress(static_cast<long>(pr.done), static_cast<long>(pr.total)); };
   auto make = [&](double model_sigma) {
     return [&, model_sigma](std::mt19937_64& g) {
-      return nuts_sampler<logistic_moment_model<Link>>(logistic_moment_model<Link>(z, rec.n, model_sigma, d, prior, design), nuts,
-                                                       g);
+      return nuts_sampler<Model>(Model(z, rec.n, model_sigma, d, prior, design), nuts, g);
     };
   };
   std::vector<std::pair<std::string, inference_result>> results;
@@ -130,9 +142,10 @@ int run_logistic_with(const release_record& rec, const options& o, const std::st
     for (const auto& n : rec.covariates) names.push_back("mean(" + n + ")");
   for (auto& [method, r] : results) r.draws = reported(r.draws, rec, p, rec.intercept);
   std::printf(
-      "release: model logistic (%d covariate(s)%s), n %.0f, gaussian mechanism (epsilon %g, delta %g, sigma %.4g), "
+      "release: model %s (%d covariate(s)%s%s), n %.0f, gaussian mechanism (epsilon %g, delta %g, sigma %.4g), "
       "privpost %s\n",
-      d, c ? " + intercept" : "", rec.n, rec.epsilon, rec.delta, rec.noise, rec.version.c_str());
+      rec.model.c_str(), d, c ? " + intercept" : "", poisson ? (", y-bound " + format_number(rec.y_bound)).c_str() : "", rec.n,
+      rec.epsilon, rec.delta, rec.noise, rec.version.c_str());
   std::printf(
       "NUTS: %d chains x %d draws (warm-up %d, thin %d, target acceptance %g, seed %llu); link %s; prior s_max %g, "
       "tau_scale %g, lkj_eta %g%s\n",
@@ -144,7 +157,8 @@ int run_logistic_with(const release_record& rec, const options& o, const std::st
   std::printf("\n");
   std::size_t warnings = 0;
   for (const auto& [method, r] : results) {
-    summarise_glm(method == "nuts" ? "noise-aware DP-GLM (NUTS, link " + link_name + ")"
+    summarise_glm(method == "nuts" ? (poisson ? std::string("noise-aware Poisson DP-GLM (NUTS, exact tilted moments)")
+                                              : "noise-aware logistic DP-GLM (NUTS, link " + link_name + ")")
                                    : std::string("naive (treats the release as exact; for comparison only)"),
                   r, names, p);
     if (method == "nuts") {
@@ -165,10 +179,15 @@ int run_logistic_with(const release_record& rec, const options& o, const std::st
 
 }  // namespace
 
-int run_logistic(const release_record& rec, const options& o) {
+int run_glm(const release_record& rec, const options& o) {
   if (!o.moments.empty()) throw std::invalid_argument("--moments applies to linreg releases only");
-  if (o.link == "exact") return run_logistic_with<privpost::exact_logistic_link>(rec, o, o.link);
-  if (o.link == "taylor") return run_logistic_with<privpost::taylor_logistic_link>(rec, o, o.link);
+  if (rec.model == "poisson-glm") {
+    if (o.link != "exact")
+      throw std::invalid_argument("--link applies to logistic releases only (the Poisson moments are exact, no link)");
+    return run_glm_with<privpost::poisson_moment_model>(rec, o, "log (exact moments)");
+  }
+  if (o.link == "exact") return run_glm_with<privpost::logistic_moment_model<privpost::exact_logistic_link>>(rec, o, o.link);
+  if (o.link == "taylor") return run_glm_with<privpost::logistic_moment_model<privpost::taylor_logistic_link>>(rec, o, o.link);
   throw std::invalid_argument("--link is '" + o.link + "'; accepted: exact, taylor");
 }
 

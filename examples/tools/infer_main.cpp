@@ -4,7 +4,7 @@
 // R-hat above 1.01, bulk or tail ESS below 100 per chain, or numerical repairs in more than 1% of sweeps (--strict:
 // exit status 3 then); --target-ess N extends the chains until every parameter reaches R-hat <= 1.01 and ESS >= N.
 // Regression releases made on the [-1, 1] scale of the declared box are sampled there and reported on the data's scale.
-// Logistic releases (DP-GLM) are sampled by NUTS (infer_glm.cpp).
+// Logistic and Poisson regression releases (DP-GLM) are sampled by NUTS (infer_glm.cpp).
 //
 // This file holds the command line; the models are run by infer_bounded.cpp, infer_unbounded.cpp and
 // infer_regression.cpp (see infer_options.hpp).
@@ -22,11 +22,12 @@ namespace {
 
 int dispatch(const privpost::tools::release_record& rec, options o) {
   const std::string& m = rec.model;
-  if (o.thin == 0) o.thin = m == "linreg" ? regression_default_thin : m == "logistic" ? nuts_default_thin : default_thin;
+  const bool glm = m == "logistic" || m == "poisson-glm";
+  if (o.thin == 0) o.thin = m == "linreg" ? regression_default_thin : glm ? nuts_default_thin : default_thin;
   if (m == "linreg") return run_regression(rec, o);
-  if (m == "logistic") return run_logistic(rec, o);
+  if (glm) return run_glm(rec, o);
   if (o.link != "exact") throw std::invalid_argument("--link applies to logistic releases only");
-  if (o.target_accept != 0.8) throw std::invalid_argument("--target-accept applies to logistic releases only");
+  if (o.target_accept != 0.8) throw std::invalid_argument("--target-accept applies to logistic and poisson-glm releases only");
   if (!o.moments.empty()) throw std::invalid_argument("--moments applies to linreg releases only");
   if (m == "binomial" || m == "multinomial") return infer_bounded(rec, o);
   return infer_unbounded(rec, o);
@@ -44,13 +45,14 @@ int main(int argc, char** argv) {
       "(default 1,1); normal-known-var mean0,sd0,sigma (required); normal m,kappa,a,b (default 0,1,1,1); linreg "
       "mu_0..mu_{p-1},lambda_0..lambda_{p-1} (diagonal precision),a,b of the normal-inverse-gamma prior (default zeros, ones, "
       "2, 1; for releases on the declared box's [-1, 1] scale, the default, the prior is on that scale: intercept first); "
-      "logistic s_max,tau_scale,lkj_eta,mean_scale (||theta||^2 < s_max, half-normal covariate sds, LKJ correlation, normal "
-      "covariate means; default 9,2.5,2,1; on the declared ranges' unit-ball scale 100,1/sqrt(d),2,1/sqrt(d))");
+      "logistic and poisson-glm s_max,tau_scale,lkj_eta,mean_scale (||theta||^2 < s_max, half-normal covariate sds, LKJ "
+      "correlation, normal covariate means; default 9,2.5,2,1; on the declared ranges' unit-ball scale "
+      "100,1/sqrt(d),2,1/sqrt(d))");
   app.add_option("--link", o.link, "logistic: the link's moments, exact (default) or taylor (the paper's)")
       ->check(CLI::IsMember({"exact", "taylor"}));
-  app.add_option(
-      "--target-accept", o.target_accept,
-      "logistic: NUTS's target acceptance (Stan's adapt_delta, default 0.8; higher: smaller steps, fewer divergences)");
+  app.add_option("--target-accept", o.target_accept,
+                 "logistic, poisson-glm: NUTS's target acceptance (Stan's adapt_delta, default 0.8; higher: smaller steps, fewer "
+                 "divergences)");
   app.add_flag("--compare-naive", o.compare_naive, "also run the naive method (treats the release as exact)");
   app.add_option(
       "--moments", o.moments,

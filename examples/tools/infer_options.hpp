@@ -37,8 +37,8 @@ int infer_bounded(const release_record& rec, const options& o);
 int infer_unbounded(const release_record& rec, const options& o);
 /// Linear regression: infer_regression.cpp.
 int run_regression(const release_record& rec, const options& o);
-/// Logistic regression (DP-GLM, NUTS): infer_glm.cpp.
-int run_logistic(const release_record& rec, const options& o);
+/// Logistic and Poisson regression (DP-GLM, NUTS): infer_glm.cpp.
+int run_glm(const release_record& rec, const options& o);
 /// Default thinning of NUTS chains (logistic).
 inline constexpr int nuts_default_thin = 1;
 

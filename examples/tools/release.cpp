@@ -29,8 +29,8 @@ struct options {
   std::string covariates, response, x_bounds, y_bounds;
   bool no_intercept = false, noisy_moments = false;
   bool mechanism_given = false;
-  // logistic
-  std::optional<double> radius;
+  // logistic, poisson-glm
+  std::optional<double> radius, y_bound;
   std::string positive;
 };
 
@@ -139,28 +139,39 @@ std::vector<double> parse_numbers(const std::string& text, const char* flag) {
   return v;
 }
 
-// Logistic regression (issue #10, spec glm.md): the PASS-GLM order-2 statistics [y x~; t2(x~)] of admitted records
-// under the analytic Gaussian mechanism with the L2 sensitivity of Lemma 3.3 (with the intercept's inner products).
-// Covariates either declared per column (--x-bounds: clamped into [lo, hi], mapped to [-1, 1] / sqrt(d), so ||x|| <= 1)
-// or raw with a declared norm bound (--radius R: records longer than R scaled onto the ball). Responses 0/1 or -1/+1,
-// or text with --positive LABEL (LABEL -> +1, any other value -> -1). Every record is kept: n is public.
-privpost::tools::release_record make_logistic_release(const options& o) {
+// DP-GLM (issue #10, spec glm.md): the PASS-GLM order-2 statistics of admitted records under the analytic Gaussian
+// mechanism with the exact L2 sensitivity for the declared bounds. Logistic: [y x~; t2(x~)], Lemma 3.3 (with the
+// intercept's inner products); responses 0/1 or -1/+1, or text with --positive LABEL (LABEL -> +1, any other value ->
+// -1). Poisson: [x; t2(x); y x~; y t2(x)] (intercept pairs of the t2 blocks left out, glm_statistic), the exact bound of
+// spec Sec. 2.3 at sqrt(c^2 + R^2); counts integers >= 0, clamped to the declared --y-bound. Covariates either declared
+// per column (--x-bounds: clamped into [lo, hi], mapped to [-1, 1] / sqrt(d), so ||x|| <= 1) or raw with a declared
+// norm bound (--radius R: records longer than R scaled onto the ball). A covariate named column=LEVEL is the indicator
+// of a text column's level (declare its range 0,1). Every record is kept: n is public.
+privpost::tools::release_record make_glm_release(const options& o) {
   using namespace privpost;
+  const bool poisson = o.model == "poisson-glm";
+  const std::string& model = o.model;
   if (o.covariates.empty() || o.response.empty())
-    throw std::invalid_argument("logistic needs --covariates a,b,... and --response y");
+    throw std::invalid_argument(model + " needs --covariates a,b,... and --response y");
   if (o.x_bounds.empty() == !o.radius.has_value())
     throw std::invalid_argument(
-        "logistic needs exactly one of --x-bounds (declared ranges: lo,hi for every covariate, or lo1,hi1,lo2,hi2,... "
+        model +
+        " needs exactly one of --x-bounds (declared ranges: lo,hi for every covariate, or lo1,hi1,lo2,hi2,... "
         "one pair per covariate) and --radius R (raw covariates, norm bound R)");
   if (o.mechanism_given && o.mechanism != "gaussian")
-    throw std::invalid_argument(
-        "--mechanism " + o.mechanism +
-        ": the logistic model is released with the Gaussian mechanism only (the Laplace sampler of issue #10 item 4, "
-        "partially collapsed Gibbs, is not implemented yet)");
+    throw std::invalid_argument("--mechanism " + o.mechanism + ": the " + model +
+                                " model is released with the Gaussian mechanism only (the Laplace sampler of issue #10 item 4, "
+                                "partially collapsed Gibbs, is not implemented yet)");
   if (o.lower || o.upper || !o.y_bounds.empty() || o.noisy_moments)
-    throw std::invalid_argument("--lower/--upper/--y-bounds/--noisy-moments do not apply to the logistic model");
+    throw std::invalid_argument("--lower/--upper/--y-bounds/--noisy-moments do not apply to the " + model + " model");
+  if (poisson && !o.positive.empty()) throw std::invalid_argument("--positive applies to the logistic model only");
+  if (!poisson && o.y_bound) throw std::invalid_argument("--y-bound applies to the poisson-glm model only");
+  if (poisson && !o.y_bound)
+    throw std::invalid_argument("poisson-glm needs --y-bound R_y: the declared largest count (larger counts are clamped)");
+  if (poisson && !(std::isfinite(*o.y_bound) && *o.y_bound >= 1.0))
+    throw std::invalid_argument("--y-bound is " + std::to_string(*o.y_bound) + "; accepted: a finite number >= 1");
   tools::release_record r;
-  r.model = "logistic";
+  r.model = model;
   r.mechanism = "gaussian";
   r.version = privpost::version_string;
   r.covariates = tools::split_list(o.covariates);
@@ -192,21 +203,43 @@ privpost::tools::release_record make_logistic_release(const options& o) {
     r.glm_scale = "raw";
     r.radius = *o.radius;
   }
-  const auto statistic =
-      glm_statistic::logistic(d, r.radius, r.intercept ? std::optional<double>(r.intercept_value) : std::nullopt);
+  const std::optional<double> c = r.intercept ? std::optional<double>(r.intercept_value) : std::nullopt;
+  if (poisson) r.y_bound = *o.y_bound;
+  const auto statistic = poisson ? glm_statistic::poisson(d, r.radius, r.y_bound, c) : glm_statistic::logistic(d, r.radius, c);
   std::vector<std::vector<double>> columns;
-  for (const auto& c : r.covariates) columns.push_back(tools::read_csv_column(o.input, c));
+  for (const auto& name : r.covariates) {
+    // "column=LEVEL": the indicator of a text column's level (1 where the cell is LEVEL, else 0).
+    const auto eq = name.find('=');
+    if (eq == std::string::npos) {
+      columns.push_back(tools::read_csv_column(o.input, name));
+      continue;
+    }
+    const std::string column = name.substr(0, eq), level = name.substr(eq + 1);
+    if (column.empty() || level.empty())
+      throw std::invalid_argument("--covariates: '" + name + "'; accepted: a column name, or column=LEVEL (an indicator)");
+    std::vector<double> indicator;
+    for (const auto& cell : tools::read_csv_cells(o.input, column)) indicator.push_back(cell.second == level ? 1.0 : 0.0);
+    columns.push_back(std::move(indicator));
+  }
   std::vector<double> y;
+  long clamped_y = 0;
   for (const auto& [line, cell] : tools::read_csv_cells(o.input, o.response)) {
-    if (!o.positive.empty()) {
+    if (!poisson && !o.positive.empty()) {
       y.push_back(cell == o.positive ? 1.0 : -1.0);
       continue;
     }
     char* end = nullptr;
     const double v = std::strtod(cell.c_str(), &end);
-    if (cell.empty() || end != cell.c_str() + cell.size() || !(v == 0.0 || v == 1.0 || v == -1.0))
+    const bool number = !cell.empty() && end == cell.c_str() + cell.size();
+    if (poisson) {
+      if (!number || !(std::isfinite(v) && v >= 0.0 && v == std::floor(v)))
+        throw std::invalid_argument("CSV line " + std::to_string(line) + ": response '" + cell +
+                                    "'; accepted: a count (an integer >= 0)");
+      if (v > r.y_bound) ++clamped_y;
+    } else if (!number || !(v == 0.0 || v == 1.0 || v == -1.0)) {
       throw std::invalid_argument("CSV line " + std::to_string(line) + ": response '" + cell +
                                   "'; accepted: 0, 1, -1 (or text labels with --positive LABEL)");
+    }
     y.push_back(v);
   }
   r.n = static_cast<double>(y.size());
@@ -225,28 +258,35 @@ privpost::tools::release_record make_logistic_release(const options& o) {
       }
     }
     if (x.norm() > r.radius) ++clipped;
-    statistic.add_record(x, y[i], s);
+    statistic.add_record(x, y[i], s);  // admission: scaled onto the ball, counts clamped to R_y
   }
   const auto m = gaussian_mechanism::analytic(statistic.l2_sensitivity(), o.epsilon, o.delta);
   r.sensitivity = statistic.l2_sensitivity();
   r.noise = m.sigma();
   r.calibration = "analytic";
   r.statistic_names = statistic.names();
-  r.sensitivity_rule = r.intercept ? "Lemma 3.3 (exact), with the intercept column's inner products" : "Lemma 3.3 (exact)";
+  if (poisson)
+    r.sensitivity_rule = r.intercept ? "exact Poisson bound (spec glm.md Sec. 2.3) at sqrt(c^2 + R^2), equal noise"
+                                     : "exact Poisson bound (spec glm.md Sec. 2.3), equal noise";
+  else
+    r.sensitivity_rule = r.intercept ? "Lemma 3.3 (exact), with the intercept column's inner products" : "Lemma 3.3 (exact)";
   finish(r, m, m.release(s));  // OS CSPRNG
   if (r.glm_scale == "unit_ball")
     std::cerr << "privpost-release: covariates mapped to [-1, 1] / sqrt(" << d << ") by their declared ranges; " << clamped
               << " value(s) clamped into a range\n";
   else
     std::cerr << "privpost-release: " << clipped << " record(s) longer than the radius " << r.radius << " scaled onto the ball\n";
-  std::cerr << "privpost-release: logistic statistic L2 sensitivity " << r.sensitivity << " (" << r.sensitivity_rule << ")\n";
+  if (poisson)
+    std::cerr << "privpost-release: " << clamped_y << " count(s) clamped to the declared y-bound " << r.y_bound << "\n";
+  std::cerr << "privpost-release: " << model << " statistic L2 sensitivity " << r.sensitivity << " (" << r.sensitivity_rule
+            << ")\n";
   return r;
 }
 
 privpost::tools::release_record make_release(const options& o) {
   using namespace privpost;
   if (o.model == "linreg") return make_regression_release(o);
-  if (o.model == "logistic") return make_logistic_release(o);
+  if (o.model == "logistic" || o.model == "poisson-glm") return make_glm_release(o);
   const std::vector<double> x = tools::read_csv_column(o.input, o.column);
   tools::release_record r;
   r.model = o.model;
@@ -327,26 +367,34 @@ int main(int argc, char** argv) {
   options o;
   app.add_option("--input", o.input, "CSV file with a header row")->required();
   app.add_option("--column", o.column, "the column holding one value per record (all models but linreg)");
-  app.add_option("--model", o.model, "binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg|logistic")
+  app.add_option("--model", o.model,
+                 "binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg|logistic|poisson-glm")
       ->required()
-      ->check(CLI::IsMember(
-          {"binomial", "multinomial", "poisson", "exponential", "normal-known-var", "normal", "linreg", "logistic"}));
-  app.add_option("--covariates", o.covariates, "linreg, logistic: comma list of covariate columns");
-  app.add_option("--response", o.response, "linreg, logistic: the response column (logistic: 0/1, -1/+1, or see --positive)");
-  app.add_option("--x-bounds", o.x_bounds,
-                 "linreg: lo,hi declared for every covariate (records are clamped into it); logistic: lo,hi for every "
-                 "covariate or lo1,hi1,lo2,hi2,... one declared range per covariate (clamped, mapped to [-1, 1] / sqrt(d))");
+      ->check(CLI::IsMember({"binomial", "multinomial", "poisson", "exponential", "normal-known-var", "normal", "linreg",
+                             "logistic", "poisson-glm"}));
+  app.add_option("--covariates", o.covariates,
+                 "linreg, logistic, poisson-glm: comma list of covariate columns (logistic, poisson-glm: column=LEVEL is "
+                 "the indicator of a text column's level)");
+  app.add_option("--response", o.response,
+                 "linreg, logistic, poisson-glm: the response column (logistic: 0/1, -1/+1, or see --positive; poisson-glm: "
+                 "counts)");
+  app.add_option(
+      "--x-bounds", o.x_bounds,
+      "linreg: lo,hi declared for every covariate (records are clamped into it); logistic, poisson-glm: lo,hi for every "
+      "covariate or lo1,hi1,lo2,hi2,... one declared range per covariate (clamped, mapped to [-1, 1] / sqrt(d))");
   app.add_option("--radius", o.radius,
-                 "logistic: declared norm bound R of the raw covariates (instead of --x-bounds; longer records are scaled "
-                 "onto the ball)");
+                 "logistic, poisson-glm: declared norm bound R of the raw covariates (instead of --x-bounds; longer records "
+                 "are scaled onto the ball)");
+  app.add_option("--y-bound", o.y_bound, "poisson-glm: declared largest count R_y (larger counts are clamped to it)");
   app.add_option("--positive", o.positive, "logistic: the response label coded +1 (every other value is -1)");
   app.add_option("--y-bounds", o.y_bounds, "linreg: lo,hi declared for the response (records are clamped into it)");
-  app.add_flag("--no-intercept", o.no_intercept, "linreg, logistic: no intercept column");
+  app.add_flag("--no-intercept", o.no_intercept, "linreg, logistic, poisson-glm: no intercept column");
   app.add_flag("--noisy-moments", o.noisy_moments,
                "linreg: also release the covariates' fourth sample moments (Gibbs-SS-Noisy), splitting epsilon evenly");
   app.add_option("--epsilon", o.epsilon, "privacy budget epsilon")->required();
   auto* mechanism_option =
-      app.add_option("--mechanism", o.mechanism, "laplace|gaussian (analytic calibration); logistic: gaussian only (its default)")
+      app.add_option("--mechanism", o.mechanism,
+                     "laplace|gaussian (analytic calibration); logistic, poisson-glm: gaussian only (their default)")
           ->check(CLI::IsMember({"laplace", "gaussian"}));
   app.add_option("--delta", o.delta, "delta of the Gaussian mechanism");
   app.add_option("--lower", o.lower, "declared lower bound of a record (unbounded models)");
@@ -356,7 +404,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   o.mechanism_given = mechanism_option->count() > 0;
   try {
-    if (o.model != "linreg" && o.model != "logistic" && o.column.empty())
+    if (o.model != "linreg" && o.model != "logistic" && o.model != "poisson-glm" && o.column.empty())
       throw std::invalid_argument("--column is required for the " + o.model + " model");
     const auto record = make_release(o);
     const std::string text = privpost::tools::to_json(record).dump(2) + "\n";

@@ -16,7 +16,7 @@
 namespace privpost::tools {
 
 struct release_record {
-  std::string model;      ///< binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg|logistic
+  std::string model;      ///< binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg|logistic|poisson-glm
   double n = 0;           ///< number of records (public)
   int categories = 0;     ///< K, multinomial only
   std::string mechanism;  ///< laplace|gaussian
@@ -40,7 +40,7 @@ struct release_record {
   bool unit_scaled = false;
   std::vector<double> noisy_moments;  ///< Gibbs-SS-Noisy: released normalised fourth moments (may be empty)
   double moment_sensitivity = 0, moment_noise = 0, moment_epsilon = 0;
-  // logistic only (also covariates, response, intercept, covariate_bounds above)
+  // logistic and poisson-glm (also covariates, response, intercept, covariate_bounds above)
   double intercept_value = 1.0;  ///< the public constant c of the intercept column (when intercept)
   double radius = 1.0;           ///< R: the norm bound of the (scaled) covariates
   /// "unit_ball": each covariate mapped from its declared range [lo, hi] to [-1, 1] / sqrt(d) (so ||x|| <= 1 = R);
@@ -49,6 +49,7 @@ struct release_record {
   std::string positive_label;                ///< the response label mapped to +1 (empty: numeric 0/1 or -1/+1)
   std::vector<std::string> statistic_names;  ///< glm_statistic::names(), in the order of noisy_statistics
   std::string sensitivity_rule;              ///< which result gave the sensitivity
+  double y_bound = 0;                        ///< poisson-glm: R_y, the declared largest count (larger ones clamped)
 };
 
 inline nlohmann::json to_json(const release_record& r) {
@@ -87,7 +88,7 @@ inline nlohmann::json to_json(const release_record& r) {
       j["regression"]["budget_split"] = "even: half of epsilon on the statistics, half on the fourth sample moments";
     }
   }
-  if (r.model == "logistic") {
+  if (r.model == "logistic" || r.model == "poisson-glm") {
     nlohmann::json xb = nlohmann::json::array();
     for (const auto& b : r.covariate_bounds) xb.push_back({b.first, b.second});
     j["glm"] = {{"covariates", r.covariates},
@@ -99,6 +100,7 @@ inline nlohmann::json to_json(const release_record& r) {
                 {"statistic_names", r.statistic_names},
                 {"sensitivity_rule", r.sensitivity_rule}};
     if (!r.positive_label.empty()) j["glm"]["positive_label"] = r.positive_label;
+    if (r.model == "poisson-glm") j["glm"]["y_bound"] = r.y_bound;
   }
   return j;
 }
@@ -176,7 +178,7 @@ inline release_record from_json(const nlohmann::json& j) {
       r.moment_epsilon = number(need(g, "moments_mechanism"), "epsilon");
     }
   }
-  if (r.model == "logistic") {
+  if (r.model == "logistic" || r.model == "poisson-glm") {
     const auto& g = need(j, "glm");
     for (const auto& c : need(g, "covariates")) r.covariates.push_back(c.get<std::string>());
     r.response = need(g, "response").get<std::string>();
@@ -201,6 +203,10 @@ inline release_record from_json(const nlohmann::json& j) {
     for (const auto& v : need(g, "statistic_names")) r.statistic_names.push_back(v.get<std::string>());
     r.sensitivity_rule = g.value("sensitivity_rule", std::string());
     r.positive_label = g.value("positive_label", std::string());
+    if (r.model == "poisson-glm") {
+      r.y_bound = number(g, "y_bound");
+      if (!(r.y_bound >= 1.0)) throw std::invalid_argument("release record: glm y_bound must be >= 1");
+    }
   }
   return r;
 }
