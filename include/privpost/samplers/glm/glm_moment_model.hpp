@@ -247,7 +247,8 @@ class glm_moment_model {
     }
     for (int i = 0; i < d; ++i)
       for (int j = 0; j < d; ++j) omega_bar_(i, j) = tau_(i) * tau_(j) * sb(i, j);
-    l_bar_.noalias() = (omega_bar_ + omega_bar_.transpose()) * l_;
+    l_bar_.noalias() = omega_bar_ * l_;  // (Omega_bar + Omega_bar') L in two products: a sum operand would be a temporary
+    l_bar_.noalias() += omega_bar_.transpose() * l_;
     for (int i = 1; i < d; ++i) l_bar_(i, i) += lkj_coefficient(i) / l_(i, i);
 
     grad.resize(dimension());
