@@ -264,7 +264,7 @@ privpost::tools::release_record make_glm_release(const options& o) {
   r.sensitivity = statistic.l2_sensitivity();
   r.noise = m.sigma();
   r.calibration = "analytic";
-  r.statistic_names = statistic.names();
+  r.statistic_names = statistic.names(r.covariates);  // the data's column names instead of x1..xd
   if (poisson)
     r.sensitivity_rule = r.intercept ? "exact Poisson bound (spec glm.md Sec. 2.3) at sqrt(c^2 + R^2), equal noise"
                                      : "exact Poisson bound (spec glm.md Sec. 2.3), equal noise";

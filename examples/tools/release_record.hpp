@@ -47,7 +47,7 @@ struct release_record {
   /// "raw": covariates as recorded, records longer than R scaled onto the ball.
   std::string glm_scale;
   std::string positive_label;                ///< the response label mapped to +1 (empty: numeric 0/1 or -1/+1)
-  std::vector<std::string> statistic_names;  ///< glm_statistic::names(), in the order of noisy_statistics
+  std::vector<std::string> statistic_names;  ///< glm_statistic::names(covariates), in the order of noisy_statistics
   std::string sensitivity_rule;              ///< which result gave the sensitivity
   double y_bound = 0;                        ///< poisson-glm: R_y, the declared largest count (larger ones clamped)
 };

@@ -99,6 +99,13 @@ TEST_CASE("GLM statistic layout, order and names", "[glm][release]") {
   // blocks' intercept pairs (sqrt2 c x1, y c^2, sqrt2 y c x1) are multiples of x1, y c and y x1 and are left out.
   const auto pois_i = glm_statistic::poisson(1, 1.0, 5.0, 2.0);
   CHECK(pois_i.names() == std::vector<std::string>{"x1", "x1*x1", "y*intercept", "y*x1", "y*x1*x1"});
+  // Named covariates (the tools use the data's column names).
+  CHECK(pois_i.names({"wool=B"}) ==
+        std::vector<std::string>{"wool=B", "wool=B*wool=B", "y*intercept", "y*wool=B", "y*wool=B*wool=B"});
+  CHECK(with_intercept.names({"glucose", "age"}) ==
+        std::vector<std::string>{"y*intercept", "y*glucose", "y*age", "glucose*glucose", "age*age", "sqrt2*intercept*glucose",
+                                 "sqrt2*intercept*age", "sqrt2*glucose*age"});
+  CHECK_THROWS_WITH(pois_i.names({"a", "b"}), Catch::Contains("covariate names"));
   const Eigen::VectorXd ti = pois_i.statistic(Eigen::VectorXd::Constant(1, 0.5), 3.0);
   Eigen::VectorXd ei(5);
   ei << 0.5, 0.25, 6.0, 1.5, 0.75;

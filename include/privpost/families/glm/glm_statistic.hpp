@@ -77,6 +77,16 @@ class glm_statistic {
   const std::vector<std::pair<int, int>>& pairs() const noexcept { return pairs_; }
   /// Names of the released entries ("y*x1", "x1*x1", "sqrt2*x1*x2", ...; "intercept" for the constant column).
   const std::vector<std::string>& names() const noexcept { return names_; }
+  /// The same names with the covariates called by the given names (d of them, e.g. the data's column names) instead
+  /// of x1..xd: "y*glucose", "sqrt2*glucose*age". Throws std::invalid_argument unless there are d names.
+  std::vector<std::string> names(const std::vector<std::string>& covariate_names) const {
+    check_size_match("glm_statistic::names", "covariate names", static_cast<Eigen::Index>(covariate_names.size()), "d", d_);
+    std::vector<std::string> out;
+    build_names(out, [&](int j) {
+      return intercept_ && j == 0 ? std::string("intercept") : covariate_names[static_cast<std::size_t>(intercept_ ? j - 1 : j)];
+    });
+    return out;
+  }
 
   /// The L2 sensitivity with equal noise on every block: Lemma 3.3 (exact; with the intercept's range of inner
   /// products) for logistic, the exact Poisson bound of spec Sec. 2.3 (Corollary 3.6 at radius 1), at
@@ -145,7 +155,7 @@ class glm_statistic {
     for (int j = 0; j < p_; ++j) pairs_.emplace_back(j, j);
     for (int j = 0; j < p_; ++j)
       for (int k = j + 1; k < p_; ++k) pairs_.emplace_back(j, k);
-    build_names();
+    build_names(names_, [this](int j) { return covariate_name(j); });
   }
 
   std::string covariate_name(int j) const {
@@ -157,24 +167,25 @@ class glm_statistic {
   }
   bool constant_pair(const std::pair<int, int>& jk) const { return intercept_ && jk.first == 0 && jk.second == 0; }
   bool intercept_pair(const std::pair<int, int>& jk) const { return intercept_ && jk.first == 0; }
-  std::string pair_name(const std::pair<int, int>& jk) const {
-    const std::string a = covariate_name(jk.first), b = covariate_name(jk.second);
-    return jk.first == jk.second ? a + "*" + b : "sqrt2*" + a + "*" + b;
-  }
-
-  void build_names() {
+  // Names of the released entries in order, the augmented covariate j called name(j).
+  template <class Name>
+  void build_names(std::vector<std::string>& out, Name name) const {
+    auto pair_name = [&](const std::pair<int, int>& jk) {
+      const std::string a = name(jk.first), b = name(jk.second);
+      return jk.first == jk.second ? a + "*" + b : "sqrt2*" + a + "*" + b;
+    };
     auto t2_names = [&](const std::string& prefix, bool skip_constant, bool skip_intercept = false) {
       for (const auto& jk : pairs_)
         if (!(skip_constant && constant_pair(jk)) && !(skip_intercept && intercept_pair(jk)))
-          names_.push_back(prefix + pair_name(jk));
+          out.push_back(prefix + pair_name(jk));
     };
     if (kind_ == glm_kind::logistic) {
-      for (int j = 0; j < p_; ++j) names_.push_back("y*" + covariate_name(j));
+      for (int j = 0; j < p_; ++j) out.push_back("y*" + name(j));
       t2_names("", true);
     } else {
-      for (int j = intercept_ ? 1 : 0; j < p_; ++j) names_.push_back(covariate_name(j));
+      for (int j = intercept_ ? 1 : 0; j < p_; ++j) out.push_back(name(j));
       t2_names("", true, true);
-      for (int j = 0; j < p_; ++j) names_.push_back("y*" + covariate_name(j));
+      for (int j = 0; j < p_; ++j) out.push_back("y*" + name(j));
       if (y_t2_) t2_names("y*", true, true);
     }
   }

@@ -117,18 +117,20 @@ class glm_moment_model {
   /// Evaluations where N V + sigma^2 I was not positive definite or a moment was not finite (-infinity returned).
   std::uint64_t failures() const noexcept { return failures_; }
 
-  /// The random initial point of nuts_sampler (initial_point_model). The coefficients start near 0: p uniform on
-  /// [-radius, radius]^P and the norm coordinate r uniform on [-4 - radius, -4 + radius], so ||theta~||^2 <
-  /// s_max logistic(radius - 4) (0.12 s_max at Stan's radius 2). The covariate parameters start at the covariate
-  /// moments the release itself estimates (the map's released_covariate_moments: Sigma from E[x x'] less mean mean',
-  /// mu_x from E[x]; tau at most 3 tau_scale, |mu_x| at most 3 mean_scale), each jittered uniformly by +-radius / 10; where an
-  /// estimate is missing or invalid (noise can make a variance negative or a correlation matrix indefinite) that coordinate
-  /// starts as Stan's, uniform on
-  /// [-radius, radius] (log tau around log tau_scale). Why: the normal approximation of the sums has a spurious mode
-  /// where theta' Sigma theta is large (the Poisson V grows as e^{2 theta' Sigma theta} and "explains" any residual).
-  /// Measured on 12 Poisson releases of N = 2000 records (d = 2, intercept, covariate mean, no noise, s_max = 9), 4
-  /// chains each: Stan's uniform start left 19 of 48 chains in it, the small-coefficient start alone 9, both with the
-  /// moment start 0 (tests/samplers/glm_baseline_calibration_test.cpp checks the agreement it makes possible).
+  /// The random initial point of nuts_sampler (initial_point_model).
+  /// - Coefficients near 0: p uniform on [-radius, radius]^P and the norm coordinate r uniform on
+  ///   [-4 - radius, -4 + radius], so ||theta~||^2 < s_max logistic(radius - 4) (0.12 s_max at Stan's radius 2).
+  /// - Covariate parameters at the moments the release itself estimates (the map's released_covariate_moments):
+  ///   Sigma from E[x x'] less mean mean', mu_x from E[x]; tau at most 3 tau_scale, |mu_x| at most 3 mean_scale; each
+  ///   jittered uniformly by +-radius / 10. Where an estimate is missing or invalid (noise can make a variance negative
+  ///   or a correlation matrix indefinite) that coordinate starts uniform on [-radius, radius] as in Stan (log tau
+  ///   around log tau_scale).
+  /// Why: the normal approximation of the sums has a spurious mode where theta' Sigma theta is large (the Poisson V
+  /// grows as e^{2 theta' Sigma theta} and "explains" any residual). Measured by a scratch study on 12 Poisson releases
+  /// of N = 2000 records (d = 2, intercept, covariate mean, no noise, s_max = 9), 4 chains each: Stan's uniform start
+  /// left 19 of 48 chains in that mode, the small-coefficient start alone 9, both with the moment start 0;
+  /// tests/samplers/glm_baseline_calibration_test.cpp checks the agreement with the records' posterior it makes
+  /// possible.
   template <random_engine G>
   void initial_point(G& g, double radius, Eigen::VectorXd& u) const {
     const int d = d_, p = p_;
