@@ -61,7 +61,7 @@ static_assert(glm_moment_map<logistic_moment_map<>>);
 static_assert(glm_moment_map<logistic_moment_map<taylor_logistic_link>>);
 static_assert(glm_moment_map<poisson_moment_map>);
 static_assert(initial_point_model<poisson_moment_model, std::mt19937_64>);
-static_assert(initial_point_model<logistic_moment_model<>, std::mt19937_64>);
+static_assert(!initial_point_model<logistic_moment_model<>, std::mt19937_64>);  // Stan's uniform start
 static_assert(!initial_point_model<logistic_record_model, std::mt19937_64>);
 namespace {
 // A map without an adjoint (no gradient) and a type that is no map at all.
@@ -377,7 +377,6 @@ TEST_CASE("the DP-GLM models start NUTS near theta~ = 0", "[glm][nuts]") {
     CHECK(std::abs(v(7) + 0.1) < 0.25);
   }
   // The logistic release estimates E[x x'] from its t2 block and, with an intercept, E[x] from the c x_k pairs.
-  const logistic_moment_model<> lm(s.head(8), 100.0, 1.0, 2, prior, glm_model_options{2.0, true});
   Eigen::VectorXd mean;
   Eigen::MatrixXd second;
   logistic_moment_map<>(2, 2.0).released_covariate_moments((Eigen::VectorXd(8) << 1, 2, 3, 4, 5, 6, 7, 8).finished(), 2.0, mean,
@@ -387,8 +386,6 @@ TEST_CASE("the DP-GLM models start NUTS near theta~ = 0", "[glm][nuts]") {
   CHECK(second(1, 1) == 2.0);                                   // z(3) / n: the y x~ block is z(0..2)
   CHECK(second(0, 1) == Approx(6.0 / (2.0 * std::sqrt(2.0))));  // the sqrt2 c x_1 pair
   CHECK(second(2, 1) == Approx(8.0 / (2.0 * std::sqrt(2.0))));
-  lm.initial_point(g, 2.0, u);
-  CHECK(u.allFinite());
 }
 
 TEST_CASE("logistic DP-GLM model rejects bad arguments", "[glm][errors]") {

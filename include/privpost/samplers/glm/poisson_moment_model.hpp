@@ -21,6 +21,9 @@ namespace privpost {
 /// construction: one map per model copy); moments, for simulation, allocates.
 class poisson_moment_map {
  public:
+  /// glm_moment_model starts NUTS at the release's covariate moments with small coefficients (initial_point).
+  static constexpr bool moment_start = true;
+
   poisson_moment_map(int d, std::optional<double> intercept) : layout_(d, intercept.has_value(), true), ws_(layout_) {}
 
   Eigen::Index size() const noexcept { return layout_.size(); }
