@@ -3,7 +3,8 @@
 // (the target: at most 1 second on a 2-core machine). Releases are simulated from the model at N = 5000,
 // epsilon = 1, delta = 1e-5, R = 1, tau-scale 0.5; the gradient also at d = 6 with an intercept and a covariate mean.
 // The Poisson model's gradient (exact tilted moments) at d = 2 and 6 with an intercept and a covariate mean, R_y = 10,
-// coefficient prior ||theta~||^2 < 4.
+// coefficient prior ||theta~||^2 < 4. A sweep of NUTS (Gaussian release) and of the collapsed Gibbs sampler (Laplace
+// release) at d = 2 and 6.
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -13,6 +14,8 @@
 #include "privpost/families/glm/glm_statistic.hpp"
 #include "privpost/inference/infer.hpp"
 #include "privpost/mechanisms/analytic_gaussian.hpp"
+#include "privpost/mechanisms/laplace.hpp"
+#include "privpost/samplers/glm/glm_collapsed_gibbs.hpp"
 #include "privpost/samplers/glm/logistic_moment_model.hpp"
 #include "privpost/samplers/glm/poisson_moment_model.hpp"
 #include "privpost/samplers/nuts.hpp"
@@ -75,6 +78,30 @@ void poisson_glm_gradient(benchmark::State& st) {
   for (auto _ : st) benchmark::DoNotOptimize(m.log_density_gradient(u, grad));
 }
 BENCHMARK(poisson_glm_gradient)->Arg(2)->Arg(6);
+
+// One sweep after 300 warm-up transitions at N = 5000, epsilon = 1: range(1) = 0, a NUTS transition on the Gaussian
+// release (sigma of the analytic mechanism); 1, a sweep of glm_collapsed_gibbs on a Laplace release at
+// glm_statistic::l1_sensitivity (NUTS given w, then s by norm_product and w by the mechanism): the cost of item 4.
+void glm_sweep(benchmark::State& st) {
+  const int d = static_cast<int>(st.range(0));
+  std::mt19937_64 g(5);
+  const glm_case c = make_case(d, g);
+  nuts_options opt;
+  opt.warmup = 300;
+  if (st.range(1) == 0) {
+    nuts_sampler<logistic_moment_model<>> s(logistic_moment_model<>(c.z, c.n, c.sigma, d, c.prior), opt, g);
+    for (int i = 0; i < opt.warmup; ++i) s.step(g);
+    for (auto _ : st) s.step(g);
+    return;
+  }
+  const laplace_mechanism lap(glm_statistic::logistic(d, 1.0).l1_sensitivity(), 1.0);
+  const logistic_moment_model<> sim(Eigen::VectorXd::Zero(c.z.size()), c.n, 0.0, d, c.prior);
+  const Eigen::VectorXd z = lap.release(simulate_glm_release(sim, draw_glm_prior(g, d, c.prior), g), g);
+  glm_collapsed_gibbs<logistic_moment_map<exact_logistic_link>, laplace_mechanism> s(z, c.n, lap, d, c.prior, {}, opt, g);
+  for (int i = 0; i < opt.warmup; ++i) s.step(g);
+  for (auto _ : st) s.step(g);
+}
+BENCHMARK(glm_sweep)->Args({2, 0})->Args({2, 1})->Args({6, 0})->Args({6, 1})->Unit(benchmark::kMicrosecond);
 
 void glm_posterior_d6(benchmark::State& st) {
   std::mt19937_64 g(2);

@@ -6,7 +6,8 @@
 // Priors: logistic s_max 9, tau_scale 1 (the paper's coefficients); Poisson s_max 4, tau_scale 0.5 (rates up to about
 // e^2 per record: the counts stay well inside R_y). Methods: noise-aware (the moment model under NUTS, exact link or
 // exact tilted moments, warm-up = --burnin) and naive (the same model with the noise ignored). Parameters:
-// theta_0..theta_d, tau_1..tau_d, mu_1..mu_d.
+// theta_0..theta_d, tau_1..tau_d, mu_1..mu_d. --mechanism laplace: Laplace noise at glm_statistic::l1_sensitivity /
+// epsilon instead, the noise-aware method then glm_collapsed_gibbs (NUTS given the noise's latent variances).
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -14,6 +15,8 @@
 
 #include <privpost/families/glm/glm_statistic.hpp>
 #include <privpost/mechanisms/analytic_gaussian.hpp>
+#include <privpost/mechanisms/laplace.hpp>
+#include <privpost/samplers/glm/glm_collapsed_gibbs.hpp>
 #include <privpost/samplers/glm/logistic_moment_model.hpp>
 #include <privpost/samplers/glm/poisson_moment_model.hpp>
 #include <privpost/samplers/nuts.hpp>
@@ -39,7 +42,9 @@ int run_glm_study(const cli_options& o, const study_settings& settings) {
   const glm_model_options design{1.0, true};
   const auto statistic = poisson ? glm_statistic::poisson(d, 1.0, poisson_study_y_bound, design.intercept)
                                  : glm_statistic::logistic(d, 1.0, design.intercept);
-  const double sigma = analytic_gaussian_sigma(o.epsilon, o.delta, statistic.l2_sensitivity());
+  const bool laplace = o.mechanism == "laplace";
+  const double sigma = laplace ? 0.0 : analytic_gaussian_sigma(o.epsilon, o.delta, statistic.l2_sensitivity());
+  const laplace_mechanism laplace_noise(statistic.l1_sensitivity(), o.epsilon);
   const double n = settings.n;
   const Model simulator(Eigen::VectorXd::Zero(statistic.size()), n, sigma, d, prior, design);
   const int p = simulator.coefficients();
@@ -55,20 +60,37 @@ int run_glm_study(const cli_options& o, const study_settings& settings) {
       return out;
     };
   };
-  const std::vector<named_method<glm_trial>> available{{"noise-aware", method(sigma)}, {"naive", method(0.0)}};
+  // Under Laplace noise the noise-aware method is the partially collapsed Gibbs sampler (spec Sec. 5.10).
+  auto collapsed = [=](const glm_trial& t, std::mt19937_64& g) {
+    using sampler = glm_collapsed_gibbs<typename Model::map_type, laplace_mechanism>;
+    const Eigen::MatrixXd all =
+        single_chain([&](std::mt19937_64& e) { return sampler(t.z, n, laplace_noise, d, prior, design, nuts, e); },
+                     settings.burnin, settings.draws, g, settings.thin);
+    Eigen::MatrixXd out(all.rows(), p + 2 * d);
+    out << all.leftCols(p + d), all.rightCols(d);
+    return out;
+  };
+  std::vector<named_method<glm_trial>> available{{"noise-aware", method(sigma)}, {"naive", method(0.0)}};
+  if (laplace) available.front() = {"noise-aware", collapsed};
   auto simulate = [=](std::mt19937_64& g) {
     const glm_parameters truth = draw_glm_prior(g, d, prior, design);
     glm_trial t;
     t.truth.resize(p + 2 * d);
     t.truth << truth.theta, truth.sigma.diagonal().array().sqrt().matrix(), truth.mean;
-    t.z = simulate_glm_release(simulator, truth, g);
+    t.z = simulate_glm_release(simulator, truth, g);  // with sigma = 0 under Laplace: the sums alone
+    if (laplace) t.z = laplace_noise.release(t.z, g);
     return t;
   };
   const simulation_study study(simulate, select_methods(available, settings.methods, "privpost-calibrate"));
   std::cerr << "privpost-calibrate: " << (poisson ? "Poisson" : "logistic") << " DP-GLM, " << d
-            << " covariate(s) + intercept (c = 1) and covariate mean, Gaussian noise sigma " << sigma << " (L2 sensitivity "
-            << statistic.l2_sensitivity() << ", " << (poisson ? "spec Sec. 2.3 at R = 1, R_y = 5" : "Lemma 3.3 at R = 1")
-            << "); prior s_max " << prior.s_max << ", tau_scale " << prior.tau_scale
+            << " covariate(s) + intercept (c = 1) and covariate mean, ";
+  if (laplace)
+    std::cerr << "Laplace noise scale " << laplace_noise.scale() << " (L1 sensitivity " << statistic.l1_sensitivity()
+              << ", glm_statistic::l1_sensitivity at R = 1" << (poisson ? ", R_y = 5" : "") << "; noise-aware: collapsed Gibbs)";
+  else
+    std::cerr << "Gaussian noise sigma " << sigma << " (L2 sensitivity " << statistic.l2_sensitivity() << ", "
+              << (poisson ? "spec Sec. 2.3 at R = 1, R_y = 5" : "Lemma 3.3 at R = 1") << ")";
+  std::cerr << "; prior s_max " << prior.s_max << ", tau_scale " << prior.tau_scale
             << "; sums from the model's normal approximation; parameters theta_0..theta_" << d << ", tau_1..tau_" << d
             << ", mu_1..mu_" << d << "\n";
   return run(study, o);
@@ -78,10 +100,8 @@ int run_glm_study(const cli_options& o, const study_settings& settings) {
 int run_glm_model(const cli_options& o, const study_settings& settings) {
   if (o.dim < 1 || o.dim > 10)
     throw std::invalid_argument("--dim is " + std::to_string(o.dim) + "; accepted: 1 to 10 covariates");
-  if (o.mechanism != "gaussian")
-    throw std::invalid_argument("--mechanism " + o.mechanism + ": the " + o.model +
-                                " model is calibrated under the Gaussian mechanism only (the Laplace sampler of issue #10 "
-                                "item 4 is not implemented yet)");
+  if (o.mechanism != "gaussian" && o.mechanism != "laplace")
+    throw std::invalid_argument("--mechanism " + o.mechanism + "; accepted: gaussian, laplace");
   detail::check_study_settings("privpost-calibrate", settings);
   if (o.model == "poisson-glm") return run_glm_study<poisson_moment_model>(o, settings);
   return run_glm_study<logistic_moment_model<>>(o, settings);

@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   app.add_option("--n", o.n, "records per trial")->check(CLI::Range(1.0, 1e7));
   app.add_option("--epsilon", o.epsilon, "privacy budget epsilon");
   auto* mechanism_option =
-      app.add_option("--mechanism", o.mechanism, "laplace|gaussian (logistic, poisson-glm: gaussian, their default)")
+      app.add_option("--mechanism", o.mechanism, "laplace|gaussian (logistic, poisson-glm: gaussian by default)")
           ->check(CLI::IsMember({"laplace", "gaussian"}));
   app.add_option("--delta", o.delta, "delta of the Gaussian mechanism (analytic calibration)");
   app.add_option("--trials", o.trials, "number of simulated trials M")->check(CLI::Range(2, 1000000));

@@ -1,7 +1,8 @@
 // privpost-infer, DP-GLM (issue #10, spec glm.md): the noise-aware posterior of a release made by privpost-release
 // --model logistic|poisson-glm, by NUTS (Stan's multinomial NUTS with its windowed adaptation; warm-up = --burnin) on
 // logistic_moment_model with the exact link (default) or the paper's Taylor link, or on poisson_moment_model (exact
-// tilted moments); with an intercept the covariate mean is inferred too (spec Sec. 3.7). Releases on the declared ranges'
+// tilted moments); a Laplace release by glm_collapsed_gibbs (NUTS given the noise's latent variances, spec Sec. 5.10).
+// With an intercept the covariate mean is inferred too (spec Sec. 3.7). Releases on the declared ranges'
 // unit-ball scale are sampled there and reported on the data's scale. The summary gives mean, sd, 95% central interval and "*"
 // where the interval excludes 0.
 #include <cmath>
@@ -87,18 +88,33 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
     throw std::invalid_argument("release record: " + std::to_string(z.size()) + " noisy statistics; " + rec.model + " with " +
                                 std::to_string(d) + " covariate(s)" + (c ? " and an intercept" : "") + " has " +
                                 std::to_string(statistic.size()));
-  if (rec.mechanism != "gaussian")
+  const bool laplace = rec.mechanism == "laplace";
+  if (rec.mechanism != "gaussian" && !laplace)
     throw std::invalid_argument("release record: mechanism '" + rec.mechanism + "'; the " + rec.model +
-                                " model accepts: gaussian");
-  if (std::abs(rec.sensitivity - statistic.l2_sensitivity()) > 1e-9 * statistic.l2_sensitivity())
+                                " model accepts: gaussian, laplace");
+  // Gaussian: the L2 sensitivity (Lemma 3.3 / the exact Poisson bound); Laplace: glm_statistic::l1_sensitivity.
+  const double expected_sensitivity = laplace ? statistic.l1_sensitivity() : statistic.l2_sensitivity();
+  if (std::abs(rec.sensitivity - expected_sensitivity) > 1e-9 * expected_sensitivity)
     throw std::invalid_argument("release record: sensitivity " + std::to_string(rec.sensitivity) + " is not " +
-                                std::string(poisson ? "the exact Poisson bound's " : "Lemma 3.3's ") +
-                                std::to_string(statistic.l2_sensitivity()) + " for this radius" + (poisson ? ", y-bound" : "") +
+                                std::string(laplace   ? "the L1 bound's "
+                                            : poisson ? "the exact Poisson bound's "
+                                                      : "Lemma 3.3's ") +
+                                std::to_string(expected_sensitivity) + " for this radius" + (poisson ? ", y-bound" : "") +
                                 " and intercept");
-  const auto mechanism = gaussian_mechanism::analytic(rec.sensitivity, rec.epsilon, rec.delta);
-  if (std::abs(mechanism.sigma() - rec.noise) > 1e-9 * rec.noise)
-    throw std::invalid_argument(
-        "release record: Gaussian sigma does not match the analytic calibration of (epsilon, delta, sensitivity)");
+  double gaussian_sigma = 0.0;
+  std::optional<laplace_mechanism> laplace_noise;
+  if (laplace) {
+    laplace_noise.emplace(rec.sensitivity, rec.epsilon);
+    if (std::abs(laplace_noise->scale() - rec.noise) > 1e-9 * rec.noise)
+      throw std::invalid_argument("release record: Laplace scale " + std::to_string(rec.noise) +
+                                  " is not sensitivity / epsilon = " + std::to_string(laplace_noise->scale()));
+  } else {
+    const auto mechanism = gaussian_mechanism::analytic(rec.sensitivity, rec.epsilon, rec.delta);
+    if (std::abs(mechanism.sigma() - rec.noise) > 1e-9 * rec.noise)
+      throw std::invalid_argument(
+          "release record: Gaussian sigma does not match the analytic calibration of (epsilon, delta, sensitivity)");
+    gaussian_sigma = mechanism.sigma();
+  }
   // Defaults: the paper's prior (||theta~||^2 < 9, tau ~ half-normal(2.5), LKJ(2)). On the unit-ball scale every
   // |x_j| <= 1 / sqrt(d): the covariate sds and means get that scale instead of 2.5 and 1, and s_max = 100, since a
   // change of a in the log-odds across a covariate's declared range takes a coefficient of a sqrt(d) / 2 there (the
@@ -131,7 +147,16 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
     };
   };
   std::vector<std::pair<std::string, inference_result>> results;
-  results.emplace_back("nuts", run_chains(make(mechanism.sigma()), o, io, tick));
+  if (laplace) {
+    // Partially collapsed Gibbs (spec glm.md Sec. 5.10): NUTS given the Laplace noise's latent variances, then the
+    // exact sums, then the variances.
+    using sampler = glm_collapsed_gibbs<typename Model::map_type, laplace_mechanism>;
+    results.emplace_back(
+        "nuts", run_chains([&](std::mt19937_64& g) { return sampler(z, rec.n, *laplace_noise, d, prior, design, nuts, g); }, o,
+                           io, tick));
+  } else {
+    results.emplace_back("nuts", run_chains(make(gaussian_sigma), o, io, tick));
+  }
   if (o.compare_naive) results.emplace_back("naive", infer(make(0.0), io));
   const int p = statistic.augmented();
   std::vector<std::string> names;
@@ -141,11 +166,12 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   if (rec.intercept)
     for (const auto& n : rec.covariates) names.push_back("mean(" + n + ")");
   for (auto& [method, r] : results) r.draws = reported(r.draws, rec, p, rec.intercept);
-  std::printf(
-      "release: model %s (%d covariate(s)%s%s), n %.0f, gaussian mechanism (epsilon %g, delta %g, sigma %.4g), "
-      "privpost %s\n",
-      rec.model.c_str(), d, c ? " + intercept" : "", poisson ? (", y-bound " + format_number(rec.y_bound)).c_str() : "", rec.n,
-      rec.epsilon, rec.delta, rec.noise, rec.version.c_str());
+  const std::string noise =
+      laplace ? "laplace mechanism (epsilon " + format_number(rec.epsilon) + ", scale " + format_number(rec.noise) + ")"
+              : "gaussian mechanism (epsilon " + format_number(rec.epsilon) + ", delta " + format_number(rec.delta) + ", sigma " +
+                    format_number(rec.noise) + ")";
+  std::printf("release: model %s (%d covariate(s)%s%s), n %.0f, %s, privpost %s\n", rec.model.c_str(), d, c ? " + intercept" : "",
+              poisson ? (", y-bound " + format_number(rec.y_bound)).c_str() : "", rec.n, noise.c_str(), rec.version.c_str());
   std::printf(
       "NUTS: %d chains x %d draws (warm-up %d, thin %d, target acceptance %g, seed %llu); link %s; prior s_max %g, "
       "tau_scale %g, lkj_eta %g%s\n",
@@ -157,8 +183,9 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   std::printf("\n");
   std::size_t warnings = 0;
   for (const auto& [method, r] : results) {
-    summarise_glm(method == "nuts" ? (poisson ? std::string("noise-aware Poisson DP-GLM (NUTS, exact tilted moments)")
-                                              : "noise-aware logistic DP-GLM (NUTS, link " + link_name + ")")
+    const std::string how = laplace ? "collapsed Gibbs: NUTS given the Laplace noise variances" : "NUTS";
+    summarise_glm(method == "nuts" ? (poisson ? "noise-aware Poisson DP-GLM (" + how + ", exact tilted moments)"
+                                              : "noise-aware logistic DP-GLM (" + how + ", link " + link_name + ")")
                                    : std::string("naive (treats the release as exact; for comparison only)"),
                   r, names, p);
     if (method == "nuts") {

@@ -140,7 +140,8 @@ std::vector<double> parse_numbers(const std::string& text, const char* flag) {
 }
 
 // DP-GLM (issue #10, spec glm.md): the PASS-GLM order-2 statistics of admitted records under the analytic Gaussian
-// mechanism with the exact L2 sensitivity for the declared bounds. Logistic: [y x~; t2(x~)], Lemma 3.3 (with the
+// mechanism with the exact L2 sensitivity for the declared bounds (or, with --mechanism laplace, the Laplace mechanism
+// with glm_statistic::l1_sensitivity). Logistic: [y x~; t2(x~)], Lemma 3.3 (with the
 // intercept's inner products); responses 0/1 or -1/+1, or text with --positive LABEL (LABEL -> +1, any other value ->
 // -1). Poisson: [x; t2(x); y x~; y t2(x)] (intercept pairs of the t2 blocks left out, glm_statistic), the exact bound of
 // spec Sec. 2.3 at sqrt(c^2 + R^2); counts integers >= 0, clamped to the declared --y-bound. Covariates either declared
@@ -158,10 +159,8 @@ privpost::tools::release_record make_glm_release(const options& o) {
         model +
         " needs exactly one of --x-bounds (declared ranges: lo,hi for every covariate, or lo1,hi1,lo2,hi2,... "
         "one pair per covariate) and --radius R (raw covariates, norm bound R)");
-  if (o.mechanism_given && o.mechanism != "gaussian")
-    throw std::invalid_argument("--mechanism " + o.mechanism + ": the " + model +
-                                " model is released with the Gaussian mechanism only (the Laplace sampler of issue #10 item 4, "
-                                "partially collapsed Gibbs, is not implemented yet)");
+  // Gaussian unless --mechanism laplace is given (the paper's mechanism; Laplace is inferred by collapsed Gibbs).
+  const bool laplace = o.mechanism_given && o.mechanism == "laplace";
   if (o.lower || o.upper || !o.y_bounds.empty() || o.noisy_moments)
     throw std::invalid_argument("--lower/--upper/--y-bounds/--noisy-moments do not apply to the " + model + " model");
   if (poisson && !o.positive.empty()) throw std::invalid_argument("--positive applies to the logistic model only");
@@ -172,7 +171,7 @@ privpost::tools::release_record make_glm_release(const options& o) {
     throw std::invalid_argument("--y-bound is " + std::to_string(*o.y_bound) + "; accepted: a finite number >= 1");
   tools::release_record r;
   r.model = model;
-  r.mechanism = "gaussian";
+  r.mechanism = laplace ? "laplace" : "gaussian";
   r.version = privpost::version_string;
   r.covariates = tools::split_list(o.covariates);
   r.response = o.response;
@@ -260,17 +259,25 @@ privpost::tools::release_record make_glm_release(const options& o) {
     if (x.norm() > r.radius) ++clipped;
     statistic.add_record(x, y[i], s);  // admission: scaled onto the ball, counts clamped to R_y
   }
-  const auto m = gaussian_mechanism::analytic(statistic.l2_sensitivity(), o.epsilon, o.delta);
-  r.sensitivity = statistic.l2_sensitivity();
-  r.noise = m.sigma();
-  r.calibration = "analytic";
   r.statistic_names = statistic.names(r.covariates);  // the data's column names instead of x1..xd
-  if (poisson)
-    r.sensitivity_rule = r.intercept ? "exact Poisson bound (spec glm.md Sec. 2.3) at sqrt(c^2 + R^2), equal noise"
-                                     : "exact Poisson bound (spec glm.md Sec. 2.3), equal noise";
-  else
-    r.sensitivity_rule = r.intercept ? "Lemma 3.3 (exact), with the intercept column's inner products" : "Lemma 3.3 (exact)";
-  finish(r, m, m.release(s));  // OS CSPRNG
+  if (laplace) {
+    const laplace_mechanism m(statistic.l1_sensitivity(), o.epsilon);
+    r.sensitivity = statistic.l1_sensitivity();
+    r.noise = m.scale();
+    r.sensitivity_rule = "L1: min(sqrt(D) x L2 bound, sum of the blocks' largest changes) (glm_statistic::l1_sensitivity)";
+    finish(r, m, m.release(s));  // OS CSPRNG
+  } else {
+    const auto m = gaussian_mechanism::analytic(statistic.l2_sensitivity(), o.epsilon, o.delta);
+    r.sensitivity = statistic.l2_sensitivity();
+    r.noise = m.sigma();
+    r.calibration = "analytic";
+    if (poisson)
+      r.sensitivity_rule = r.intercept ? "exact Poisson bound (spec glm.md Sec. 2.3) at sqrt(c^2 + R^2), equal noise"
+                                       : "exact Poisson bound (spec glm.md Sec. 2.3), equal noise";
+    else
+      r.sensitivity_rule = r.intercept ? "Lemma 3.3 (exact), with the intercept column's inner products" : "Lemma 3.3 (exact)";
+    finish(r, m, m.release(s));  // OS CSPRNG
+  }
   if (r.glm_scale == "unit_ball")
     std::cerr << "privpost-release: covariates mapped to [-1, 1] / sqrt(" << d << ") by their declared ranges; " << clamped
               << " value(s) clamped into a range\n";
@@ -278,8 +285,8 @@ privpost::tools::release_record make_glm_release(const options& o) {
     std::cerr << "privpost-release: " << clipped << " record(s) longer than the radius " << r.radius << " scaled onto the ball\n";
   if (poisson)
     std::cerr << "privpost-release: " << clamped_y << " count(s) clamped to the declared y-bound " << r.y_bound << "\n";
-  std::cerr << "privpost-release: " << model << " statistic L2 sensitivity " << r.sensitivity << " (" << r.sensitivity_rule
-            << ")\n";
+  std::cerr << "privpost-release: " << model << " statistic " << (laplace ? "L1" : "L2") << " sensitivity " << r.sensitivity
+            << " (" << r.sensitivity_rule << ")\n";
   return r;
 }
 
@@ -394,7 +401,7 @@ int main(int argc, char** argv) {
   app.add_option("--epsilon", o.epsilon, "privacy budget epsilon")->required();
   auto* mechanism_option =
       app.add_option("--mechanism", o.mechanism,
-                     "laplace|gaussian (analytic calibration); logistic, poisson-glm: gaussian only (their default)")
+                     "laplace|gaussian (analytic calibration); logistic, poisson-glm: gaussian by default, laplace when given")
           ->check(CLI::IsMember({"laplace", "gaussian"}));
   app.add_option("--delta", o.delta, "delta of the Gaussian mechanism");
   app.add_option("--lower", o.lower, "declared lower bound of a record (unbounded models)");

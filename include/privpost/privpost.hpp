@@ -69,6 +69,7 @@
 #include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/samplers/glm/glm_collapsed_gibbs.hpp"
 #include "privpost/samplers/glm/glm_moment_model.hpp"
 #include "privpost/samplers/glm/glm_prior.hpp"
 #include "privpost/samplers/glm/glm_record_model.hpp"

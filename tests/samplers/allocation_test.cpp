@@ -25,6 +25,7 @@ std::atomic<long> eigen_malloc_checks_failed{0};  // Eigen allocations (or other
 
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/exponential.hpp"
+#include "privpost/families/glm/glm_statistic.hpp"
 #include "privpost/families/multinomial.hpp"
 #include "privpost/families/normal.hpp"
 #include "privpost/families/poisson.hpp"
@@ -35,6 +36,7 @@ std::atomic<long> eigen_malloc_checks_failed{0};  // Eigen allocations (or other
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/samplers/glm/glm_collapsed_gibbs.hpp"
 #include "privpost/samplers/glm/logistic_moment_model.hpp"
 #include "privpost/samplers/glm/logistic_record_model.hpp"
 #include "privpost/samplers/glm/poisson_moment_model.hpp"
@@ -189,6 +191,10 @@ TEST_CASE("the DP-GLM logistic model and NUTS on it allocate nothing per evaluat
   options.warmup = 300;
   nuts_sampler<logistic_moment_model<>> s(logistic_moment_model<>(z, 1000.0, 10.0, d, prior), options, g);
   CHECK(allocations_in_sweeps(s, g) == 0);
+  // Under Laplace noise: the partially collapsed Gibbs sampler (NUTS, s, w and update_model) at L1 sensitivity.
+  const laplace_mechanism lap(glm_statistic::logistic(d, 1.0).l1_sensitivity(), 1.0);
+  glm_collapsed_gibbs<logistic_moment_map<exact_logistic_link>, laplace_mechanism> c(z, 1000.0, lap, d, prior, {}, options, g);
+  CHECK(allocations_in_sweeps(c, g) == 0);
   // The record-level baseline on 200 simulated records.
   const logistic_records rec = simulate_logistic_records(g, truth, 200);
   nuts_sampler<logistic_record_model> r(logistic_record_model(rec.x, rec.y, prior.s_max), options, g);

@@ -156,6 +156,18 @@ class nuts_sampler {
     }
   }
 
+  /// Changes the target between transitions (a Gibbs block of a larger sampler: glm_collapsed_gibbs conditions the
+  /// model on new noise variances): calls f(model) and re-evaluates the log density and gradient at the current point.
+  /// Throws std::domain_error when they are not finite there (the new target must contain the current point). Step
+  /// size, metric and adaptation carry on unchanged; allocates nothing unless f does.
+  template <class F>
+  void update_model(F&& f) {
+    std::forward<F>(f)(model_);
+    lp_ = model_.log_density_gradient(q_, grad_);
+    if (!(std::isfinite(lp_) && grad_.allFinite()))
+      throw_domain("nuts_sampler::update_model", "log density at the current point", lp_, "finite, with a finite gradient");
+  }
+
   /// The recorded parameter of the current point: the model's parameter_vector(u) when it has one, else u.
   Eigen::VectorXd parameter_vector() const {
     if constexpr (requires {

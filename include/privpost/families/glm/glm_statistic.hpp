@@ -97,6 +97,27 @@ class glm_statistic {
     return poisson_joint_sensitivity(r, y_bound_, y_t2_);
   }
 
+  /// An L1 sensitivity for Laplace-type mechanisms (replace-one neighbours): the smaller of sqrt(D) l2_sensitivity()
+  /// (Cauchy-Schwarz) and the sum over blocks of each block's largest change, with, for ||x|| <= R,
+  /// max ||x||_1 = sqrt(d) R, max sum_j x_j^2 = R^2 and max sum_{i<j} |x_i x_j| = R^2 (d - 1) / 2:
+  /// - logistic, y in {-1, +1}: y c and y x change by at most 2c + 2 sqrt(d) R; the squares (each >= 0, summing to at
+  ///   most R^2) by R^2; sqrt2 c x_j by 2 sqrt2 c sqrt(d) R; sqrt2 x_i x_j by sqrt2 R^2 (d - 1);
+  /// - Poisson, y in [0, R_y]: x by 2 sqrt(d) R, the squares by R^2, the cross terms by sqrt2 R^2 (d - 1); y c by R_y c,
+  ///   y x by 2 R_y sqrt(d) R; with the y t2 block R_y R^2 + sqrt2 R_y R^2 (d - 1) more.
+  /// Always a valid bound (tests check it against random and extreme neighbours), not claimed tight.
+  double l1_sensitivity() const {
+    const double d = d_, r = radius_, c = intercept(), l1_x = std::sqrt(d) * r, sq = r * r,
+                 cross = std::sqrt(2.0) * r * r * (d - 1.0);
+    double blocks = 0.0;
+    if (kind_ == glm_kind::logistic) {
+      blocks = 2.0 * c + 2.0 * l1_x + sq + 2.0 * std::sqrt(2.0) * c * l1_x + cross;
+    } else {
+      blocks = 2.0 * l1_x + sq + cross + y_bound_ * c + 2.0 * y_bound_ * l1_x;
+      if (y_t2_) blocks += y_bound_ * (sq + cross);
+    }
+    return std::min(blocks, std::sqrt(static_cast<double>(size())) * l2_sensitivity());
+  }
+
   /// The admitted covariates: finite, scaled to norm radius when longer.
   Eigen::VectorXd admit_covariates(const Eigen::VectorXd& x) const {
     check_size_match("glm_statistic", "covariates", x.size(), "d", d_);

@@ -42,11 +42,11 @@ namespace privpost {
 /// Unconstrained vector u = (p (P), r, v (d), y (d(d-1)/2), m (d, with a covariate mean)), P = d (+ 1 with an
 /// intercept): rho = s_max logistic(r), theta~ = sqrt(rho) p / ||p||, tau = exp(v), L = cholesky_corr(y), mu_x = m.
 /// log_density_gradient returns the log posterior up to a constant with every Jacobian, -infinity (counted in
-/// failures()) where N V + sigma^2 I is not positive definite or the map fails; it never jitters or clips (that would break the
-/// sampler's reversibility; spec Sec. 3.6). parameter_vector(u) is (theta~, tau, Omega_ij for i > j in row order,
-/// mu_x). Evaluation allocates nothing beyond what the map allocates (the logistic map: nothing; workspaces sized at
-/// construction): one copy per chain.
-/// What glm_moment_model needs of a moment map (the interface in this file's header comment).
+/// failures()) where N V + diag(w) (w = sigma^2 unless set_noise_variances) is not positive definite or the map fails; it never
+/// jitters or clips (that would break the sampler's reversibility; spec Sec. 3.6). parameter_vector(u) is (theta~, tau, Omega_ij
+/// for i > j in row order, mu_x). Evaluation allocates nothing beyond what the map allocates (the logistic map: nothing;
+/// workspaces sized at construction): one copy per chain. What glm_moment_model needs of a moment map (the interface in this
+/// file's header comment).
 template <class M>
 concept glm_moment_map = std::constructible_from<M, int, std::optional<double>> &&
     requires(M& map, const M& cmap, const Eigen::VectorXd& x, const Eigen::MatrixXd& s, Eigen::VectorXd& out_v,
@@ -95,6 +95,7 @@ class glm_moment_model {
     g_.setZero(dd, dd);
     alpha_.setZero(dd);
     l_inv_diag_.setZero(dd);
+    w_.setConstant(dd, sigma * sigma);
     a_.setZero(dd);
     llt_.compute(Eigen::MatrixXd::Identity(dd, dd));  // sizes the factor and sets its status (copies read it)
     for (Eigen::VectorXd* x : {&theta_, &theta_bar_, &nu_, &nu_bar_}) x->setZero(p_);
@@ -191,24 +192,14 @@ class glm_moment_model {
 
   /// Log posterior density (up to a constant) and its gradient at u.
   double log_density_gradient(const Eigen::VectorXd& u, Eigen::VectorXd& grad) {
-    const int d = d_, p = p_, o = o_;
+    const int d = d_, p = p_;
     const Eigen::Index nc = cholesky_corr_free_size(d);
     if (u.size() != dimension()) throw_invalid("glm_moment_model", "size of u", u.size(), "dimension()");
     const auto v = u.segment(p + 1, d);
-    y_ = u.segment(p + 1 + d, nc);
     double lp = 0.0;
     if (!u.allFinite() || !coef_.forward(u.head(p), u(p), theta_, lp)) return fail(grad);
-    tau_ = v.array().exp().matrix();
-    const double log_j_corr = d > 1 ? cholesky_corr_constrain(y_, l_) : 0.0;
-    if (d == 1) l_(0, 0) = 1.0;
-    omega_.noalias() = l_ * l_.transpose();
-    for (int i = 0; i < d; ++i)
-      for (int j = 0; j < d; ++j) sigma_m_(o + i, o + j) = tau_(i) * tau_(j) * omega_(i, j);
-    if (options_.covariate_mean) {
-      const auto m = u.tail(d);
-      nu_.tail(d) = m;
-      lp -= 0.5 * m.squaredNorm() / (prior_.mean_scale * prior_.mean_scale);
-    }
+    const double log_j_corr = constrain_covariates(u);
+    if (options_.covariate_mean) lp -= 0.5 * u.tail(d).squaredNorm() / (prior_.mean_scale * prior_.mean_scale);
 
     // Prior and Jacobians (spec Sec. 3.4); the coefficients' part is in lp already.
     const double ts2 = prior_.tau_scale * prior_.tau_scale;
@@ -216,12 +207,12 @@ class glm_moment_model {
     for (int i = 1; i < d; ++i) lp += lkj_coefficient(i) * std::log(l_(i, i));
     lp += log_j_corr;
 
-    // Likelihood: log N(z; n mu, n V + sigma^2 I).
+    // Likelihood: log N(z; n mu, n V + diag(w)), w = sigma^2 unless set_noise_variances.
     if (!map_.forward(nu_, theta_, sigma_m_, mu_, v_)) return fail(grad);
     if (!mu_.allFinite() || !v_.allFinite()) return fail(grad);
     const Eigen::Index dd = map_.size();
     c_ = n_ * v_;
-    c_.diagonal().array() += sigma_ * sigma_;
+    c_.diagonal() += w_;
     llt_.compute(c_);
     if (llt_.info() != Eigen::Success) return fail(grad);
     double log_det_half = 0.0;
@@ -291,7 +282,35 @@ class glm_moment_model {
   }
 
   double records() const noexcept { return n_; }
+  /// The constructor's noise sd sigma (the likelihood uses noise_variances(), which set_noise_variances may change).
   double noise_sd() const noexcept { return sigma_; }
+  /// The noise variance of every released entry in the likelihood N(z; N mu, N V + diag(w)): sigma^2 from the
+  /// constructor until set_noise_variances.
+  const Eigen::VectorXd& noise_variances() const noexcept { return w_; }
+
+  /// Conditions the likelihood on per-entry noise variances w (the latent variances of a scale-mixture mechanism such
+  /// as Laplace: glm_collapsed_gibbs). Throws std::invalid_argument unless w has size() entries, each finite and >= 0.
+  /// Allocates nothing.
+  void set_noise_variances(const Eigen::VectorXd& w) {
+    constexpr const char* f = "glm_moment_model::set_noise_variances";
+    check_size_match(f, "noise variances w", w.size(), "statistic size", map_.size());
+    for (Eigen::Index j = 0; j < w.size(); ++j) check_nonnegative_finite(f, "noise variance w_j", w(j));
+    w_ = w;
+  }
+
+  /// The per-record mean and covariance of the statistic, mu(theta~, Sigma, mu_x) and V, at the unconstrained point u
+  /// (what log_density_gradient uses; the mean and covariance of the exact sums are N mu and N V). False where the
+  /// map fails or u is not finite (mean and cov then unspecified). Allocates nothing once mean and cov have their sizes.
+  bool statistic_moments(const Eigen::VectorXd& u, Eigen::VectorXd& mean, Eigen::MatrixXd& cov) {
+    if (u.size() != dimension()) throw_invalid("glm_moment_model::statistic_moments", "size of u", u.size(), "dimension()");
+    double lp = 0.0;
+    if (!u.allFinite() || !coef_.forward(u.head(p_), u(p_), theta_, lp)) return false;
+    constrain_covariates(u);
+    if (!map_.forward(nu_, theta_, sigma_m_, mu_, v_) || !mu_.allFinite() || !v_.allFinite()) return false;
+    mean = mu_;
+    cov = v_;
+    return true;
+  }
 
   /// Per-record mean and covariance of the statistic at the parameters (theta with P entries; an empty mean is zero),
   /// for simulating releases.
@@ -313,6 +332,21 @@ class glm_moment_model {
   const Map& moment_map() const noexcept { return map_; }
 
  private:
+  // tau_, L, Omega, the covariates' block of Sigma~ and mu_x from u (after the coefficients); returns the correlation
+  // transform's log Jacobian.
+  double constrain_covariates(const Eigen::VectorXd& u) {
+    const int d = d_, p = p_, o = o_;
+    y_ = u.segment(p + 1 + d, cholesky_corr_free_size(d));
+    tau_ = u.segment(p + 1, d).array().exp().matrix();
+    const double log_j_corr = d > 1 ? cholesky_corr_constrain(y_, l_) : 0.0;
+    if (d == 1) l_(0, 0) = 1.0;
+    omega_.noalias() = l_ * l_.transpose();
+    for (int i = 0; i < d; ++i)
+      for (int j = 0; j < d; ++j) sigma_m_(o + i, o + j) = tau_(i) * tau_(j) * omega_(i, j);
+    if (options_.covariate_mean) nu_.tail(d) = u.tail(d);
+    return log_j_corr;
+  }
+
   // LKJ-Cholesky density exponent of L_ii (0-based row i >= 1): d - i - 3 + 2 eta.
   double lkj_coefficient(int i) const noexcept { return static_cast<double>(d_ - i - 3) + 2.0 * prior_.lkj_eta; }
 
@@ -353,6 +387,7 @@ class glm_moment_model {
   Eigen::VectorXd z_;
   double n_;
   double sigma_;
+  Eigen::VectorXd w_;  // noise variances of the likelihood
   glm_prior prior_;
   glm_model_options options_;
   glm_coefficient_transform coef_;
