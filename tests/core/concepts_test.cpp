@@ -12,6 +12,8 @@
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/exponential.hpp"
 #include "privpost/families/family_model.hpp"
+#include "privpost/families/graphical/brute_force.hpp"
+#include "privpost/families/graphical/tree_bp.hpp"
 #include "privpost/families/multinomial.hpp"
 #include "privpost/families/normal.hpp"
 #include "privpost/families/poisson.hpp"
@@ -123,6 +125,10 @@ struct quadratic_target {  // a differentiable_model: dimension and log density 
     grad = -u;
     return -0.5 * u.squaredNorm();
   }
+};
+struct inference_without_exactness {  // marginals and log Z but no is_exact: not a marginal_inference
+  privpost::inference_report marginals(const Eigen::VectorXd&, Eigen::VectorXd&) { return {}; }
+  double log_partition() const { return 0.0; }
 };
 struct value_only_target {  // no gradient: not a differentiable_model
   Eigen::Index dimension() const { return 2; }
@@ -245,6 +251,10 @@ static_assert(!differentiable_model<adaptive_chain>);
 static_assert(sampler<nuts_sampler<quadratic_target>>);
 static_assert(warmup_aware<nuts_sampler<quadratic_target>>);
 static_assert(!warmup_aware<gibbs_ss<family_model<binomial_family>, beta_prior, laplace_mechanism>>);
+static_assert(marginal_inference<tree_bp>);
+static_assert(marginal_inference<brute_force_inference>);
+static_assert(!marginal_inference<inference_without_exactness>);
+static_assert(!marginal_inference<pairwise_graph>);
 static_assert(calibration_study<good_study>);
 static_assert(!calibration_study<bad_study>);
 

@@ -26,6 +26,7 @@ std::atomic<long> eigen_malloc_checks_failed{0};  // Eigen allocations (or other
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/exponential.hpp"
 #include "privpost/families/glm/glm_statistic.hpp"
+#include "privpost/families/graphical/tree_bp.hpp"
 #include "privpost/families/multinomial.hpp"
 #include "privpost/families/normal.hpp"
 #include "privpost/families/poisson.hpp"
@@ -226,4 +227,15 @@ TEST_CASE("NUTS on the Poisson DP-GLM and its record-level baseline allocates no
   xa << Eigen::VectorXd::Ones(200), rec.x;
   nuts_sampler<poisson_record_model> r(poisson_record_model(xa, rec.y, prior.s_max), options, g);
   CHECK(allocations_in_sweeps(r, g) == 0);
+}
+
+TEST_CASE("tree belief propagation allocates nothing once mu has its size", "[allocation][graphical]") {
+  std::mt19937_64 g(21);
+  tree_bp bp(star_graph(8, 3));
+  Eigen::VectorXd theta(bp.layout().size()), mu(bp.layout().size());
+  for (Eigen::Index i = 0; i < theta.size(); ++i) theta(i) = draw_normal(g);
+  CHECK(allocations_in([&] {
+          for (int i = 0; i < 100; ++i) bp.marginals(theta, mu);
+        }) == 0);
+  CHECK(std::abs(mu.head(3).sum() - 1.0) < 1e-12);
 }

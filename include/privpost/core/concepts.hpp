@@ -343,6 +343,17 @@ concept initial_point_model = differentiable_model<M> && requires(const M& cm, G
   cm.initial_point(g, radius, u);
 };
 
+/// A marginal-inference back end of a pairwise MRF (families/graphical: tree_bp, brute_force_inference; spec cgm.md
+/// Sec. 5.2): marginals(theta, mu) writes the node and edge marginals for the log-potentials theta (table_layout order)
+/// into mu and returns a report with `converged`; log_partition() is log Z of that call (exact, or an approximation such
+/// as Bethe's); is_exact says which.
+template <class B>
+concept marginal_inference = requires(B& inf, const B& cinf, const Eigen::VectorXd& theta, Eigen::VectorXd& mu) {
+  { inf.marginals(theta, mu).converged } -> std::convertible_to<bool>;
+  { cinf.log_partition() } -> std::convertible_to<double>;
+  { B::is_exact } -> std::convertible_to<bool>;
+};
+
 /// A sampler that wants to be told when warm-up ends.
 template <class S>
 concept warmup_aware = requires(S& s) { s.end_warmup(); };

@@ -1,0 +1,32 @@
+// Benchmarks of the pairwise-MRF core of CGM-EM (issue #11): exact marginals and log Z by tree belief propagation on
+// chains of T = 10, 100 and 1000 nodes (K = 2 and 4) and a star of 100 leaves, theta ~ N(0, 1); the E-step and the EM
+// iterations of spec cgm.md call this once per iteration.
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+#include "privpost/families/graphical/pairwise_graph.hpp"
+#include "privpost/families/graphical/tree_bp.hpp"
+
+using namespace privpost;
+
+namespace {
+void run(benchmark::State& st, const pairwise_graph& graph) {
+  tree_bp bp(graph);
+  std::mt19937_64 g(1);
+  std::normal_distribution<double> normal;
+  Eigen::VectorXd theta(bp.layout().size()), mu(bp.layout().size());
+  for (Eigen::Index i = 0; i < theta.size(); ++i) theta(i) = normal(g);
+  for (auto _ : st) {
+    bp.marginals(theta, mu);
+    benchmark::DoNotOptimize(mu.data());
+  }
+  st.counters["cells"] = static_cast<double>(theta.size());
+}
+
+void tree_bp_chain(benchmark::State& st) { run(st, chain_graph(static_cast<int>(st.range(0)), static_cast<int>(st.range(1)))); }
+BENCHMARK(tree_bp_chain)->Args({10, 2})->Args({100, 2})->Args({1000, 2})->Args({100, 4})->Unit(benchmark::kMicrosecond);
+
+void tree_bp_star(benchmark::State& st) { run(st, star_graph(101, 2)); }
+BENCHMARK(tree_bp_star)->Unit(benchmark::kMicrosecond);
+}  // namespace

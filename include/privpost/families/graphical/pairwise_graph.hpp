@@ -1,0 +1,179 @@
+// privpost/families/graphical/pairwise_graph.hpp
+// pairwise_graph: the structure of a discrete pairwise Markov random field (issue #11, spec cgm.md Sec. 1.1, 5.2):
+// nodes with cardinalities K_v >= 2 and undirected edges, each edge stored as (u, v) with u < v; builders for chains,
+// stars and k-th order chains; and table_layout, the offsets of the node and edge tables in one flat parameter or
+// marginal vector (node tables first, then edge tables; an edge table's cell (a, c) at a * K_v + c, u slowest).
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "privpost/core/errors.hpp"
+
+namespace privpost {
+
+/// One entry of a node's incidence list: the neighbour, the edge's index, and whether the node is the edge's first
+/// (smaller) end.
+struct incidence {
+  int neighbour = 0;
+  int edge = 0;
+  bool first = false;
+};
+
+/// A graph of T nodes with cardinalities K_v and undirected edges. A value type; construction validates: at least one
+/// node, K_v in [2, 2^20], node ids in [0, T), no self loops, no duplicate edges (std::invalid_argument naming the
+/// offending value otherwise). Edges keep their given order, each normalised to (min, max).
+class pairwise_graph {
+ public:
+  pairwise_graph(std::vector<int> cardinalities, std::vector<std::pair<int, int>> edges)
+      : cardinalities_(std::move(cardinalities)), edges_(std::move(edges)) {
+    constexpr const char* f = "pairwise_graph";
+    const auto t = static_cast<std::int64_t>(cardinalities_.size());
+    if (t < 1) throw_invalid(f, "number of nodes", 0.0, "at least 1");
+    if (t > (1 << 24)) throw_invalid(f, "number of nodes", static_cast<double>(t), "at most 2^24");
+    for (const int k : cardinalities_)
+      if (k < 2 || k > (1 << 20)) throw_invalid(f, "cardinality K_v", k, "an integer in [2, 2^20]");
+    incident_.assign(cardinalities_.size(), {});
+    for (std::size_t e = 0; e < edges_.size(); ++e) {
+      auto& [u, v] = edges_[e];
+      if (u < 0 || u >= t) throw_invalid(f, "edge end", u, "a node id in [0, T)");
+      if (v < 0 || v >= t) throw_invalid(f, "edge end", v, "a node id in [0, T)");
+      if (u == v) throw_invalid(f, "edge with both ends at node", u, "two different nodes (no self loops)");
+      if (u > v) std::swap(u, v);
+      for (const incidence& i : incident_[static_cast<std::size_t>(u)])
+        if (i.neighbour == v) throw_invalid(f, "duplicate edge at node", u, "each pair of nodes joined at most once");
+      incident_[static_cast<std::size_t>(u)].push_back({v, static_cast<int>(e), true});
+      incident_[static_cast<std::size_t>(v)].push_back({u, static_cast<int>(e), false});
+    }
+  }
+
+  int num_nodes() const noexcept { return static_cast<int>(cardinalities_.size()); }
+  int num_edges() const noexcept { return static_cast<int>(edges_.size()); }
+  /// K_v; throws std::invalid_argument for a node outside [0, T).
+  int cardinality(int v) const {
+    check_node(v);
+    return cardinalities_[static_cast<std::size_t>(v)];
+  }
+  /// (u, v) with u < v; throws std::invalid_argument for an edge outside [0, E).
+  std::pair<int, int> edge(int e) const {
+    if (e < 0 || e >= num_edges()) throw_invalid("pairwise_graph::edge", "edge id", e, "an integer in [0, number of edges)");
+    return edges_[static_cast<std::size_t>(e)];
+  }
+  /// The edges at node v, in the order they were given.
+  std::span<const incidence> incident(int v) const {
+    check_node(v);
+    return incident_[static_cast<std::size_t>(v)];
+  }
+  const std::vector<int>& cardinalities() const noexcept { return cardinalities_; }
+
+  /// True when every node is reachable from node 0.
+  bool is_connected() const { return components() == 1; }
+  /// True for a forest: no cycle (E = T - number of connected components).
+  bool is_forest() const { return num_edges() == num_nodes() - components(); }
+  /// True for a tree: connected and without cycles.
+  bool is_tree() const { return num_edges() == num_nodes() - 1 && is_connected(); }
+
+ private:
+  void check_node(int v) const {
+    if (v < 0 || v >= num_nodes()) throw_invalid("pairwise_graph", "node id", v, "an integer in [0, number of nodes)");
+  }
+  int components() const {
+    std::vector<int> seen(cardinalities_.size(), 0), stack;
+    int count = 0;
+    for (int s = 0; s < num_nodes(); ++s) {
+      if (seen[static_cast<std::size_t>(s)]) continue;
+      ++count;
+      seen[static_cast<std::size_t>(s)] = 1;
+      stack.push_back(s);
+      while (!stack.empty()) {
+        const int v = stack.back();
+        stack.pop_back();
+        for (const incidence& i : incident_[static_cast<std::size_t>(v)])
+          if (!seen[static_cast<std::size_t>(i.neighbour)]) {
+            seen[static_cast<std::size_t>(i.neighbour)] = 1;
+            stack.push_back(i.neighbour);
+          }
+      }
+    }
+    return count;
+  }
+
+  std::vector<int> cardinalities_;
+  std::vector<std::pair<int, int>> edges_;
+  std::vector<std::vector<incidence>> incident_;
+};
+
+/// The chain 0 - 1 - ... - (nodes - 1), every node with k states.
+inline pairwise_graph chain_graph(int nodes, int k) {
+  if (nodes < 1) throw_invalid("chain_graph", "nodes", nodes, "an integer >= 1");
+  std::vector<std::pair<int, int>> edges;
+  for (int v = 0; v + 1 < nodes; ++v) edges.emplace_back(v, v + 1);
+  return pairwise_graph(std::vector<int>(static_cast<std::size_t>(nodes), k), std::move(edges));
+}
+
+/// The star with centre 0 and leaves 1..nodes-1, every node with k states.
+inline pairwise_graph star_graph(int nodes, int k) {
+  if (nodes < 1) throw_invalid("star_graph", "nodes", nodes, "an integer >= 1");
+  std::vector<std::pair<int, int>> edges;
+  for (int v = 1; v < nodes; ++v) edges.emplace_back(0, v);
+  return pairwise_graph(std::vector<int>(static_cast<std::size_t>(nodes), k), std::move(edges));
+}
+
+/// The k-th order chain: nodes i and j joined when 1 <= |i - j| <= order (order 1 is chain_graph; the dissertation's
+/// "third-order chains" are order 3). Loopy for order >= 2.
+inline pairwise_graph kth_order_chain_graph(int nodes, int order, int k) {
+  if (nodes < 1) throw_invalid("kth_order_chain_graph", "nodes", nodes, "an integer >= 1");
+  if (order < 1) throw_invalid("kth_order_chain_graph", "order", order, "an integer >= 1");
+  std::vector<std::pair<int, int>> edges;
+  for (int i = 0; i < nodes; ++i)
+    for (int j = i + 1; j < nodes && j - i <= order; ++j) edges.emplace_back(i, j);
+  return pairwise_graph(std::vector<int>(static_cast<std::size_t>(nodes), k), std::move(edges));
+}
+
+/// Offsets of the node tables (K_v cells each) and edge tables (K_u K_v cells each) in one flat vector: node tables
+/// first in node order, then edge tables in edge order. The released tables are the edge tables (spec Sec. 1.3).
+class table_layout {
+ public:
+  explicit table_layout(const pairwise_graph& graph) {
+    Eigen::Index at = 0;
+    for (int v = 0; v < graph.num_nodes(); ++v) {
+      node_offsets_.push_back(at);
+      at += graph.cardinality(v);
+    }
+    edges_begin_ = at;
+    for (int e = 0; e < graph.num_edges(); ++e) {
+      const auto [u, v] = graph.edge(e);
+      edge_offsets_.push_back(at);
+      at += static_cast<Eigen::Index>(graph.cardinality(u)) * graph.cardinality(v);
+    }
+    size_ = at;
+  }
+  Eigen::Index node_offset(int v) const {
+    if (v < 0 || static_cast<std::size_t>(v) >= node_offsets_.size())
+      throw_invalid("table_layout::node_offset", "node id", v, "an integer in [0, number of nodes)");
+    return node_offsets_[static_cast<std::size_t>(v)];
+  }
+  Eigen::Index edge_offset(int e) const {
+    if (e < 0 || static_cast<std::size_t>(e) >= edge_offsets_.size())
+      throw_invalid("table_layout::edge_offset", "edge id", e, "an integer in [0, number of edges)");
+    return edge_offsets_[static_cast<std::size_t>(e)];
+  }
+  /// Cells of all node and edge tables.
+  Eigen::Index size() const noexcept { return size_; }
+  /// Cells of the released (edge) tables: size() less the node tables.
+  Eigen::Index released_size() const noexcept { return size_ - edges_begin_; }
+  /// Where the edge tables begin.
+  Eigen::Index edges_begin() const noexcept { return edges_begin_; }
+
+ private:
+  std::vector<Eigen::Index> node_offsets_, edge_offsets_;
+  Eigen::Index edges_begin_ = 0, size_ = 0;
+};
+
+}  // namespace privpost
