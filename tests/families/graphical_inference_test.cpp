@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "privpost/families/graphical/brute_force.hpp"
+#include "privpost/families/graphical/contingency_tables.hpp"
 #include "privpost/families/graphical/pairwise_graph.hpp"
 #include "privpost/families/graphical/tree_bp.hpp"
 
@@ -166,4 +167,53 @@ TEST_CASE("tree_bp refuses cycles and bad potentials", "[graphical]") {
   CHECK(bp.log_partition() == Approx(3.0 * std::log(2.0)).epsilon(1e-14));
   CHECK((mu.head(6).array() - 0.5).abs().maxCoeff() < 1e-15);
   CHECK((mu.tail(8).array() - 0.25).abs().maxCoeff() < 1e-15);
+}
+
+TEST_CASE("edge_tables counts records per edge; the sensitivity bounds every neighbour", "[graphical][release]") {
+  const pairwise_graph graph({2, 3, 2, 4}, {{0, 1}, {1, 2}, {3, 1}});
+  CHECK(contingency_l1_sensitivity(graph) == 6.0);
+  CHECK(contingency_l1_sensitivity(graph, neighbour_relation::add_remove) == 3.0);
+  CHECK(contingency_l2_sensitivity(graph) == Approx(std::sqrt(6.0)));
+  CHECK(contingency_l2_sensitivity(graph, neighbour_relation::add_remove) == Approx(std::sqrt(3.0)));
+  CHECK_THROWS_WITH(contingency_l1_sensitivity(pairwise_graph({2}, {})), Catch::Contains("number of edges"));
+  std::mt19937_64 g(8);
+  const int n = 50;
+  Eigen::MatrixXi records(n, 4);
+  auto draw_record = [&](Eigen::Index r) {
+    for (int v = 0; v < 4; ++v) records(r, v) = static_cast<int>(g() % static_cast<std::uint64_t>(graph.cardinality(v)));
+  };
+  for (Eigen::Index r = 0; r < n; ++r) draw_record(r);
+  const Eigen::VectorXd tables = edge_tables(graph, records);
+  const table_layout layout(graph);
+  REQUIRE(tables.size() == layout.released_size());
+  for (int e = 0; e < graph.num_edges(); ++e) {
+    const auto [u, v] = graph.edge(e);
+    CHECK(tables.segment(layout.edge_offset(e) - layout.edges_begin(), graph.cardinality(u) * graph.cardinality(v)).sum() == n);
+  }
+  // Record 0's own cells, by hand: edge (1, 3) stores (x_1, x_3) at x_1 * 4 + x_3.
+  Eigen::MatrixXi one = records.topRows(1);
+  const Eigen::VectorXd t1 = edge_tables(graph, one);
+  CHECK(t1(layout.edge_offset(2) - layout.edges_begin() + one(0, 1) * 4 + one(0, 3)) == 1.0);
+  CHECK(t1.sum() == 3.0);
+  // Replace-one neighbours never move the tables by more than 2|E| in L1, and reach it when every value changes.
+  double largest = 0.0;
+  for (int t = 0; t < 2000; ++t) {
+    Eigen::MatrixXi other = records;
+    const Eigen::Index r = static_cast<Eigen::Index>(g() % n);
+    for (int v = 0; v < 4; ++v)
+      other(r, v) = t % 2 == 0 ? (records(r, v) + 1) % graph.cardinality(v)
+                               : static_cast<int>(g() % static_cast<std::uint64_t>(graph.cardinality(v)));
+    largest = std::max(largest, (edge_tables(graph, other) - tables).lpNorm<1>());
+  }
+  CHECK(largest == contingency_l1_sensitivity(graph));
+  // Removing one record moves them by exactly |E|.
+  const Eigen::MatrixXi fewer = records.topRows(n - 1);
+  CHECK((edge_tables(graph, fewer) - tables).lpNorm<1>() == contingency_l1_sensitivity(graph, neighbour_relation::add_remove));
+  // Bad records.
+  Eigen::MatrixXi bad = records;
+  bad(7, 2) = 2;  // K_2 = 2
+  CHECK_THROWS_WITH(edge_tables(graph, bad), Catch::Contains("record 7 at node 2") && Catch::Contains("[0, 1]"));
+  bad(7, 2) = -1;
+  CHECK_THROWS_AS(edge_tables(graph, bad), std::invalid_argument);
+  CHECK_THROWS_WITH(edge_tables(graph, Eigen::MatrixXi::Zero(3, 5)), Catch::Contains("record columns"));
 }
