@@ -50,25 +50,24 @@ int run_glm_study(const cli_options& o, const study_settings& settings) {
   const int p = simulator.coefficients();
   nuts_options nuts;
   nuts.warmup = settings.burnin;
+  // The recorded columns (theta~, tau, mu_x) of a chain's parameter vectors (the correlations left out).
+  auto recorded = [=](const Eigen::MatrixXd& all) {
+    Eigen::MatrixXd out(all.rows(), p + 2 * d);
+    out << all.leftCols(p + d), all.rightCols(d);
+    return out;
+  };
   auto method = [=](double model_sigma) {
     return [=](const glm_trial& t, std::mt19937_64& g) {
-      const Eigen::MatrixXd all = single_chain(
+      return recorded(single_chain(
           [&](std::mt19937_64& e) { return nuts_sampler<Model>(Model(t.z, n, model_sigma, d, prior, design), nuts, e); },
-          settings.burnin, settings.draws, g, settings.thin);
-      Eigen::MatrixXd out(all.rows(), p + 2 * d);
-      out << all.leftCols(p + d), all.rightCols(d);
-      return out;
+          settings.burnin, settings.draws, g, settings.thin));
     };
   };
   // Under Laplace noise the noise-aware method is the partially collapsed Gibbs sampler (spec Sec. 5.10).
   auto collapsed = [=](const glm_trial& t, std::mt19937_64& g) {
     using sampler = glm_collapsed_gibbs<typename Model::map_type, laplace_mechanism>;
-    const Eigen::MatrixXd all =
-        single_chain([&](std::mt19937_64& e) { return sampler(t.z, n, laplace_noise, d, prior, design, nuts, e); },
-                     settings.burnin, settings.draws, g, settings.thin);
-    Eigen::MatrixXd out(all.rows(), p + 2 * d);
-    out << all.leftCols(p + d), all.rightCols(d);
-    return out;
+    return recorded(single_chain([&](std::mt19937_64& e) { return sampler(t.z, n, laplace_noise, d, prior, design, nuts, e); },
+                                 settings.burnin, settings.draws, g, settings.thin));
   };
   std::vector<named_method<glm_trial>> available{{"noise-aware", method(sigma)}, {"naive", method(0.0)}};
   if (laplace) available.front() = {"noise-aware", collapsed};

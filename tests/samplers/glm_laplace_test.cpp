@@ -15,6 +15,7 @@
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/glm/glm_collapsed_gibbs.hpp"
 #include "privpost/samplers/glm/logistic_moment_model.hpp"
+#include "privpost/samplers/glm/poisson_moment_model.hpp"
 #include "privpost/samplers/nuts.hpp"
 
 using namespace privpost;
@@ -22,6 +23,14 @@ using namespace privpost;
 namespace {
 using laplace_glm = glm_collapsed_gibbs<logistic_moment_map<exact_logistic_link>, laplace_mechanism>;
 }  // namespace
+
+// The collapsed Gibbs sampler is a sampler that infer tells when warm-up ends (positive); its two template parameters
+// are the existing glm_moment_map and scale_mixture_noise concepts (their negative cases: glm_model_test.cpp,
+// concepts_test.cpp).
+static_assert(sampler<laplace_glm>);
+static_assert(warmup_aware<laplace_glm>);
+static_assert(sampler<glm_collapsed_gibbs<poisson_moment_map, gaussian_mechanism>>);
+static_assert(!differentiable_model<laplace_glm>);
 
 TEST_CASE("glm_statistic::l1_sensitivity bounds ||t(x, y) - t(x', y')||_1 over admitted neighbours", "[glm][laplace]") {
   std::mt19937_64 g(3);

@@ -161,6 +161,7 @@ class nuts_sampler {
   /// Throws std::domain_error when they are not finite there (the new target must contain the current point). Step
   /// size, metric and adaptation carry on unchanged; allocates nothing unless f does.
   template <class F>
+  requires std::invocable<F&, Model&>
   void update_model(F&& f) {
     std::forward<F>(f)(model_);
     lp_ = model_.log_density_gradient(q_, grad_);

@@ -48,13 +48,12 @@ class brute_force_inference {
 
   inference_report marginals(const Eigen::VectorXd& theta, Eigen::VectorXd& mu) {
     detail::check_log_potentials("brute_force_inference::marginals", layout_, theta);
-    theta_ptr_ = &theta;
     mu.setZero(layout_.size());
     // Two passes: the largest log weight first (a shift that keeps exp finite), then the sums.
     double top = -std::numeric_limits<double>::infinity();
-    enumerate([&](double w) { top = std::max(top, w); });
+    enumerate(theta, [&](double w) { top = std::max(top, w); });
     double total = 0.0;
-    enumerate([&](double w) {
+    enumerate(theta, [&](double w) {
       const double p = std::exp(w - top);
       total += p;
       for (int v = 0; v < graph_.num_nodes(); ++v) mu(layout_.node_offset(v) + x_[static_cast<std::size_t>(v)]) += p;
@@ -62,7 +61,6 @@ class brute_force_inference {
     });
     mu /= total;
     log_z_ = top + std::log(total);
-    theta_ptr_ = nullptr;
     return {1, true, 0.0};
   }
 
@@ -78,18 +76,17 @@ class brute_force_inference {
   }
   // Calls f(log weight) for every configuration x_ in odometer order (node 0 fastest).
   template <class F>
-  void enumerate(F&& f) {
+  void enumerate(const Eigen::VectorXd& theta, F&& f) {
     std::fill(x_.begin(), x_.end(), 0);
     while (true) {
-      f(log_weight());
+      f(log_weight(theta));
       int v = 0;
       while (v < graph_.num_nodes() && ++x_[static_cast<std::size_t>(v)] == graph_.cardinality(v))
         x_[static_cast<std::size_t>(v++)] = 0;
       if (v == graph_.num_nodes()) return;
     }
   }
-  double log_weight() const {
-    const Eigen::VectorXd& t = *theta_ptr_;
+  double log_weight(const Eigen::VectorXd& t) const {
     double w = 0.0;
     for (int v = 0; v < graph_.num_nodes(); ++v) w += t(layout_.node_offset(v) + x_[static_cast<std::size_t>(v)]);
     for (int e = 0; e < graph_.num_edges(); ++e) w += t(cell(e));
@@ -99,7 +96,6 @@ class brute_force_inference {
   pairwise_graph graph_;
   table_layout layout_;
   std::vector<int> x_;
-  const Eigen::VectorXd* theta_ptr_ = nullptr;  // the theta of the running marginals() call
   double log_z_ = 0.0;
 };
 
