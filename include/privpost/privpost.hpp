@@ -52,6 +52,7 @@
 #include "privpost/families/glm/poisson_moments.hpp"
 #include "privpost/families/graphical/brute_force.hpp"
 #include "privpost/families/graphical/contingency_tables.hpp"
+#include "privpost/families/graphical/moments.hpp"
 #include "privpost/families/graphical/pairwise_graph.hpp"
 #include "privpost/families/graphical/tree_bp.hpp"
 #include "privpost/families/multinomial.hpp"
@@ -70,6 +71,9 @@
 #include "privpost/families/support.hpp"
 #include "privpost/families/truncation.hpp"
 
+#include "privpost/samplers/cgm/box_dual.hpp"
+#include "privpost/samplers/cgm/cgm_em.hpp"
+#include "privpost/samplers/cgm/cgm_noise.hpp"
 #include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
@@ -87,6 +91,7 @@
 
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/inference/convergence_check.hpp"
+#include "privpost/inference/fit.hpp"
 #include "privpost/inference/infer.hpp"
 #include "privpost/inference/posterior.hpp"
 #include "privpost/inference/predictive.hpp"

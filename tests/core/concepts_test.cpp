@@ -24,6 +24,8 @@
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
+#include "privpost/samplers/cgm/cgm_em.hpp"
+#include "privpost/samplers/cgm/cgm_noise.hpp"
 #include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
@@ -126,7 +128,27 @@ struct quadratic_target {  // a differentiable_model: dimension and log density 
     return -0.5 * u.squaredNorm();
   }
 };
-struct inference_without_exactness {  // marginals and log Z but no is_exact: not a marginal_inference
+struct flat_layout {
+  Eigen::Index size() const { return 4; }
+  Eigen::Index edges_begin() const { return 0; }
+};
+struct inference_without_exactness {  // marginals, log Z and a layout but no is_exact: not a marginal_inference
+  privpost::inference_report marginals(const Eigen::VectorXd&, Eigen::VectorXd&) { return {}; }
+  double log_partition() const { return 0.0; }
+  flat_layout layout() const { return {}; }
+};
+struct estimator_without_status {  // iterate() returns nothing to tell convergence by: not an iterative_estimator
+  void iterate() {}
+  bool converged() const { return false; }
+  Eigen::VectorXd parameter_vector() const { return {}; }
+  privpost::numerical_events events() const { return {}; }
+};
+struct noise_without_gap {  // value and supergradient but no dual pieces: not a cgm_noise
+  double log_likelihood(const Eigen::VectorXd&, const Eigen::VectorXd&) const { return 0.0; }
+  void supergradient(const Eigen::VectorXd&, const Eigen::VectorXd&, Eigen::VectorXd&) const {}
+};
+struct inference_without_layout {  // is_exact but no layout(): the E-step could not find the released cells
+  static constexpr bool is_exact = true;
   privpost::inference_report marginals(const Eigen::VectorXd&, Eigen::VectorXd&) { return {}; }
   double log_partition() const { return 0.0; }
 };
@@ -254,6 +276,15 @@ static_assert(!warmup_aware<gibbs_ss<family_model<binomial_family>, beta_prior, 
 static_assert(marginal_inference<tree_bp>);
 static_assert(marginal_inference<brute_force_inference>);
 static_assert(!marginal_inference<inference_without_exactness>);
+static_assert(!marginal_inference<inference_without_layout>);
+static_assert(cgm_noise<laplace_cgm_noise>);
+static_assert(cgm_noise<gaussian_cgm_noise>);
+static_assert(!cgm_noise<laplace_mechanism>);
+static_assert(!cgm_noise<noise_without_gap>);
+static_assert(iterative_estimator<cgm_em<tree_bp, laplace_cgm_noise>>);
+static_assert(iterative_estimator<cgm_em<brute_force_inference, gaussian_cgm_noise>>);
+static_assert(!iterative_estimator<estimator_without_status>);
+static_assert(!iterative_estimator<tree_bp>);
 static_assert(!marginal_inference<pairwise_graph>);
 static_assert(calibration_study<good_study>);
 static_assert(!calibration_study<bad_study>);

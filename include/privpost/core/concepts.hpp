@@ -352,6 +352,33 @@ concept marginal_inference = requires(B& inf, const B& cinf, const Eigen::Vector
   { inf.marginals(theta, mu).converged } -> std::convertible_to<bool>;
   { cinf.log_partition() } -> std::convertible_to<double>;
   { B::is_exact } -> std::convertible_to<bool>;
+  { cinf.layout().size() } -> std::convertible_to<Eigen::Index>;
+  { cinf.layout().edges_begin() } -> std::convertible_to<Eigen::Index>;
+};
+
+/// The evidence term log p(y | n) of a release of contingency tables, for CGM's E-step (samplers/cgm/cgm_noise.hpp;
+/// spec cgm.md Sec. 3.3, 3.5): its value, a supergradient in n, and the pieces of the dual problem
+/// min_g N A(theta + g) - <g, y> + dual_quadratic() |g|^2 / 2 over |g_j| <= dual_box(), with the duality gap at the
+/// residual r = y - n and dual point g.
+template <class M>
+concept cgm_noise = requires(const M& m, const Eigen::VectorXd& y, const Eigen::VectorXd& n, Eigen::VectorXd& g) {
+  { m.log_likelihood(y, n) } -> std::convertible_to<double>;
+  m.supergradient(y, n, g);
+  { m.dual_box() } -> std::convertible_to<double>;
+  { m.dual_quadratic() } -> std::convertible_to<double>;
+  { m.duality_gap(y - n, g) } -> std::convertible_to<double>;
+};
+
+/// An iterative point estimator run by fit() (inference/fit.hpp; CGM-EM, naive MLE): iterate() does one step and
+/// returns a status with `converged` and a `change` measure, converged() says whether it has, parameter_vector() is the current estimate and
+/// events() its numerical events.
+template <class E>
+concept iterative_estimator = requires(E& e, const E& ce) {
+  { e.iterate().converged } -> std::convertible_to<bool>;
+  { e.iterate().change } -> std::convertible_to<double>;
+  { ce.converged() } -> std::convertible_to<bool>;
+  { ce.parameter_vector() } -> std::convertible_to<Eigen::VectorXd>;
+  { ce.events() } -> std::convertible_to<numerical_events>;
 };
 
 /// A sampler that wants to be told when warm-up ends.

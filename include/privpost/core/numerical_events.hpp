@@ -18,6 +18,10 @@ struct numerical_events {
   std::uint64_t divergences = 0;            ///< transitions whose trajectory diverged (energy error beyond the limit)
   std::uint64_t treedepth_saturations = 0;  ///< transitions that stopped at the maximum tree depth, not at a U-turn
   std::uint64_t nonfinite_density = 0;      ///< leapfrog steps that reached a point with a non-finite log density
+  // Iterative estimators (samplers/cgm, inference/fit.hpp):
+  std::uint64_t message_passing_nonconverged = 0;  ///< an approximate inference call stopped at its sweep cap
+  std::uint64_t inner_solver_nonconverged = 0;     ///< an inner solve (E-step, M-step) stopped at its iteration cap
+  std::uint64_t log_floors = 0;                    ///< a zero moment was floored before its log was taken
 
   numerical_events& operator+=(const numerical_events& o) {
     jitter += o.jitter;
@@ -27,6 +31,9 @@ struct numerical_events {
     divergences += o.divergences;
     treedepth_saturations += o.treedepth_saturations;
     nonfinite_density += o.nonfinite_density;
+    message_passing_nonconverged += o.message_passing_nonconverged;
+    inner_solver_nonconverged += o.inner_solver_nonconverged;
+    log_floors += o.log_floors;
     return *this;
   }
   friend bool operator==(const numerical_events&, const numerical_events&) = default;

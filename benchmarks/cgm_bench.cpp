@@ -1,0 +1,101 @@
+// Benchmarks of CGM-EM (issue #11, spec cgm.md Sec. 5.8) on the study's chain T = 10, K = 3 (Dirichlet(1) edge
+// potentials, N = 10^4 records, Laplace noise at the dissertation's scale b = |E| / epsilon): one box-dual E-step from
+// a cold start (g = 0) and warm (from the previous solution at a nearby theta), and a whole MAP-EM fit (alpha_0 = 10,
+// at most 2000 iterations) for epsilon = 1, 0.1 and 0.01. Targets of the spec: E-step warm <= 1 ms, MAP-EM <= 1 s.
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+#include "privpost/families/graphical/contingency_tables.hpp"
+#include "privpost/families/graphical/pairwise_graph.hpp"
+#include "privpost/families/graphical/tree_bp.hpp"
+#include "privpost/inference/fit.hpp"
+#include "privpost/samplers/cgm/box_dual.hpp"
+#include "privpost/samplers/cgm/cgm_em.hpp"
+#include "privpost/samplers/cgm/cgm_noise.hpp"
+
+using namespace privpost;
+
+namespace {
+struct study_release {
+  pairwise_graph graph = chain_graph(10, 3);
+  Eigen::VectorXd theta, y;
+  double n_records = 1e4, scale = 0.0;
+};
+
+// The true model's expected tables N mu plus Laplace noise of scale |E| / epsilon (one fixed draw per epsilon).
+study_release make_release(double epsilon) {
+  study_release r;
+  const table_layout layout(r.graph);
+  std::mt19937_64 g(7);
+  std::exponential_distribution<double> e(1.0);
+  r.theta.setZero(layout.size());
+  for (int k = 0; k < r.graph.num_edges(); ++k) {
+    Eigen::VectorXd w(9);
+    for (Eigen::Index i = 0; i < 9; ++i) w(i) = e(g);
+    r.theta.segment(layout.edge_offset(k), 9) = (w / w.sum()).array().log().matrix();
+  }
+  tree_bp bp(r.graph);
+  Eigen::VectorXd mu;
+  bp.marginals(r.theta, mu);
+  r.scale = contingency_l1_sensitivity(r.graph, neighbour_relation::add_remove) / epsilon;
+  std::exponential_distribution<double> noise(1.0 / r.scale);
+  r.y = r.n_records * mu.tail(layout.released_size());
+  for (Eigen::Index j = 0; j < r.y.size(); ++j) r.y(j) += (g() % 2 == 0 ? 1.0 : -1.0) * noise(g);
+  return r;
+}
+
+void estep_cold(benchmark::State& st) {
+  const study_release r = make_release(0.1);
+  tree_bp bp(r.graph);
+  box_dual_estep solver(r.graph);
+  Eigen::VectorXd g, n;
+  int iterations = 0;
+  for (auto _ : st) {
+    g.resize(0);
+    iterations =
+        solver.solve(bp, Eigen::VectorXd::Zero(r.theta.size()), r.y, r.n_records, laplace_cgm_noise(r.scale), g, n).iterations;
+    benchmark::DoNotOptimize(n.data());
+  }
+  st.counters["fista_iterations"] = iterations;
+}
+BENCHMARK(estep_cold)->Unit(benchmark::kMicrosecond);
+
+// Warm: the E-step at the true theta, started from the solution at theta + N(0, 0.01^2) noise (as between EM
+// iterations).
+void estep_warm(benchmark::State& st) {
+  const study_release r = make_release(0.1);
+  tree_bp bp(r.graph);
+  box_dual_estep solver(r.graph);
+  Eigen::VectorXd start, n, g;
+  Eigen::VectorXd nearby = r.theta;
+  std::mt19937_64 h(3);
+  std::normal_distribution<double> z(0.0, 0.01);
+  for (Eigen::Index i = 0; i < nearby.size(); ++i) nearby(i) += z(h);
+  solver.solve(bp, nearby, r.y, r.n_records, laplace_cgm_noise(r.scale), start, n);
+  int iterations = 0;
+  for (auto _ : st) {
+    g = start;
+    iterations = solver.solve(bp, r.theta, r.y, r.n_records, laplace_cgm_noise(r.scale), g, n).iterations;
+    benchmark::DoNotOptimize(n.data());
+  }
+  st.counters["fista_iterations"] = iterations;
+}
+BENCHMARK(estep_warm)->Unit(benchmark::kMicrosecond);
+
+void map_em_fit(benchmark::State& st) {
+  const double epsilon = static_cast<double>(st.range(0)) / 100.0;
+  const study_release r = make_release(epsilon);
+  cgm_em_options options;
+  options.keep_trace = false;
+  int iterations = 0;
+  for (auto _ : st) {
+    cgm_em em(r.graph, r.y, r.n_records, laplace_cgm_noise(r.scale), tree_bp(r.graph), options);
+    iterations = fit(em, fit_options{2000}).iterations;
+    benchmark::DoNotOptimize(em.parameter_vector().data());
+  }
+  st.counters["em_iterations"] = iterations;
+}
+// epsilon = range / 100: 1, 0.1, 0.01.
+BENCHMARK(map_em_fit)->Arg(100)->Arg(10)->Arg(1)->Unit(benchmark::kMillisecond);
+}  // namespace

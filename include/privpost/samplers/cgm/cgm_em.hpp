@@ -1,0 +1,169 @@
+// privpost/samplers/cgm/cgm_em.hpp
+// CGM-EM (issue #11, spec cgm.md Sec. 3.6, decision D2): the parameters of a pairwise MRF learned from noisy edge
+// tables with the true tables latent. One iteration is an E-step (the box dual of box_dual.hpp, warm-started from the
+// previous dual point) and an M-step:
+//  - MAP-EM with pseudo-count alpha_0 (default 10): mu = (n_t + alpha) / (N + alpha_0) with the consistent pseudo-counts
+//    alpha_0 / (K_u K_v) per edge cell and alpha_0 / K_v per node cell (a hyper-Dirichlet posterior-mean plug-in), then
+//    the pseudo-moment MLE (forests);
+//  - the literal Algorithm 2 of the text is pseudo_count = 0. Run to convergence it is the L1 projection of y onto N M
+//    and overfits zeros like the naive MLE: a documented negative control, not an estimator to use.
+// On a graph with cycles only pseudo_count = 0 with an exact back end is supported so far (M-step theta + g, exact by
+// Sec. 3.6's equivalent form); the exact convex M-step with pseudo-counts is not implemented yet.
+// Start: theta_0 = 0 (uniform). Converged when |n_t - n_(t-1)|_1 / N < tol. A cgm_em is an iterative_estimator for
+// fit() (inference/fit.hpp).
+#pragma once
+
+#include <Eigen/Core>
+#include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/numerical_events.hpp"
+#include "privpost/families/graphical/moments.hpp"
+#include "privpost/families/graphical/pairwise_graph.hpp"
+#include "privpost/samplers/cgm/box_dual.hpp"
+
+namespace privpost {
+
+/// Settings of cgm_em.
+struct cgm_em_options {
+  estep_options estep{};       ///< the box-dual E-step's gap tolerance and iteration cap
+  double pseudo_count = 10.0;  ///< alpha_0 of MAP-EM; 0 is the text's literal Algorithm 2 (negative control)
+  double tol = 1e-7;           ///< convergence: |n_t - n_(t-1)|_1 / N < tol
+  bool keep_trace = true;      ///< record a trace row per iteration (costs one extra inference call per iteration)
+};
+
+/// One EM iteration's record.
+struct cgm_em_trace_row {
+  int iteration = 0;
+  double residual_l1 = 0.0;  ///< |y - n_t|_1 on the released cells
+  double objective = 0.0;    ///< F(theta_t, n_t) = theta_t^T n_t - N A(theta_t) + H(n_t) + log p(y | n_t)
+  int estep_iterations = 0;
+  double gap = 0.0;     ///< the E-step's duality gap
+  double change = 0.0;  ///< |n_t - n_(t-1)|_1 / N (infinity at the first iteration)
+};
+
+/// One iterate() call's status.
+struct iteration_status {
+  bool converged = false;
+  double change = 0.0;
+  int inner_iterations = 0;
+};
+
+/// CGM-EM for any marginal-inference back end and evidence term.
+template <marginal_inference Inference, cgm_noise Noise>
+class cgm_em {
+ public:
+  /// graph: the model (its edge tables were released); y: the released tables (table_layout(graph).released_size()
+  /// finite entries); n_records: the public N (finite, > 0); inference: a back end over the same graph.
+  /// std::invalid_argument for mismatched sizes, bad values, or a graph with cycles combined with pseudo_count > 0 or
+  /// an approximate back end (not implemented yet).
+  cgm_em(pairwise_graph graph, Eigen::VectorXd y, double n_records, Noise noise, Inference inference, cgm_em_options options = {})
+      : graph_(std::move(graph)),
+        layout_(graph_),
+        y_(std::move(y)),
+        n_records_(n_records),
+        noise_(std::move(noise)),
+        inference_(std::move(inference)),
+        options_(options),
+        estep_(graph_, options.estep) {
+    constexpr const char* f = "cgm_em";
+    check_size_match(f, "inference layout", inference_.layout().size(), "table_layout(graph) size", layout_.size());
+    check_size_match(f, "y", y_.size(), "released cells (edge tables)", layout_.released_size());
+    for (Eigen::Index j = 0; j < y_.size(); ++j) check_finite(f, "released count y_j", y_(j));
+    check_positive_finite(f, "N", n_records_);
+    check_nonnegative_finite(f, "pseudo_count", options_.pseudo_count);
+    check_positive_finite(f, "tol", options_.tol);
+    forest_ = graph_.is_forest();
+    if (!forest_ && (options_.pseudo_count > 0.0 || !Inference::is_exact))
+      throw_invalid(f, "pseudo_count", options_.pseudo_count,
+                    "0 with an exact back end on a graph with cycles (the exact M-step with pseudo-counts is not "
+                    "implemented yet)");
+    theta_.setZero(layout_.size());
+    n_.setZero(layout_.size());
+  }
+
+  /// One E-step and one M-step.
+  iteration_status iterate() {
+    double a_theta = 0.0;
+    if (options_.keep_trace) {
+      inference_.marginals(theta_, mu_);
+      a_theta = inference_.log_partition();
+    }
+    n_prev_ = n_;
+    const estep_result e = estep_.solve(inference_, theta_, y_, n_records_, noise_, g_, n_);
+    if (!e.converged) ++events_.inner_solver_nonconverged;
+    events_.message_passing_nonconverged += e.inference_nonconverged;
+    ++iterations_;
+    const double change = iterations_ == 1 ? std::numeric_limits<double>::infinity() : (n_ - n_prev_).lpNorm<1>() / n_records_;
+    if (options_.keep_trace) {
+      // F = N (A(theta + g) - A(theta)) - <g, n_R> + log p(y | n): H(n) = N A(theta + g) - <theta + g, n> at n(g).
+      const Eigen::Index d = layout_.released_size();
+      cgm_em_trace_row row;
+      row.iteration = iterations_;
+      row.residual_l1 = (y_ - n_.tail(d)).template lpNorm<1>();
+      row.objective = n_records_ * (e.log_partition - a_theta) - g_.dot(n_.tail(d)) + noise_.log_likelihood(y_, n_.tail(d));
+      row.estep_iterations = e.iterations;
+      row.gap = e.gap;
+      row.change = change;
+      trace_.push_back(row);
+    }
+    m_step();
+    converged_ = change < options_.tol;
+    return {converged_, change, e.iterations};
+  }
+
+  bool converged() const noexcept { return converged_; }
+  int iterations() const noexcept { return iterations_; }
+  /// theta-hat, full layout (node then edge log-potentials); a distribution is defined only up to gauge moves.
+  const Eigen::VectorXd& parameter_vector() const noexcept { return theta_; }
+  /// n_t of the last E-step, full layout (each table sums to N).
+  const Eigen::VectorXd& counts() const noexcept { return n_; }
+  /// The last E-step's dual point (released cells).
+  const Eigen::VectorXd& tilt() const noexcept { return g_; }
+  const numerical_events& events() const noexcept { return events_; }
+  const std::vector<cgm_em_trace_row>& trace() const noexcept { return trace_; }
+  const pairwise_graph& graph() const noexcept { return graph_; }
+  const cgm_em_options& options() const noexcept { return options_; }
+
+ private:
+  void m_step() {
+    if (!forest_) {  // pseudo_count = 0 with an exact back end: theta + g has the distribution of the closed form
+      theta_.tail(layout_.released_size()) += g_;
+      return;
+    }
+    const double a0 = options_.pseudo_count, total = n_records_ + a0;
+    mu_.resize(layout_.size());
+    for (int v = 0; v < graph_.num_nodes(); ++v) {
+      const int k = graph_.cardinality(v);
+      const Eigen::Index o = layout_.node_offset(v);
+      mu_.segment(o, k) = (n_.segment(o, k).array() + a0 / k) / total;
+    }
+    for (int e = 0; e < graph_.num_edges(); ++e) {
+      const auto [u, v] = graph_.edge(e);
+      const Eigen::Index cells = static_cast<Eigen::Index>(graph_.cardinality(u)) * graph_.cardinality(v);
+      const Eigen::Index o = layout_.edge_offset(e);
+      mu_.segment(o, cells) = (n_.segment(o, cells).array() + a0 / static_cast<double>(cells)) / total;
+    }
+    events_.log_floors += pseudo_moment_parameters(graph_, mu_, theta_);
+  }
+
+  pairwise_graph graph_;
+  table_layout layout_;
+  Eigen::VectorXd y_;
+  double n_records_;
+  Noise noise_;
+  Inference inference_;
+  cgm_em_options options_;
+  box_dual_estep estep_;
+  bool forest_ = true, converged_ = false;
+  int iterations_ = 0;
+  Eigen::VectorXd theta_, n_, n_prev_, g_, mu_;
+  numerical_events events_;
+  std::vector<cgm_em_trace_row> trace_;
+};
+
+}  // namespace privpost

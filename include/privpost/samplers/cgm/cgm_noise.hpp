@@ -1,0 +1,86 @@
+// privpost/samplers/cgm/cgm_noise.hpp
+// The evidence term log p(y | n) of released contingency tables for CGM-EM (issue #11, spec cgm.md Sec. 3.3, 3.5):
+// Laplace noise of scale b (the default release, b = 2|E| / epsilon) and Gaussian noise of standard deviation sigma.
+// Each models the cgm_noise concept: value, supergradient, and the dual pieces of the box-dual E-step.
+#pragma once
+
+#include <Eigen/Core>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "privpost/core/errors.hpp"
+#include "privpost/mechanisms/gaussian.hpp"
+#include "privpost/mechanisms/laplace.hpp"
+
+namespace privpost {
+
+/// Laplace evidence: log p(y | n) = -d log(2b) - |y - n|_1 / b. The dual box is |g_j| <= 1/b, and the duality gap at
+/// residual r and dual point g is sum_j |r_j| / b - g_j r_j (>= 0 inside the box).
+class laplace_cgm_noise {
+ public:
+  /// std::invalid_argument unless scale is finite and > 0.
+  explicit laplace_cgm_noise(double scale) : scale_(scale) { check_positive_finite("laplace_cgm_noise", "scale b", scale); }
+  double scale() const noexcept { return scale_; }
+  double log_likelihood(const Eigen::VectorXd& y, const Eigen::VectorXd& n) const {
+    check_size_match("laplace_cgm_noise::log_likelihood", "y", y.size(), "n", n.size());
+    return -static_cast<double>(y.size()) * std::log(2.0 * scale_) - (y - n).lpNorm<1>() / scale_;
+  }
+  /// sign(y_j - n_j) / b, 0 at ties (a member of the subdifferential).
+  void supergradient(const Eigen::VectorXd& y, const Eigen::VectorXd& n, Eigen::VectorXd& g) const {
+    check_size_match("laplace_cgm_noise::supergradient", "y", y.size(), "n", n.size());
+    g.resize(y.size());
+    for (Eigen::Index j = 0; j < y.size(); ++j) {
+      const double r = y(j) - n(j);
+      g(j) = r > 0.0 ? 1.0 / scale_ : (r < 0.0 ? -1.0 / scale_ : 0.0);
+    }
+  }
+  double dual_box() const noexcept { return 1.0 / scale_; }
+  double dual_quadratic() const noexcept { return 0.0; }
+  template <class R, class G>
+  double duality_gap(const R& r, const G& g) const {
+    double gap = 0.0;
+    for (Eigen::Index j = 0; j < r.size(); ++j) gap += std::abs(r(j)) / scale_ - g(j) * r(j);
+    return gap;
+  }
+
+ private:
+  double scale_;
+};
+
+/// Gaussian evidence: log p(y | n) = -d log(sigma sqrt(2 pi)) - |y - n|^2 / (2 sigma^2). No box; the dual has the
+/// quadratic term sigma^2 |g|^2 / 2 and the gap sum_j (r_j - sigma^2 g_j)^2 / (2 sigma^2).
+class gaussian_cgm_noise {
+ public:
+  /// std::invalid_argument unless sigma is finite and > 0.
+  explicit gaussian_cgm_noise(double sigma) : sigma_(sigma) { check_positive_finite("gaussian_cgm_noise", "sigma", sigma); }
+  double sigma() const noexcept { return sigma_; }
+  double log_likelihood(const Eigen::VectorXd& y, const Eigen::VectorXd& n) const {
+    check_size_match("gaussian_cgm_noise::log_likelihood", "y", y.size(), "n", n.size());
+    return -static_cast<double>(y.size()) * std::log(sigma_ * std::sqrt(2.0 * std::numbers::pi)) -
+           (y - n).squaredNorm() / (2.0 * sigma_ * sigma_);
+  }
+  void supergradient(const Eigen::VectorXd& y, const Eigen::VectorXd& n, Eigen::VectorXd& g) const {
+    check_size_match("gaussian_cgm_noise::supergradient", "y", y.size(), "n", n.size());
+    g = (y - n) / (sigma_ * sigma_);
+  }
+  double dual_box() const noexcept { return std::numeric_limits<double>::infinity(); }
+  double dual_quadratic() const noexcept { return sigma_ * sigma_; }
+  template <class R, class G>
+  double duality_gap(const R& r, const G& g) const {
+    const double s2 = sigma_ * sigma_;
+    double gap = 0.0;
+    for (Eigen::Index j = 0; j < r.size(); ++j) gap += (r(j) - s2 * g(j)) * (r(j) - s2 * g(j)) / (2.0 * s2);
+    return gap;
+  }
+
+ private:
+  double sigma_;
+};
+
+/// The evidence term of a release made by a Laplace mechanism (b = its scale).
+inline laplace_cgm_noise make_cgm_noise(const laplace_mechanism& m) { return laplace_cgm_noise(m.scale()); }
+/// The evidence term of a release made by a Gaussian mechanism (its sigma).
+inline gaussian_cgm_noise make_cgm_noise(const gaussian_mechanism& m) { return gaussian_cgm_noise(m.sigma()); }
+
+}  // namespace privpost
