@@ -35,6 +35,9 @@ std::atomic<long> eigen_malloc_checks_failed{0};  // Eigen allocations (or other
 #include "privpost/families/regression/linear_regression_model.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
+#include "privpost/samplers/cgm/box_dual.hpp"
+#include "privpost/samplers/cgm/cgm_noise.hpp"
+#include "privpost/samplers/cgm/naive_mle.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
 #include "privpost/samplers/glm/glm_collapsed_gibbs.hpp"
@@ -238,4 +241,28 @@ TEST_CASE("tree belief propagation allocates nothing once mu has its size", "[al
           for (int i = 0; i < 100; ++i) bp.marginals(theta, mu);
         }) == 0);
   CHECK(std::abs(mu.head(3).sum() - 1.0) < 1e-12);
+}
+
+TEST_CASE("box-dual E-steps and naive MLE iterations allocate nothing once their vectors are sized", "[allocation][graphical]") {
+  std::mt19937_64 g(22);
+  const pairwise_graph chain = chain_graph(6, 3);
+  tree_bp bp(chain);
+  Eigen::VectorXd theta(bp.layout().size());
+  for (Eigen::Index i = 0; i < theta.size(); ++i) theta(i) = draw_normal(g);
+  Eigen::VectorXd y(bp.layout().released_size());
+  for (Eigen::Index j = 0; j < y.size(); ++j) y(j) = 100.0 + 20.0 * draw_normal(g);
+  box_dual_estep solver(chain);
+  const laplace_cgm_noise noise(10.0);
+  Eigen::VectorXd dual, n;
+  solver.solve(bp, theta, y, 900.0, noise, dual, n);  // sizes the work vectors
+  dual.setZero();
+  int iterations = 0;
+  CHECK(allocations_in([&] { iterations = solver.solve(bp, theta, y, 900.0, noise, dual, n).iterations; }) == 0);
+  CHECK(iterations > 5);
+  naive_mle naive(chain, y, 900.0, tree_bp(chain));
+  naive.iterate();
+  naive.iterate();
+  CHECK(allocations_in([&] {
+          for (int i = 0; i < 50; ++i) naive.iterate();
+        }) == 0);
 }

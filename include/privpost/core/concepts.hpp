@@ -369,6 +369,13 @@ concept cgm_noise = requires(const M& m, const Eigen::VectorXd& y, const Eigen::
   { m.duality_gap(y - n, g) } -> std::convertible_to<double>;
 };
 
+/// What one iterate() call of the library's iterative estimators reports.
+struct iteration_status {
+  bool converged = false;
+  double change = 0.0;        ///< the estimator's own change measure (documented by each)
+  int inner_iterations = 0;   ///< inner solver iterations or inference calls of this step
+};
+
 /// An iterative point estimator run by fit() (inference/fit.hpp; CGM-EM, naive MLE): iterate() does one step and
 /// returns a status with `converged` and a `change` measure, converged() says whether it has, parameter_vector() is the current estimate and
 /// events() its numerical events.

@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 
+#include "privpost/core/linalg/simplex_projection.hpp"
 #include "privpost/core/numerical_events.hpp"
 
 namespace privpost {
@@ -39,16 +40,8 @@ struct simplex_support {
       s = clipped;
       return true;
     }
-    // Onto the face {s >= 0, sum s = n}: the sort-based algorithm of Held, Wolfe & Crowder (1974).
-    vector_type u = s;
-    std::sort(u.data(), u.data() + u.size(), std::greater<>());
-    double cumulative = 0.0, tau = 0.0;
-    for (Eigen::Index j = 0; j < u.size(); ++j) {
-      cumulative += u(j);
-      const double t = (cumulative - n) / static_cast<double>(j + 1);
-      if (u(j) - t > 0.0) tau = t;
-    }
-    s = (s.array() - tau).cwiseMax(0.0).matrix();
+    // Onto the face {s >= 0, sum s = n}.
+    project_simplex(s, n);
     // Rounding can leave the sum a few ulps above n; scale it back onto the set.
     const double total = s.sum();
     if (total > n) s *= n / total;

@@ -18,6 +18,7 @@
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
+#include "privpost/core/linalg/accelerated_momentum.hpp"
 #include "privpost/families/graphical/pairwise_graph.hpp"
 
 namespace privpost {
@@ -69,7 +70,7 @@ class box_dual_estep {
     if (g.size() != d) g.setZero(d);
     x_prev_ = g.cwiseMax(-box).cwiseMin(box);
     v_ = x_prev_;
-    double t = 1.0;
+    accelerated_momentum momentum;
     estep_result out;
     auto evaluate = [&](const Eigen::VectorXd& point) {
       tilted_ = theta;
@@ -93,14 +94,7 @@ class box_dual_estep {
       }
       // Gradient of D at v: N mu_R - y + q v = -r + q v; projected step; momentum with restart.
       x_ = (v_ + (r_ - q * v_) / lipschitz).cwiseMax(-box).cwiseMin(box);
-      if ((v_ - x_).dot(x_ - x_prev_) > 0.0) {
-        t = 1.0;
-        v_ = x_;
-      } else {
-        const double t_next = 0.5 * (1.0 + std::sqrt(1.0 + 4.0 * t * t));
-        v_ = x_ + ((t - 1.0) / t_next) * (x_ - x_prev_);
-        t = t_next;
-      }
+      momentum.advance(v_, x_, x_prev_);
       x_prev_.swap(x_);
     }
     // Cap reached: report the last projected iterate and its gap.

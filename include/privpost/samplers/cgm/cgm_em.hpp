@@ -46,13 +46,6 @@ struct cgm_em_trace_row {
   double change = 0.0;  ///< |n_t - n_(t-1)|_1 / N (infinity at the first iteration)
 };
 
-/// One iterate() call's status.
-struct iteration_status {
-  bool converged = false;
-  double change = 0.0;
-  int inner_iterations = 0;
-};
-
 /// CGM-EM for any marginal-inference back end and evidence term.
 template <marginal_inference Inference, cgm_noise Noise>
 class cgm_em {

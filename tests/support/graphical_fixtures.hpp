@@ -1,0 +1,66 @@
+// Fixtures of the CGM tests (issue #11): random log-potentials, the study's Dirichlet(1) edge potentials, and records
+// of a chain model by forward sampling.
+#pragma once
+
+#include <Eigen/Core>
+#include <random>
+
+#include "privpost/families/graphical/pairwise_graph.hpp"
+#include "privpost/families/graphical/tree_bp.hpp"
+
+namespace privpost_test {
+using privpost::pairwise_graph;
+using privpost::table_layout;
+using privpost::tree_bp;
+
+inline Eigen::VectorXd random_theta(const table_layout& layout, std::mt19937_64& g, double sd) {
+  std::normal_distribution<double> z(0.0, sd);
+  Eigen::VectorXd theta(layout.size());
+  for (Eigen::Index i = 0; i < theta.size(); ++i) theta(i) = z(g);
+  return theta;
+}
+
+// Edge log-potentials log Dirichlet(1) per table, node potentials 0 (the study models of spec Sec. 4.1).
+inline Eigen::VectorXd dirichlet_theta(const pairwise_graph& graph, std::mt19937_64& g) {
+  const table_layout layout(graph);
+  Eigen::VectorXd theta = Eigen::VectorXd::Zero(layout.size());
+  std::exponential_distribution<double> e(1.0);
+  for (int k = 0; k < graph.num_edges(); ++k) {
+    const auto [u, v] = graph.edge(k);
+    const Eigen::Index cells = static_cast<Eigen::Index>(graph.cardinality(u)) * graph.cardinality(v);
+    Eigen::VectorXd w(cells);
+    for (Eigen::Index i = 0; i < cells; ++i) w(i) = e(g);
+    theta.segment(layout.edge_offset(k), cells) = (w / w.sum()).array().log().matrix();
+  }
+  return theta;
+}
+
+// N records of a chain model by forward sampling (x_0 from its marginal, then x_(v+1) | x_v from the edge marginal).
+inline Eigen::MatrixXi chain_records(const pairwise_graph& chain, const Eigen::VectorXd& theta, int n, std::mt19937_64& g) {
+  tree_bp bp(chain);
+  Eigen::VectorXd mu;
+  bp.marginals(theta, mu);
+  const table_layout layout(chain);
+  Eigen::MatrixXi x(n, chain.num_nodes());
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  auto draw = [&](auto&& weight, int k) {
+    double total = 0.0;
+    for (int a = 0; a < k; ++a) total += weight(a);
+    double target = u(g) * total;
+    for (int a = 0; a < k - 1; ++a) {
+      target -= weight(a);
+      if (target < 0.0) return a;
+    }
+    return k - 1;
+  };
+  for (int r = 0; r < n; ++r) {
+    x(r, 0) = draw([&](int a) { return mu(layout.node_offset(0) + a); }, chain.cardinality(0));
+    for (int v = 0; v + 1 < chain.num_nodes(); ++v) {
+      const int k = chain.cardinality(v + 1), prev = x(r, v);
+      x(r, v + 1) = draw([&](int c) { return mu(layout.edge_offset(v) + static_cast<Eigen::Index>(prev) * k + c); }, k);
+    }
+  }
+  return x;
+}
+
+}  // namespace privpost_test
