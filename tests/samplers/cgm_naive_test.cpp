@@ -175,3 +175,37 @@ TEST_CASE("chain study, 25 trials: AT-3, AT-4, AT-5a-d", "[cgm][cgm-study]") {
   CHECK(small.cgm > b.cgm);  // AT-5d: decreasing in N
   CHECK(b.cgm > large.cgm);
 }
+
+// AT-6, the negative control of spec Sec. 3.6: the literal Algorithm 2 (pseudo_count = 0) run long converges to the L1
+// projection of y, whose zero cells make it overfit like the naive MLE. N = 10^3, epsilon = 0.1 (b = 90), 5 models x 1
+// release: the median KL after 3000 iterations is at least twice the best median over the checkpoints 30, 100, 300,
+// and |y - n_t|_1 never increases (to the E-step's precision).
+TEST_CASE("literal EM overfits when run long (AT-6 negative control); |y - n_t|_1 is monotone", "[cgm]") {
+  const pairwise_graph chain = chain_graph(10, 3);
+  std::mt19937_64 g(2018);
+  const double n_rec = 1e3;
+  const laplace_mechanism mechanism(contingency_l1_sensitivity(chain, neighbour_relation::add_remove), 0.1);
+  tree_bp bp(chain);
+  const std::vector<int> checkpoints{30, 100, 300, 3000};
+  std::vector<std::vector<double>> kl(checkpoints.size());
+  for (int m = 0; m < 5; ++m) {
+    const Eigen::VectorXd truth = dirichlet_theta(chain, g);
+    const Eigen::VectorXd y = mechanism.release(edge_tables(chain, chain_records(chain, truth, static_cast<int>(n_rec), g)), g);
+    cgm_em_options options;
+    options.pseudo_count = 0.0;
+    cgm_em em(chain, y, n_rec, make_cgm_noise(mechanism), tree_bp(chain), options);
+    for (std::size_t c = 0; c < checkpoints.size(); ++c) {
+      while (em.iterations() < checkpoints[c] && !em.converged()) em.iterate();
+      kl[c].push_back(exact_kl(bp, truth, em.parameter_vector()));
+    }
+    // The E-step stops at a duality gap <= 1e-8 N, which leaves each residual uncertain by up to b times that.
+    int increases = 0;
+    for (std::size_t t = 1; t < em.trace().size(); ++t)
+      if (em.trace()[t].residual_l1 > em.trace()[t - 1].residual_l1 + mechanism.scale() * 1e-8 * n_rec) ++increases;
+    CHECK(increases == 0);
+  }
+  const double early = std::min({median(kl[0]), median(kl[1]), median(kl[2])}), late = median(kl[3]);
+  WARN("literal EM, N 1000, epsilon 0.1: median KL at 30 / 100 / 300 / 3000 iterations "
+       << median(kl[0]) << " / " << median(kl[1]) << " / " << median(kl[2]) << " / " << late);
+  CHECK(late >= 2.0 * early);
+}

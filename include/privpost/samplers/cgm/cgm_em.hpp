@@ -25,12 +25,19 @@
 #include "privpost/families/graphical/moments.hpp"
 #include "privpost/families/graphical/pairwise_graph.hpp"
 #include "privpost/samplers/cgm/box_dual.hpp"
+#include "privpost/samplers/cgm/nlbp.hpp"
 
 namespace privpost {
 
+/// Which E-step solver cgm_em runs: the exact box dual (default, certified with exact back ends) or the text's NLBP
+/// (forests only here, compared in the tests).
+enum class estep_method { box_dual, nlbp };
+
 /// Settings of cgm_em.
 struct cgm_em_options {
+  estep_method method = estep_method::box_dual;
   estep_options estep{};       ///< the box-dual E-step's gap tolerance and iteration cap
+  nlbp_options nlbp{};         ///< NLBP's damping, stopping rule and cap (method nlbp)
   double pseudo_count = 10.0;  ///< alpha_0 of MAP-EM; 0 is the text's literal Algorithm 2 (negative control)
   double tol = 1e-7;           ///< convergence: |n_t - n_(t-1)|_1 / N < tol
   bool keep_trace = true;      ///< record a trace row per iteration (costs one extra inference call per iteration)
@@ -62,7 +69,8 @@ class cgm_em {
         noise_(std::move(noise)),
         inference_(std::move(inference)),
         options_(options),
-        estep_(graph_, options.estep) {
+        estep_(graph_, options.estep),
+        nlbp_(graph_, options.nlbp) {
     constexpr const char* f = "cgm_em";
     check_size_match(f, "inference layout", inference_.layout().size(), "table_layout(graph) size", layout_.size());
     check_size_match(f, "y", y_.size(), "released cells (edge tables)", layout_.released_size());
@@ -71,6 +79,8 @@ class cgm_em {
     check_nonnegative_finite(f, "pseudo_count", options_.pseudo_count);
     check_positive_finite(f, "tol", options_.tol);
     forest_ = graph_.is_forest();
+    if (!forest_ && options_.method == estep_method::nlbp)
+      throw_invalid(f, "number of edges", graph_.num_edges(), "a forest for the NLBP E-step (use the box dual otherwise)");
     if (!forest_ && (options_.pseudo_count > 0.0 || !Inference::is_exact))
       throw_invalid(f, "pseudo_count", options_.pseudo_count,
                     "0 with an exact back end on a graph with cycles (the exact M-step with pseudo-counts is not "
@@ -87,9 +97,24 @@ class cgm_em {
       a_theta = inference_.log_partition();
     }
     n_prev_ = n_;
-    const estep_result e = estep_.solve(inference_, theta_, y_, n_records_, noise_, g_, n_);
-    if (!e.converged) ++events_.inner_solver_nonconverged;
-    events_.message_passing_nonconverged += e.inference_nonconverged;
+    int inner = 0;
+    double gap = 0.0, log_partition_tilted = 0.0;
+    if (options_.method == estep_method::box_dual) {
+      const estep_result e = estep_.solve(inference_, theta_, y_, n_records_, noise_, g_, n_);
+      if (!e.converged) ++events_.inner_solver_nonconverged;
+      events_.message_passing_nonconverged += e.inference_nonconverged;
+      inner = e.iterations;
+      gap = e.gap;
+      log_partition_tilted = e.log_partition;
+    } else {
+      if (iterations_ == 0) n_.resize(0);  // start at N mu(theta_0)
+      const nlbp_result e = nlbp_.solve(inference_, theta_, y_, n_records_, noise_, n_);
+      if (!e.converged) ++events_.inner_solver_nonconverged;
+      events_.message_passing_nonconverged += e.inference_nonconverged;
+      inner = e.iterations;
+      gap = e.change;
+      noise_.supergradient(y_, n_.tail(layout_.released_size()), g_);
+    }
     ++iterations_;
     const double change = iterations_ == 1 ? std::numeric_limits<double>::infinity() : (n_ - n_prev_).lpNorm<1>() / n_records_;
     if (options_.keep_trace) {
@@ -98,15 +123,19 @@ class cgm_em {
       cgm_em_trace_row row;
       row.iteration = iterations_;
       row.residual_l1 = (y_ - n_.tail(d)).template lpNorm<1>();
-      row.objective = n_records_ * (e.log_partition - a_theta) - g_.dot(n_.tail(d)) + noise_.log_likelihood(y_, n_.tail(d));
-      row.estep_iterations = e.iterations;
-      row.gap = e.gap;
+      // Box dual: H(n) = N A(theta + g) - <theta + g, n> at n = N mu(theta + g). NLBP: the Bethe entropy (forests).
+      const double entropy_part = options_.method == estep_method::box_dual
+                                      ? n_records_ * log_partition_tilted - g_.dot(n_.tail(d))
+                                      : theta_.dot(n_) + n_records_ * bethe_entropy(graph_, n_ / n_records_);
+      row.objective = entropy_part - n_records_ * a_theta + noise_.log_likelihood(y_, n_.tail(d));
+      row.estep_iterations = inner;
+      row.gap = gap;
       row.change = change;
       trace_.push_back(row);
     }
     m_step();
     converged_ = change < options_.tol;
-    return {converged_, change, e.iterations};
+    return {converged_, change, inner};
   }
 
   bool converged() const noexcept { return converged_; }
@@ -115,7 +144,7 @@ class cgm_em {
   const Eigen::VectorXd& parameter_vector() const noexcept { return theta_; }
   /// n_t of the last E-step, full layout (each table sums to N).
   const Eigen::VectorXd& counts() const noexcept { return n_; }
-  /// The last E-step's dual point (released cells).
+  /// The last E-step's dual point (released cells; with NLBP the evidence supergradient at n_t).
   const Eigen::VectorXd& tilt() const noexcept { return g_; }
   const numerical_events& events() const noexcept { return events_; }
   const std::vector<cgm_em_trace_row>& trace() const noexcept { return trace_; }
@@ -152,6 +181,7 @@ class cgm_em {
   Inference inference_;
   cgm_em_options options_;
   box_dual_estep estep_;
+  nlbp_estep nlbp_;
   bool forest_ = true, converged_ = false;
   int iterations_ = 0;
   Eigen::VectorXd theta_, n_, n_prev_, g_, mu_;
