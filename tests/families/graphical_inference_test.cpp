@@ -195,6 +195,24 @@ TEST_CASE("edge_tables counts records per edge; the sensitivity bounds every nei
   const Eigen::VectorXd t1 = edge_tables(graph, one);
   CHECK(t1(layout.edge_offset(2) - layout.edges_begin() + one(0, 1) * 4 + one(0, 3)) == 1.0);
   CHECK(t1.sum() == 3.0);
+  // The full layout: node tables count each node's values and are the margins of every edge table touching the node.
+  const Eigen::VectorXd all = contingency_tables(graph, records);
+  REQUIRE(all.size() == layout.size());
+  CHECK((all.tail(layout.released_size()) - tables).cwiseAbs().maxCoeff() == 0.0);
+  for (int e = 0; e < graph.num_edges(); ++e) {
+    const auto [u, v] = graph.edge(e);
+    const int ku = graph.cardinality(u), kv = graph.cardinality(v);
+    for (int a = 0; a < ku; ++a) {
+      double row = 0.0;
+      for (int c = 0; c < kv; ++c) row += all(layout.edge_offset(e) + a * kv + c);
+      CHECK(row == all(layout.node_offset(u) + a));
+    }
+    for (int c = 0; c < kv; ++c) {
+      double column = 0.0;
+      for (int a = 0; a < ku; ++a) column += all(layout.edge_offset(e) + a * kv + c);
+      CHECK(column == all(layout.node_offset(v) + c));
+    }
+  }
   // Replace-one neighbours never move the tables by more than 2|E| in L1, and reach it when every value changes.
   double largest = 0.0;
   for (int t = 0; t < 2000; ++t) {

@@ -34,12 +34,12 @@ inline double contingency_l2_sensitivity(const pairwise_graph& graph,
   return std::sqrt(contingency_l1_sensitivity(graph, relation));
 }
 
-/// The edge tables of records (one row per record, one column per node, entries in [0, K_v)): for every edge (u, v)
-/// in edge order, the K_u K_v counts of (x_u, x_v) = (a, c) at a K_v + c. The result has table_layout(graph)
-/// .released_size() entries. Throws std::invalid_argument naming the record and node of a value outside [0, K_v), or
-/// when the column count is not T.
-inline Eigen::VectorXd edge_tables(const pairwise_graph& graph, const Eigen::MatrixXi& records) {
-  constexpr const char* f = "edge_tables";
+/// The node and edge tables of records (one row per record, one column per node, entries in [0, K_v)), in table_layout
+/// order: node tables first (count of x_v = a at a), then for every edge (u, v) the K_u K_v counts of (x_u, x_v) = (a, c)
+/// at a K_v + c. Throws std::invalid_argument naming the record and node of a value outside [0, K_v), or when the
+/// column count is not T.
+inline Eigen::VectorXd contingency_tables(const pairwise_graph& graph, const Eigen::MatrixXi& records) {
+  constexpr const char* f = "contingency_tables";
   check_size_match(f, "record columns", records.cols(), "number of nodes T", graph.num_nodes());
   for (Eigen::Index r = 0; r < records.rows(); ++r)
     for (int v = 0; v < graph.num_nodes(); ++v) {
@@ -49,14 +49,22 @@ inline Eigen::VectorXd edge_tables(const pairwise_graph& graph, const Eigen::Mat
                       "a category in [0, K_v - 1] = [0, " + std::to_string(graph.cardinality(v) - 1) + "]");
     }
   const table_layout layout(graph);
-  Eigen::VectorXd n = Eigen::VectorXd::Zero(layout.released_size());
-  for (int e = 0; e < graph.num_edges(); ++e) {
-    const auto [u, v] = graph.edge(e);
-    const Eigen::Index offset = layout.edge_offset(e) - layout.edges_begin();
-    for (Eigen::Index r = 0; r < records.rows(); ++r)
-      n(offset + static_cast<Eigen::Index>(records(r, u)) * graph.cardinality(v) + records(r, v)) += 1.0;
+  Eigen::VectorXd n = Eigen::VectorXd::Zero(layout.size());
+  for (Eigen::Index r = 0; r < records.rows(); ++r) {
+    for (int v = 0; v < graph.num_nodes(); ++v) n(layout.node_offset(v) + records(r, v)) += 1.0;
+    for (int e = 0; e < graph.num_edges(); ++e) {
+      const auto [u, v] = graph.edge(e);
+      n(layout.edge_offset(e) + static_cast<Eigen::Index>(records(r, u)) * graph.cardinality(v) + records(r, v)) += 1.0;
+    }
   }
   return n;
+}
+
+/// The released statistic: the edge tables of records (the tail of contingency_tables, table_layout(graph)
+/// .released_size() entries), with the same checks.
+inline Eigen::VectorXd edge_tables(const pairwise_graph& graph, const Eigen::MatrixXi& records) {
+  const Eigen::VectorXd all = contingency_tables(graph, records);
+  return all.tail(table_layout(graph).released_size());
 }
 
 }  // namespace privpost

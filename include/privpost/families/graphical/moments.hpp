@@ -54,6 +54,32 @@ inline std::uint64_t pseudo_moment_parameters(const pairwise_graph& graph, const
   return floors;
 }
 
+/// The marginals of MAP-EM's M-step and of the smoothed non-private fit (spec Sec. 3.6): mu = (n + alpha) / (N + alpha_0)
+/// with the consistent hyper-Dirichlet pseudo-counts alpha_0 / (K_u K_v) per edge cell and alpha_0 / K_v per node cell,
+/// from full-layout counts n (each table summing to N). std::invalid_argument for a size mismatch, N not finite and > 0
+/// or alpha_0 not finite and >= 0.
+inline void pseudo_count_marginals(const pairwise_graph& graph, const Eigen::VectorXd& counts, double n_records, double alpha0,
+                                   Eigen::VectorXd& mu) {
+  constexpr const char* f = "pseudo_count_marginals";
+  const table_layout layout(graph);
+  check_size_match(f, "counts", counts.size(), "table_layout size", layout.size());
+  check_positive_finite(f, "N", n_records);
+  check_nonnegative_finite(f, "alpha_0", alpha0);
+  const double total = n_records + alpha0;
+  mu.resize(layout.size());
+  for (int v = 0; v < graph.num_nodes(); ++v) {
+    const int k = graph.cardinality(v);
+    const Eigen::Index o = layout.node_offset(v);
+    mu.segment(o, k) = (counts.segment(o, k).array() + alpha0 / k) / total;
+  }
+  for (int e = 0; e < graph.num_edges(); ++e) {
+    const auto [u, v] = graph.edge(e);
+    const Eigen::Index cells = static_cast<Eigen::Index>(graph.cardinality(u)) * graph.cardinality(v);
+    const Eigen::Index o = layout.edge_offset(e);
+    mu.segment(o, cells) = (counts.segment(o, cells).array() + alpha0 / static_cast<double>(cells)) / total;
+  }
+}
+
 /// Bethe entropy sum_(u,v) H(mu_uv) - sum_v (deg v - 1) H(mu_v) of the marginals mu (0 log 0 = 0); on a forest with
 /// consistent marginals it is the entropy of the model (spec Eq. A.1 divided by N).
 inline double bethe_entropy(const pairwise_graph& graph, const Eigen::VectorXd& mu) {

@@ -157,19 +157,7 @@ class cgm_em {
       theta_.tail(layout_.released_size()) += g_;
       return;
     }
-    const double a0 = options_.pseudo_count, total = n_records_ + a0;
-    mu_.resize(layout_.size());
-    for (int v = 0; v < graph_.num_nodes(); ++v) {
-      const int k = graph_.cardinality(v);
-      const Eigen::Index o = layout_.node_offset(v);
-      mu_.segment(o, k) = (n_.segment(o, k).array() + a0 / k) / total;
-    }
-    for (int e = 0; e < graph_.num_edges(); ++e) {
-      const auto [u, v] = graph_.edge(e);
-      const Eigen::Index cells = static_cast<Eigen::Index>(graph_.cardinality(u)) * graph_.cardinality(v);
-      const Eigen::Index o = layout_.edge_offset(e);
-      mu_.segment(o, cells) = (n_.segment(o, cells).array() + a0 / static_cast<double>(cells)) / total;
-    }
+    pseudo_count_marginals(graph_, n_, n_records_, options_.pseudo_count, mu_);
     events_.log_floors += pseudo_moment_parameters(graph_, mu_, theta_);
   }
 

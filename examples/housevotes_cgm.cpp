@@ -1,0 +1,231 @@
+// housevotes_cgm: private learning of a discrete graphical model from real data (issue #11, spec cgm.md Sec. 4.5).
+// The 1984 House votes (435 representatives: party and 16 votes, y / n / missing) are modelled by the star centred on
+// the party, a structure declared in advance (never chosen from these data). Missing votes are a third state, so all
+// records are used and N = 435 is public. One fixed, seeded 75/25 split: only the 326 training records' 16 edge tables
+// are released, with Laplace noise at b = 2|E| / epsilon = 32 / epsilon (replace-one neighbours); the test records serve
+// the non-private evaluation only. For each epsilon, `--releases` simulated releases (seeded, for a reproducible study:
+// a real release draws its noise from the operating system's CSPRNG, as privpost-release does) are fitted by
+//   - CGM (MAP-EM, pseudo-count 10, box-dual E-step),
+//   - naive MLE on the simplex-projected tables at lambda 1e-4, 1e-3, 1e-2 (all reported: choosing lambda on the
+//     private data would itself need privacy accounting),
+// and compared with the non-private fit (pseudo-moment MLE of the true training tables with pseudo-count 10) by
+// KL(p_nonprivate || p_private), exact by tree BP, and by the holdout log-likelihood per test record.
+//
+// Usage: privpost_housevotes_cgm [--csv FILE] [--releases R] [--check]   (defaults: the bundled copy, R = 25)
+//   --check exits non-zero unless the behaviour the first run confirmed holds: CGM's median KL decreases as epsilon
+//   grows, and is at most naive's at lambda 1e-4 and 1e-3 for every epsilon <= 5. The first run (R = 25) did not confirm
+//   two of the spec's expectations, which the program prints but does not check: naive at lambda 1e-2 has the lower
+//   median KL at epsilon 1, 2 and 5 (2.67, 0.90, 0.29 against CGM's 2.85, 1.32, 0.34), and at epsilon 20 the naive fits
+//   at lambda 1e-4 and 1e-2 stay 0.08 and 0.15 away (lambda's bias), while CGM is at 0.040.
+#include <privpost/privpost.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#ifndef PRIVPOST_HOUSEVOTES_CSV
+#define PRIVPOST_HOUSEVOTES_CSV "housevotes84.csv"
+#endif
+
+namespace {
+using privpost::pairwise_graph;
+
+// Columns: Class (democrat 0, republican 1), V1..V16 (n 0, y 1, empty 2 = missing).
+Eigen::MatrixXi read_votes(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot open " + path + " (pass --csv FILE)");
+  std::string line;
+  std::getline(in, line);  // header
+  std::vector<std::vector<int>> rows;
+  int number = 1;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    std::vector<std::string> fields;
+    std::stringstream ss(line);
+    std::string field;
+    while (std::getline(ss, field, ',')) fields.push_back(field);
+    if (line.back() == ',') fields.emplace_back();
+    if (fields.size() != 17)
+      throw std::invalid_argument(path + " line " + std::to_string(number) + ": " + std::to_string(fields.size()) +
+                                  " fields, expected 17 (Class, V1..V16)");
+    std::vector<int> row(17);
+    if (fields[0] == "democrat") {
+      row[0] = 0;
+    } else if (fields[0] == "republican") {
+      row[0] = 1;
+    } else {
+      throw std::invalid_argument(path + " line " + std::to_string(number) + ": Class '" + fields[0] +
+                                  "', expected democrat or republican");
+    }
+    for (int j = 1; j < 17; ++j) {
+      const std::string& v = fields[static_cast<std::size_t>(j)];
+      if (v == "n") {
+        row[static_cast<std::size_t>(j)] = 0;
+      } else if (v == "y") {
+        row[static_cast<std::size_t>(j)] = 1;
+      } else if (v.empty()) {
+        row[static_cast<std::size_t>(j)] = 2;
+      } else {
+        throw std::invalid_argument(path + " line " + std::to_string(number) + ": vote '" + v + "', expected y, n or empty");
+      }
+    }
+    rows.push_back(row);
+  }
+  Eigen::MatrixXi x(static_cast<Eigen::Index>(rows.size()), 17);
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    for (int j = 0; j < 17; ++j) x(static_cast<Eigen::Index>(r), j) = rows[r][static_cast<std::size_t>(j)];
+  return x;
+}
+
+// Mean log-likelihood of records under theta: <theta, t(x)> - A(theta), t(x) the record's node and edge indicators.
+double holdout_loglik(privpost::tree_bp& bp, const Eigen::VectorXd& theta, const Eigen::MatrixXi& test) {
+  Eigen::VectorXd mu;
+  bp.marginals(theta, mu);
+  const Eigen::VectorXd counts = privpost::contingency_tables(bp.graph(), test);
+  return counts.dot(theta) / static_cast<double>(test.rows()) - bp.log_partition();
+}
+
+struct summary {
+  double q1, median, q3;
+};
+summary quartiles(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  auto at = [&](double p) {
+    const double h = p * static_cast<double>(v.size() - 1);
+    const auto lo = static_cast<std::size_t>(h);
+    const std::size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (h - static_cast<double>(lo)) * (v[hi] - v[lo]);
+  };
+  return {at(0.25), at(0.5), at(0.75)};
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string csv = PRIVPOST_HOUSEVOTES_CSV;
+  int releases = 25;
+  bool check = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--csv" && i + 1 < argc) {
+      csv = argv[++i];
+    } else if (a == "--check") {
+      check = true;
+    } else if (a == "--releases" && i + 1 < argc) {
+      releases = std::atoi(argv[++i]);
+      if (releases < 1 || releases > 10000) {
+        std::fprintf(stderr, "error: --releases %s: expected an integer in [1, 10000]\n", argv[i]);
+        return 2;
+      }
+    } else {
+      std::fprintf(stderr, "usage: %s [--csv FILE] [--releases R] [--check]\n", argv[0]);
+      return 2;
+    }
+  }
+  Eigen::MatrixXi votes;
+  try {
+    votes = read_votes(csv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+
+  // The declared structure: the star centred on Class (node 0), K = 2 for Class and 3 for each vote.
+  std::vector<int> k(17, 3);
+  k[0] = 2;
+  std::vector<std::pair<int, int>> edges;
+  for (int j = 1; j < 17; ++j) edges.emplace_back(0, j);
+  const pairwise_graph star(k, edges);
+
+  // One fixed 75/25 split.
+  std::vector<Eigen::Index> order(static_cast<std::size_t>(votes.rows()));
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 split(1984);
+  std::shuffle(order.begin(), order.end(), split);
+  const auto n_train = static_cast<Eigen::Index>(std::lround(0.75 * static_cast<double>(votes.rows())));
+  Eigen::MatrixXi train(n_train, 17), test(votes.rows() - n_train, 17);
+  for (Eigen::Index r = 0; r < votes.rows(); ++r)
+    (r < n_train ? train.row(r) : test.row(r - n_train)) = votes.row(order[static_cast<std::size_t>(r)]);
+  const double n_records = static_cast<double>(n_train);
+  std::printf("1984 House votes: %ld records (%ld training, %ld test); star on Class, missing votes as a third state\n",
+              static_cast<long>(votes.rows()), static_cast<long>(n_train), static_cast<long>(test.rows()));
+
+  // The non-private reference.
+  privpost::tree_bp bp(star);
+  const Eigen::VectorXd true_counts = privpost::contingency_tables(star, train);
+  const Eigen::VectorXd tables = true_counts.tail(bp.layout().released_size());
+  Eigen::VectorXd mu, theta_np;
+  privpost::pseudo_count_marginals(star, true_counts, n_records, 10.0, mu);
+  privpost::pseudo_moment_parameters(star, mu, theta_np);
+  std::printf("non-private fit: holdout log-likelihood %.3f per test record\n\n", holdout_loglik(bp, theta_np, test));
+  std::printf("%8s  %-18s  %-28s  %-10s  %s\n", "epsilon", "method", "KL to non-private: median [q1, q3]", "holdout LL",
+              "iterations (median)");
+
+  const std::vector<double> epsilons{0.5, 1, 2, 5, 10, 20};
+  const std::vector<double> lambdas{1e-4, 1e-3, 1e-2};
+  std::vector<double> cgm_median;
+  bool cgm_beats_naive = true, cgm_beats_small_lambda = true, all_close_at_20 = true;
+  std::mt19937_64 noise(435);
+  for (const double epsilon : epsilons) {
+    const privpost::laplace_mechanism mechanism(privpost::contingency_l1_sensitivity(star), epsilon);
+    std::vector<std::vector<double>> kl(1 + lambdas.size()), ll(1 + lambdas.size()), its(1 + lambdas.size());
+    for (int r = 0; r < releases; ++r) {
+      const Eigen::VectorXd y = mechanism.release(tables, noise);
+      privpost::cgm_em_options em_options;
+      em_options.keep_trace = false;
+      privpost::cgm_em em(star, y, n_records, privpost::make_cgm_noise(mechanism), privpost::tree_bp(star), em_options);
+      const privpost::fit_result fitted = privpost::fit(em, privpost::fit_options{2000});
+      kl[0].push_back(privpost::exact_kl(bp, theta_np, fitted.parameter));
+      ll[0].push_back(holdout_loglik(bp, fitted.parameter, test));
+      its[0].push_back(fitted.iterations);
+      for (std::size_t l = 0; l < lambdas.size(); ++l) {
+        privpost::naive_mle_options options;
+        options.lambda = lambdas[l];
+        privpost::naive_mle naive(star, y, n_records, privpost::tree_bp(star), options);
+        const privpost::fit_result nf = privpost::fit(naive, privpost::fit_options{5000});
+        kl[l + 1].push_back(privpost::exact_kl(bp, theta_np, nf.parameter));
+        ll[l + 1].push_back(holdout_loglik(bp, nf.parameter, test));
+        its[l + 1].push_back(nf.iterations);
+      }
+    }
+    std::fprintf(stderr, ".");  // progress: one dot per epsilon
+    for (std::size_t m = 0; m < kl.size(); ++m) {
+      const summary s = quartiles(kl[m]);
+      const std::string name = m == 0 ? "CGM (MAP-EM)"
+                                      : "naive lambda " + std::string(m == 1   ? "1e-4"
+                                                                      : m == 2 ? "1e-3"
+                                                                               : "1e-2");
+      std::printf("%8.1f  %-18s  %8.4f [%.4f, %.4f]%6s  %10.3f  %.0f\n", epsilon, name.c_str(), s.median, s.q1, s.q3, "",
+                  quartiles(ll[m]).median, quartiles(its[m]).median);
+      if (m > 0 && epsilon <= 5.0 && quartiles(kl[0]).median > s.median) {
+        cgm_beats_naive = false;
+        if (m < 3) cgm_beats_small_lambda = false;
+      }
+      if (epsilon == 20.0 && s.median > 0.05) all_close_at_20 = false;
+    }
+    cgm_median.push_back(quartiles(kl[0]).median);
+  }
+  std::fprintf(stderr, "\n");
+  bool decreasing = true;
+  for (std::size_t i = 1; i < cgm_median.size(); ++i) decreasing = decreasing && cgm_median[i] < cgm_median[i - 1];
+  std::printf("\nexpected behaviour (spec cgm.md Sec. 4.5):\n");
+  std::printf("  CGM median KL decreases as epsilon grows: %s\n", decreasing ? "yes" : "no");
+  std::printf("  CGM median KL at most naive's at every lambda for epsilon <= 5: %s\n", cgm_beats_naive ? "yes" : "no");
+  std::printf("  CGM median KL at most naive's at lambda 1e-4 and 1e-3 for epsilon <= 5: %s\n",
+              cgm_beats_small_lambda ? "yes" : "no");
+  std::printf("  every private fit within median KL 0.05 of the non-private fit at epsilon 20: %s\n",
+              all_close_at_20 ? "yes" : "no");
+  if (check && !(decreasing && cgm_beats_small_lambda)) {
+    std::printf("CHECK FAILED: the behaviour confirmed by the first run does not hold\n");
+    return 1;
+  }
+  return 0;
+}
