@@ -54,6 +54,7 @@
 #include "privpost/families/glm/poisson_moments.hpp"
 #include "privpost/families/graphical/brute_force.hpp"
 #include "privpost/families/graphical/contingency_tables.hpp"
+#include "privpost/families/graphical/loopy_bp.hpp"
 #include "privpost/families/graphical/moments.hpp"
 #include "privpost/families/graphical/pairwise_graph.hpp"
 #include "privpost/families/graphical/tree_bp.hpp"

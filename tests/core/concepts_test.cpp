@@ -13,6 +13,7 @@
 #include "privpost/families/exponential.hpp"
 #include "privpost/families/family_model.hpp"
 #include "privpost/families/graphical/brute_force.hpp"
+#include "privpost/families/graphical/loopy_bp.hpp"
 #include "privpost/families/graphical/tree_bp.hpp"
 #include "privpost/families/multinomial.hpp"
 #include "privpost/families/normal.hpp"
@@ -26,6 +27,7 @@
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/cgm/cgm_em.hpp"
 #include "privpost/samplers/cgm/cgm_noise.hpp"
+#include "privpost/samplers/cgm/naive_mle.hpp"
 #include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
@@ -275,6 +277,8 @@ static_assert(warmup_aware<nuts_sampler<quadratic_target>>);
 static_assert(!warmup_aware<gibbs_ss<family_model<binomial_family>, beta_prior, laplace_mechanism>>);
 static_assert(marginal_inference<tree_bp>);
 static_assert(marginal_inference<brute_force_inference>);
+static_assert(marginal_inference<loopy_bp>);
+static_assert(!loopy_bp::is_exact);
 static_assert(!marginal_inference<inference_without_exactness>);
 static_assert(!marginal_inference<inference_without_layout>);
 static_assert(cgm_noise<laplace_cgm_noise>);
@@ -283,6 +287,8 @@ static_assert(!cgm_noise<laplace_mechanism>);
 static_assert(!cgm_noise<noise_without_gap>);
 static_assert(iterative_estimator<cgm_em<tree_bp, laplace_cgm_noise>>);
 static_assert(iterative_estimator<cgm_em<brute_force_inference, gaussian_cgm_noise>>);
+static_assert(iterative_estimator<cgm_em<loopy_bp, laplace_cgm_noise>>);
+static_assert(iterative_estimator<naive_mle<tree_bp>>);
 static_assert(!iterative_estimator<estimator_without_status>);
 static_assert(!iterative_estimator<tree_bp>);
 static_assert(!marginal_inference<pairwise_graph>);

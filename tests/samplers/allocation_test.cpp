@@ -26,6 +26,7 @@ std::atomic<long> eigen_malloc_checks_failed{0};  // Eigen allocations (or other
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/exponential.hpp"
 #include "privpost/families/glm/glm_statistic.hpp"
+#include "privpost/families/graphical/loopy_bp.hpp"
 #include "privpost/families/graphical/tree_bp.hpp"
 #include "privpost/families/multinomial.hpp"
 #include "privpost/families/normal.hpp"
@@ -265,4 +266,16 @@ TEST_CASE("box-dual E-steps and naive MLE iterations allocate nothing once their
   CHECK(allocations_in([&] {
           for (int i = 0; i < 50; ++i) naive.iterate();
         }) == 0);
+}
+
+TEST_CASE("loopy belief propagation allocates nothing once mu has its size", "[allocation][graphical]") {
+  std::mt19937_64 g(23);
+  loopy_bp bp(kth_order_chain_graph(6, 3, 2));
+  Eigen::VectorXd theta(bp.layout().size()), mu(bp.layout().size());
+  for (Eigen::Index i = 0; i < theta.size(); ++i) theta(i) = 0.3 * draw_normal(g);
+  bp.marginals(theta, mu);
+  int sweeps = 0;
+  bp.reset();
+  CHECK(allocations_in([&] { sweeps = bp.marginals(theta, mu).iterations; }) == 0);
+  CHECK(sweeps > 3);
 }

@@ -17,16 +17,13 @@ namespace privpost {
 /// The smallest probability a log is taken of; smaller (zero) moments are floored to it and counted.
 inline constexpr double moment_log_floor = 1e-300;
 
-/// Pseudo-moment MLE on a forest (spec Sec. 3.6): from node and edge marginals mu (table_layout order, each table a
-/// distribution), writes theta_v = log mu_v and theta_uv = log mu_uv - log mu_u - log mu_v. For consistent positive
-/// marginals of a forest this is the exact MLE: the model of theta has marginals mu. Moments below moment_log_floor are
-/// floored (never -inf) and returned as the count of floors. std::invalid_argument: graph with a cycle, mu of the
+/// The pseudo-moment formula on any pairwise graph: from node and edge marginals mu (table_layout order), writes
+/// theta_v = log mu_v and theta_uv = log mu_uv - log mu_u - log mu_v. On a graph with cycles this is the Bethe-approximate
+/// MLE (Wainwright, Jaakkola & Willsky 2003): loopy BP on theta has the fixed point mu with unit messages. Moments below
+/// moment_log_floor are floored (never -inf) and returned as the count of floors. std::invalid_argument: mu of the
 /// wrong size, a negative or non-finite entry.
-inline std::uint64_t pseudo_moment_parameters(const pairwise_graph& graph, const Eigen::VectorXd& mu, Eigen::VectorXd& theta) {
-  constexpr const char* f = "pseudo_moment_parameters";
-  if (!graph.is_forest())
-    throw_invalid(f, "number of edges", graph.num_edges(),
-                  "a forest (the closed form is the MLE only without cycles; use an exact M-step otherwise)");
+inline std::uint64_t bethe_moment_parameters(const pairwise_graph& graph, const Eigen::VectorXd& mu, Eigen::VectorXd& theta) {
+  constexpr const char* f = "bethe_moment_parameters";
   const table_layout layout(graph);
   check_size_match(f, "mu", mu.size(), "table_layout size", layout.size());
   for (Eigen::Index i = 0; i < mu.size(); ++i)
@@ -52,6 +49,16 @@ inline std::uint64_t pseudo_moment_parameters(const pairwise_graph& graph, const
       }
   }
   return floors;
+}
+
+/// Pseudo-moment MLE on a forest (spec Sec. 3.6): the formula of bethe_moment_parameters, which for consistent positive
+/// marginals of a forest is the exact MLE: the model of theta has marginals mu. std::invalid_argument also for a graph
+/// with a cycle (use bethe_moment_parameters for the Bethe approximation, or an exact M-step).
+inline std::uint64_t pseudo_moment_parameters(const pairwise_graph& graph, const Eigen::VectorXd& mu, Eigen::VectorXd& theta) {
+  if (!graph.is_forest())
+    throw_invalid("pseudo_moment_parameters", "number of edges", graph.num_edges(),
+                  "a forest (the closed form is the MLE only without cycles; use an exact M-step otherwise)");
+  return bethe_moment_parameters(graph, mu, theta);
 }
 
 /// The marginals of MAP-EM's M-step and of the smoothed non-private fit (spec Sec. 3.6): mu = (n + alpha) / (N + alpha_0)

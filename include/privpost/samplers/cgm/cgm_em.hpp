@@ -7,8 +7,9 @@
 //    the pseudo-moment MLE (forests);
 //  - the literal Algorithm 2 of the text is pseudo_count = 0. Run to convergence it is the L1 projection of y onto N M
 //    and overfits zeros like the naive MLE: a documented negative control, not an estimator to use.
-// On a graph with cycles only pseudo_count = 0 with an exact back end is supported so far (M-step theta + g, exact by
-// Sec. 3.6's equivalent form); the exact convex M-step with pseudo-counts is not implemented yet.
+// On a graph with cycles: with loopy_bp (Bethe) the same pseudo-moment formula is the Bethe-approximate MLE (Sec. 3.7)
+// and the E-step is not certified; with an exact back end only pseudo_count = 0 is supported so far (M-step theta + g,
+// exact by Sec. 3.6's equivalent form): the exact convex M-step with pseudo-counts is not implemented yet.
 // Start: theta_0 = 0 (uniform). Converged when |n_t - n_(t-1)|_1 / N < tol. A cgm_em is an iterative_estimator for
 // fit() (inference/fit.hpp).
 #pragma once
@@ -59,8 +60,8 @@ class cgm_em {
  public:
   /// graph: the model (its edge tables were released); y: the released tables (table_layout(graph).released_size()
   /// finite entries); n_records: the public N (finite, > 0); inference: a back end over the same graph.
-  /// std::invalid_argument for mismatched sizes, bad values, or a graph with cycles combined with pseudo_count > 0 or
-  /// an approximate back end (not implemented yet).
+  /// std::invalid_argument for mismatched sizes, bad values, a graph with cycles combined with an exact back end and
+  /// pseudo_count > 0 (not implemented yet), or with the NLBP E-step.
   cgm_em(pairwise_graph graph, Eigen::VectorXd y, double n_records, Noise noise, Inference inference, cgm_em_options options = {})
       : graph_(std::move(graph)),
         layout_(graph_),
@@ -81,10 +82,10 @@ class cgm_em {
     forest_ = graph_.is_forest();
     if (!forest_ && options_.method == estep_method::nlbp)
       throw_invalid(f, "number of edges", graph_.num_edges(), "a forest for the NLBP E-step (use the box dual otherwise)");
-    if (!forest_ && (options_.pseudo_count > 0.0 || !Inference::is_exact))
+    if (!forest_ && Inference::is_exact && options_.pseudo_count > 0.0)
       throw_invalid(f, "pseudo_count", options_.pseudo_count,
                     "0 with an exact back end on a graph with cycles (the exact M-step with pseudo-counts is not "
-                    "implemented yet)");
+                    "implemented yet; loopy_bp uses the Bethe M-step with any pseudo-count)");
     theta_.setZero(layout_.size());
     n_.setZero(layout_.size());
   }
@@ -153,12 +154,13 @@ class cgm_em {
 
  private:
   void m_step() {
-    if (!forest_) {  // pseudo_count = 0 with an exact back end: theta + g has the distribution of the closed form
+    if (!forest_ && Inference::is_exact) {  // pseudo_count = 0: theta + g has the distribution of the exact MLE
       theta_.tail(layout_.released_size()) += g_;
       return;
     }
+    // Forests: the exact MLE; graphs with cycles under an approximate back end: the Bethe-approximate MLE.
     pseudo_count_marginals(graph_, n_, n_records_, options_.pseudo_count, mu_);
-    events_.log_floors += pseudo_moment_parameters(graph_, mu_, theta_);
+    events_.log_floors += bethe_moment_parameters(graph_, mu_, theta_);
   }
 
   pairwise_graph graph_;

@@ -1,0 +1,195 @@
+// privpost/families/graphical/loopy_bp.hpp
+// loopy_bp: sum-product belief propagation on any pairwise graph (issue #11, spec cgm.md Sec. 3.4, 3.7), the Bethe
+// approximation for graphs with cycles: flooding schedule (every message from the previous sweep), log-domain damping
+// log m <- (1 - beta) log m_old + beta log m_new, each message normalised to log-sum-exp 0; stopped when the largest
+// message change is below tol or at max_sweeps (reported as not converged, never thrown). Beliefs and the Bethe
+// log-partition
+//   log Z_B = sum_uv <b_uv, theta_uv> + sum_v <b_v, theta_v> + sum_uv H(b_uv) - sum_v (deg v - 1) H(b_v),
+// exact on forests. Messages are kept between calls (a warm start for the E-step's nearby thetas). Allocation-free
+// after construction once mu has its size.
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "privpost/core/errors.hpp"
+#include "privpost/families/graphical/brute_force.hpp"
+#include "privpost/families/graphical/pairwise_graph.hpp"
+
+namespace privpost {
+
+/// Settings of loopy_bp (the spec's defaults).
+struct loopy_bp_options {
+  double damping = 0.5;   ///< beta in (0, 1]: the weight of the new message
+  double tol = 1e-8;      ///< on the largest |change of a log message| in a sweep
+  int max_sweeps = 1000;  ///< flooding sweeps at most
+};
+
+/// Approximate (Bethe) marginals and log Z of a pairwise MRF by loopy belief propagation.
+class loopy_bp {
+ public:
+  static constexpr bool is_exact = false;
+
+  /// std::invalid_argument for damping outside (0, 1], tol not finite and > 0, or max_sweeps < 1.
+  explicit loopy_bp(pairwise_graph graph, loopy_bp_options options = {})
+      : graph_(std::move(graph)), layout_(graph_), options_(options) {
+    constexpr const char* f = "loopy_bp";
+    if (!(options.damping > 0.0 && options.damping <= 1.0)) throw_invalid(f, "damping", options.damping, "a number in (0, 1]");
+    check_positive_finite(f, "tol", options.tol);
+    if (options.max_sweeps < 1) throw_invalid(f, "max_sweeps", options.max_sweeps, "an integer >= 1");
+    // Message slots: for edge e = (u, v), direction 0 is u -> v (K_v entries), direction 1 is v -> u (K_u entries).
+    Eigen::Index at = 0;
+    for (int e = 0; e < graph_.num_edges(); ++e) {
+      const auto [u, v] = graph_.edge(e);
+      offset_.push_back({at, at + graph_.cardinality(v)});
+      at += graph_.cardinality(v) + graph_.cardinality(u);
+    }
+    messages_.setZero(at);
+    fresh_.setZero(at);
+    incoming_.setZero(layout_.edges_begin());
+  }
+
+  /// Node and edge beliefs into mu (table_layout order) for the log-potentials theta (layout().size() finite entries,
+  /// std::invalid_argument otherwise); log_partition() then gives the Bethe log Z.
+  inference_report marginals(const Eigen::VectorXd& theta, Eigen::VectorXd& mu) {
+    detail::check_log_potentials("loopy_bp::marginals", layout_, theta);
+    inference_report report;
+    report.converged = graph_.num_edges() == 0;
+    for (int sweep = 0; sweep < options_.max_sweeps && !report.converged; ++sweep) {
+      gather(theta);  // incoming_ = theta_v + sum of messages into v (from the previous sweep)
+      double change = 0.0;
+      for (int e = 0; e < graph_.num_edges(); ++e) {
+        const auto [u, v] = graph_.edge(e);
+        compute_message(theta, e, u, v, 0);
+        compute_message(theta, e, v, u, 1);
+      }
+      for (Eigen::Index i = 0; i < messages_.size(); ++i) {
+        const double updated = (1.0 - options_.damping) * messages_(i) + options_.damping * fresh_(i);
+        change = std::max(change, std::abs(updated - messages_(i)));
+        messages_(i) = updated;
+      }
+      renormalise();
+      report.iterations = sweep + 1;
+      report.max_residual = change;
+      report.converged = change < options_.tol;
+    }
+    if (graph_.num_edges() == 0) report.iterations = 1;
+    beliefs(theta, mu);
+    return report;
+  }
+
+  /// The Bethe log Z of the last marginals() call (exact on forests at convergence).
+  double log_partition() const noexcept { return log_z_; }
+  const pairwise_graph& graph() const noexcept { return graph_; }
+  const table_layout& layout() const noexcept { return layout_; }
+  /// Forget the messages (the next call starts from uniform ones).
+  void reset() { messages_.setZero(); }
+
+ private:
+  // The message from `from` to `to` along edge e (direction dir) into fresh_: LSE over x_from of theta_from +
+  // theta_e + (incoming to `from` less the message from `to`), normalised to LSE 0.
+  void compute_message(const Eigen::VectorXd& theta, int e, int from, int to, int dir) {
+    const int kf = graph_.cardinality(from), kt = graph_.cardinality(to);
+    const Eigen::Index out = dir == 0 ? offset_[static_cast<std::size_t>(e)].first : offset_[static_cast<std::size_t>(e)].second;
+    const Eigen::Index back = dir == 0 ? offset_[static_cast<std::size_t>(e)].second : offset_[static_cast<std::size_t>(e)].first;
+    const Eigen::Index fo = layout_.node_offset(from), eo = layout_.edge_offset(e);
+    const bool from_first = dir == 0;  // edge cells are (x_u, x_v) at x_u K_v + x_v
+    for (int xt = 0; xt < kt; ++xt) {
+      double top = -std::numeric_limits<double>::infinity();
+      for (int xf = 0; xf < kf; ++xf) {
+        const double w = incoming_(fo + xf) - messages_(back + xf) + theta(eo + (from_first ? xf * kt + xt : xt * kf + xf));
+        top = std::max(top, w);
+      }
+      double sum = 0.0;
+      for (int xf = 0; xf < kf; ++xf)
+        sum += std::exp(incoming_(fo + xf) - messages_(back + xf) + theta(eo + (from_first ? xf * kt + xt : xt * kf + xf)) - top);
+      fresh_(out + xt) = top + std::log(sum);
+    }
+    const double lz = log_sum_exp(fresh_.segment(out, kt));
+    fresh_.segment(out, kt).array() -= lz;
+  }
+
+  void gather(const Eigen::VectorXd& theta) {
+    incoming_ = theta.head(layout_.edges_begin());
+    for (int e = 0; e < graph_.num_edges(); ++e) {
+      const auto [u, v] = graph_.edge(e);
+      incoming_.segment(layout_.node_offset(v), graph_.cardinality(v)) +=
+          messages_.segment(offset_[static_cast<std::size_t>(e)].first, graph_.cardinality(v));
+      incoming_.segment(layout_.node_offset(u), graph_.cardinality(u)) +=
+          messages_.segment(offset_[static_cast<std::size_t>(e)].second, graph_.cardinality(u));
+    }
+  }
+
+  void renormalise() {
+    for (int e = 0; e < graph_.num_edges(); ++e) {
+      const auto [u, v] = graph_.edge(e);
+      const auto [a, b] = offset_[static_cast<std::size_t>(e)];
+      messages_.segment(a, graph_.cardinality(v)).array() -= log_sum_exp(messages_.segment(a, graph_.cardinality(v)));
+      messages_.segment(b, graph_.cardinality(u)).array() -= log_sum_exp(messages_.segment(b, graph_.cardinality(u)));
+    }
+  }
+
+  // Beliefs from the current messages, and the Bethe log Z.
+  void beliefs(const Eigen::VectorXd& theta, Eigen::VectorXd& mu) {
+    gather(theta);
+    mu.resize(layout_.size());
+    double energy = 0.0, entropy = 0.0;
+    for (int v = 0; v < graph_.num_nodes(); ++v) {
+      const Eigen::Index o = layout_.node_offset(v);
+      const int k = graph_.cardinality(v);
+      const double lz = log_sum_exp(incoming_.segment(o, k));
+      double h = 0.0;
+      for (int x = 0; x < k; ++x) {
+        const double lb = incoming_(o + x) - lz;
+        mu(o + x) = std::exp(lb);
+        energy += mu(o + x) * theta(o + x);
+        if (mu(o + x) > 0.0) h -= mu(o + x) * lb;
+      }
+      entropy -= (static_cast<double>(graph_.incident(v).size()) - 1.0) * h;
+    }
+    for (int e = 0; e < graph_.num_edges(); ++e) {
+      const auto [u, v] = graph_.edge(e);
+      const int ku = graph_.cardinality(u), kv = graph_.cardinality(v);
+      const Eigen::Index eo = layout_.edge_offset(e), uo = layout_.node_offset(u), vo = layout_.node_offset(v);
+      const auto [to_v, to_u] = offset_[static_cast<std::size_t>(e)];
+      double top = -std::numeric_limits<double>::infinity();
+      for (int a = 0; a < ku; ++a)
+        for (int c = 0; c < kv; ++c) {
+          const double w =
+              theta(eo + a * kv + c) + incoming_(uo + a) - messages_(to_u + a) + incoming_(vo + c) - messages_(to_v + c);
+          mu(eo + a * kv + c) = w;
+          top = std::max(top, w);
+        }
+      double sum = 0.0;
+      for (int a = 0; a < ku; ++a)
+        for (int c = 0; c < kv; ++c) sum += std::exp(mu(eo + a * kv + c) - top);
+      const double lz = top + std::log(sum);
+      for (Eigen::Index i = eo; i < eo + static_cast<Eigen::Index>(ku) * kv; ++i) {
+        const double lb = mu(i) - lz;
+        mu(i) = std::exp(lb);
+        energy += mu(i) * theta(i);
+        if (mu(i) > 0.0) entropy -= mu(i) * lb;
+      }
+    }
+    log_z_ = energy + entropy;
+  }
+
+  template <class V>
+  static double log_sum_exp(const V& x) {
+    const double top = x.maxCoeff();
+    return top + std::log((x.array() - top).exp().sum());
+  }
+
+  pairwise_graph graph_;
+  table_layout layout_;
+  loopy_bp_options options_;
+  std::vector<std::pair<Eigen::Index, Eigen::Index>> offset_;
+  Eigen::VectorXd messages_, fresh_, incoming_;
+  double log_z_ = 0.0;
+};
+
+}  // namespace privpost
