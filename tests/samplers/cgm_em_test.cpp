@@ -294,6 +294,13 @@ TEST_CASE("CGM-EM error paths name the value", "[cgm]") {
   CHECK_THROWS_AS(gaussian_cgm_noise(std::nan("")), std::invalid_argument);
   CHECK_THROWS_AS(box_dual_estep(chain, estep_options{0.0, 10}), std::invalid_argument);
   CHECK_THROWS_AS(box_dual_estep(chain, estep_options{1e-8, 0}), std::invalid_argument);
+  {
+    tree_bp bp(chain);
+    Eigen::VectorXd warm = Eigen::VectorXd::Zero(8), n;
+    warm(2) = std::nan("");
+    CHECK_THROWS_WITH(box_dual_estep(chain).solve(bp, Eigen::VectorXd::Zero(14), y, 100.0, laplace_cgm_noise(1.0), warm, n),
+                      Catch::Contains("g_j"));
+  }
   em_t em(chain, y, 100.0, laplace_cgm_noise(1.0), tree_bp(chain));
   CHECK_THROWS_AS(fit(em, fit_options{0}), std::invalid_argument);
   // A capped E-step is counted, not thrown; fit reports the cap.

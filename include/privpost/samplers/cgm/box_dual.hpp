@@ -55,7 +55,7 @@ class box_dual_estep {
   /// Solves the E-step for log-potentials theta (full layout), released tables y, N records and the noise. g is the
   /// dual point on the released cells: used as the warm start when it has y's size (clipped into the box), else
   /// started at 0; on return it is the final dual point, and n (full layout, each table summing to N) its primal point.
-  /// std::invalid_argument for mismatched sizes, non-finite y or theta, or N not finite and > 0.
+  /// std::invalid_argument for mismatched sizes, non-finite y, theta or warm start, or N not finite and > 0.
   template <marginal_inference Inference, cgm_noise Noise>
   estep_result solve(Inference& inference, const Eigen::VectorXd& theta, const Eigen::VectorXd& y, double n_records,
                      const Noise& noise, Eigen::VectorXd& g, Eigen::VectorXd& n) {
@@ -68,6 +68,7 @@ class box_dual_estep {
     const double box = noise.dual_box(), q = noise.dual_quadratic();
     const double lipschitz = n_records * std::max(tables_, 1) + q;
     if (g.size() != d) g.setZero(d);
+    for (Eigen::Index j = 0; j < d; ++j) check_finite(f, "warm-start dual point g_j", g(j));
     x_prev_ = g.cwiseMax(-box).cwiseMin(box);
     v_ = x_prev_;
     accelerated_momentum momentum;

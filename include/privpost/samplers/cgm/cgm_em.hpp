@@ -94,7 +94,7 @@ class cgm_em {
   iteration_status iterate() {
     double a_theta = 0.0;
     if (options_.keep_trace) {
-      inference_.marginals(theta_, mu_);
+      if (!inference_.marginals(theta_, mu_).converged) ++events_.message_passing_nonconverged;
       a_theta = inference_.log_partition();
     }
     n_prev_ = n_;
@@ -119,7 +119,7 @@ class cgm_em {
     ++iterations_;
     const double change = iterations_ == 1 ? std::numeric_limits<double>::infinity() : (n_ - n_prev_).lpNorm<1>() / n_records_;
     if (options_.keep_trace) {
-      // F = N (A(theta + g) - A(theta)) - <g, n_R> + log p(y | n): H(n) = N A(theta + g) - <theta + g, n> at n(g).
+      // F(theta_t, n_t) = theta_t^T n_t - N A(theta_t) + H(n_t) + log p(y | n_t).
       const Eigen::Index d = layout_.released_size();
       cgm_em_trace_row row;
       row.iteration = iterations_;
