@@ -29,6 +29,12 @@ inline void check_log_potentials(const char* f, const table_layout& layout, cons
   for (Eigen::Index i = 0; i < theta.size(); ++i)
     if (!std::isfinite(theta(i))) throw_invalid(f, "log-potential theta_i", theta(i), "a finite number");
 }
+// log sum_i exp(x_i) with a max shift (the back ends' messages and normalisers); x non-empty and finite.
+template <class V>
+double log_sum_exp(const V& x) {
+  const double top = x.maxCoeff();
+  return top + std::log((x.array() - top).exp().sum());
+}
 }  // namespace detail
 
 /// Exact inference by enumeration: marginals(theta, mu) writes p(x_v = a) and p(x_u = a, x_v = c) into mu (layout of

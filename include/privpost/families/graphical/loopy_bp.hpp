@@ -109,7 +109,7 @@ class loopy_bp {
         sum += std::exp(incoming_(fo + xf) - messages_(back + xf) + theta(eo + (from_first ? xf * kt + xt : xt * kf + xf)) - top);
       fresh_(out + xt) = top + std::log(sum);
     }
-    const double lz = log_sum_exp(fresh_.segment(out, kt));
+    const double lz = detail::log_sum_exp(fresh_.segment(out, kt));
     fresh_.segment(out, kt).array() -= lz;
   }
 
@@ -128,8 +128,8 @@ class loopy_bp {
     for (int e = 0; e < graph_.num_edges(); ++e) {
       const auto [u, v] = graph_.edge(e);
       const auto [a, b] = offset_[static_cast<std::size_t>(e)];
-      messages_.segment(a, graph_.cardinality(v)).array() -= log_sum_exp(messages_.segment(a, graph_.cardinality(v)));
-      messages_.segment(b, graph_.cardinality(u)).array() -= log_sum_exp(messages_.segment(b, graph_.cardinality(u)));
+      messages_.segment(a, graph_.cardinality(v)).array() -= detail::log_sum_exp(messages_.segment(a, graph_.cardinality(v)));
+      messages_.segment(b, graph_.cardinality(u)).array() -= detail::log_sum_exp(messages_.segment(b, graph_.cardinality(u)));
     }
   }
 
@@ -141,7 +141,7 @@ class loopy_bp {
     for (int v = 0; v < graph_.num_nodes(); ++v) {
       const Eigen::Index o = layout_.node_offset(v);
       const int k = graph_.cardinality(v);
-      const double lz = log_sum_exp(incoming_.segment(o, k));
+      const double lz = detail::log_sum_exp(incoming_.segment(o, k));
       double h = 0.0;
       for (int x = 0; x < k; ++x) {
         const double lb = incoming_(o + x) - lz;
@@ -176,12 +176,6 @@ class loopy_bp {
       }
     }
     log_z_ = energy + entropy;
-  }
-
-  template <class V>
-  static double log_sum_exp(const V& x) {
-    const double top = x.maxCoeff();
-    return top + std::log((x.array() - top).exp().sum());
   }
 
   pairwise_graph graph_;

@@ -85,7 +85,7 @@ class tree_bp {
       }
     }
     log_z_ = 0.0;
-    for (const int r : roots_) log_z_ += log_sum_exp(acc_.segment(layout_.node_offset(r), graph_.cardinality(r)));
+    for (const int r : roots_) log_z_ += detail::log_sum_exp(acc_.segment(layout_.node_offset(r), graph_.cardinality(r)));
     // Downward pass, roots first: full_v = acc_v + down_v, down_v(x_v) = LSE_{x_p} [theta_pv + full_p - up_v].
     for (const int v : order_) {
       const int p = parent_[static_cast<std::size_t>(v)];
@@ -111,7 +111,7 @@ class tree_bp {
     for (int v = 0; v < graph_.num_nodes(); ++v) {
       const Eigen::Index av = layout_.node_offset(v);
       const int kv = graph_.cardinality(v);
-      const double lz = log_sum_exp(full_.segment(av, kv));
+      const double lz = detail::log_sum_exp(full_.segment(av, kv));
       for (int x = 0; x < kv; ++x) mu(av + x) = std::exp(full_(av + x) - lz);
     }
     for (const int v : order_) {
@@ -152,11 +152,6 @@ class tree_bp {
     const Eigen::Index eo = layout_.edge_offset(e);
     return graph_.edge(e).first == p ? theta(eo + static_cast<Eigen::Index>(xp) * graph_.cardinality(v) + xv)
                                      : theta(eo + static_cast<Eigen::Index>(xv) * graph_.cardinality(p) + xp);
-  }
-  template <class V>
-  static double log_sum_exp(const V& x) {
-    const double top = x.maxCoeff();
-    return top + std::log((x.array() - top).exp().sum());
   }
 
   pairwise_graph graph_;
