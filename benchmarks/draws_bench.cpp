@@ -4,6 +4,7 @@
 #include <random>
 
 #include "privpost/core/random/beta.hpp"
+#include "privpost/core/random/binomial.hpp"
 #include "privpost/core/random/dirichlet.hpp"
 #include "privpost/core/random/exponential.hpp"
 #include "privpost/core/random/gamma.hpp"
@@ -36,6 +37,9 @@ PRIVPOST_DRAW_BENCH(gamma_shape_5, draw_gamma(g, 5.0, 1.0));
 PRIVPOST_DRAW_BENCH(inverse_gamma, draw_inverse_gamma(g, 3.0, 1.0));
 PRIVPOST_DRAW_BENCH(beta, draw_beta(g, 2.0, 5.0));
 PRIVPOST_DRAW_BENCH(inverse_gaussian, draw_inverse_gaussian(g, 2.0, 1.0));
+PRIVPOST_DRAW_BENCH(binomial_inversion_n30, draw_binomial(g, 30, 0.2));
+PRIVPOST_DRAW_BENCH(binomial_btrd_n100, draw_binomial(g, 100, 0.3));
+PRIVPOST_DRAW_BENCH(binomial_btrd_n1e7, draw_binomial(g, 10'000'000, 0.3));
 
 static void dirichlet_k3(benchmark::State& st) {
   std::mt19937_64 g(1);

@@ -26,6 +26,7 @@ std::atomic<long> eigen_malloc_checks_failed{0};  // Eigen allocations (or other
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/exponential.hpp"
 #include "privpost/families/glm/glm_statistic.hpp"
+#include "privpost/families/graphical/count_sampling.hpp"
 #include "privpost/families/graphical/loopy_bp.hpp"
 #include "privpost/families/graphical/tree_bp.hpp"
 #include "privpost/families/multinomial.hpp"
@@ -242,6 +243,20 @@ TEST_CASE("tree belief propagation allocates nothing once mu has its size", "[al
           for (int i = 0; i < 100; ++i) bp.marginals(theta, mu);
         }) == 0);
   CHECK(std::abs(mu.head(3).sum() - 1.0) < 1e-12);
+}
+
+TEST_CASE("exact count tables of a tree allocate nothing once the tables have their size", "[allocation][graphical]") {
+  std::mt19937_64 g(22);
+  const pairwise_graph tree = star_graph(6, 3);
+  tree_bp bp(tree);
+  Eigen::VectorXd theta(bp.layout().size()), mu(bp.layout().size()), counts(bp.layout().size());
+  for (Eigen::Index i = 0; i < theta.size(); ++i) theta(i) = draw_normal(g);
+  bp.marginals(theta, mu);
+  tree_count_sampler sampler(tree);
+  CHECK(allocations_in([&] {
+          for (int i = 0; i < 100; ++i) sampler.sample(g, mu, 1'000'000, counts);
+        }) == 0);
+  CHECK(counts.head(3).sum() == 1e6);
 }
 
 TEST_CASE("box-dual E-steps and naive MLE iterations allocate nothing once their vectors are sized", "[allocation][graphical]") {

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -134,6 +135,44 @@ inline pairwise_graph kth_order_chain_graph(int nodes, int order, int k) {
   for (int i = 0; i < nodes; ++i)
     for (int j = i + 1; j < nodes && j - i <= order; ++j) edges.emplace_back(i, j);
   return pairwise_graph(std::vector<int>(static_cast<std::size_t>(nodes), k), std::move(edges));
+}
+
+/// A breadth-first visit of a forest: each component rooted at its smallest node. order lists every node with parents
+/// before children; parent[v] and parent_edge[v] are -1 at the roots.
+struct forest_traversal {
+  std::vector<int> order, roots, parent, parent_edge;
+};
+
+/// The breadth-first traversal of a forest (std::invalid_argument naming the edge count for a graph with a cycle;
+/// `who` names the caller in that message).
+inline forest_traversal breadth_first_forest(const pairwise_graph& graph, std::string_view who = "breadth_first_forest") {
+  if (!graph.is_forest())
+    throw_invalid(who, "number of edges", graph.num_edges(),
+                  "a forest (no cycle; use junction_tree or loopy_bp for graphs with cycles)");
+  const auto t = static_cast<std::size_t>(graph.num_nodes());
+  forest_traversal f;
+  f.parent.assign(t, -1);
+  f.parent_edge.assign(t, -1);
+  f.order.reserve(t);
+  std::vector<char> seen(t, 0);
+  for (int r = 0; r < graph.num_nodes(); ++r) {
+    if (seen[static_cast<std::size_t>(r)]) continue;
+    f.roots.push_back(r);
+    seen[static_cast<std::size_t>(r)] = 1;
+    std::size_t head = f.order.size();
+    f.order.push_back(r);
+    while (head < f.order.size()) {
+      const int v = f.order[head++];
+      for (const incidence& i : graph.incident(v)) {
+        if (seen[static_cast<std::size_t>(i.neighbour)]) continue;
+        seen[static_cast<std::size_t>(i.neighbour)] = 1;
+        f.parent[static_cast<std::size_t>(i.neighbour)] = v;
+        f.parent_edge[static_cast<std::size_t>(i.neighbour)] = i.edge;
+        f.order.push_back(i.neighbour);
+      }
+    }
+  }
+  return f;
 }
 
 /// Offsets of the node tables (K_v cells each) and edge tables (K_u K_v cells each) in one flat vector: node tables

@@ -25,30 +25,12 @@ class tree_bp {
   static constexpr bool is_exact = true;
 
   explicit tree_bp(pairwise_graph graph) : graph_(std::move(graph)), layout_(graph_) {
-    if (!graph_.is_forest())
-      throw_invalid("tree_bp", "number of edges", graph_.num_edges(),
-                    "a forest (no cycle; use junction_tree or loopy_bp for graphs with cycles)");
+    forest_traversal f = breadth_first_forest(graph_, "tree_bp");
+    order_ = std::move(f.order);
+    roots_ = std::move(f.roots);
+    parent_ = std::move(f.parent);
+    parent_edge_ = std::move(f.parent_edge);
     const int t = graph_.num_nodes();
-    parent_.assign(static_cast<std::size_t>(t), -1);
-    parent_edge_.assign(static_cast<std::size_t>(t), -1);
-    std::vector<char> seen(static_cast<std::size_t>(t), 0);
-    for (int r = 0; r < t; ++r) {
-      if (seen[static_cast<std::size_t>(r)]) continue;
-      roots_.push_back(r);
-      seen[static_cast<std::size_t>(r)] = 1;
-      std::size_t head = order_.size();
-      order_.push_back(r);
-      while (head < order_.size()) {
-        const int v = order_[head++];
-        for (const incidence& i : graph_.incident(v)) {
-          if (seen[static_cast<std::size_t>(i.neighbour)]) continue;
-          seen[static_cast<std::size_t>(i.neighbour)] = 1;
-          parent_[static_cast<std::size_t>(i.neighbour)] = v;
-          parent_edge_[static_cast<std::size_t>(i.neighbour)] = i.edge;
-          order_.push_back(i.neighbour);
-        }
-      }
-    }
     // up: the message of each non-root node to its parent (K_parent entries); acc, full, down: per node (K_v).
     up_offset_.assign(static_cast<std::size_t>(t), 0);
     Eigen::Index at = 0;
