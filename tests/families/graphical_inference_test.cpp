@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -16,6 +17,7 @@
 #include "privpost/families/graphical/loopy_bp.hpp"
 #include "privpost/families/graphical/pairwise_graph.hpp"
 #include "privpost/families/graphical/tree_bp.hpp"
+#include "support/statistical.hpp"
 
 using namespace privpost;
 
@@ -75,6 +77,41 @@ TEST_CASE("pairwise_graph validates its input and reports its structure", "[grap
   CHECK_THROWS_AS(chain.cardinality(-1), std::invalid_argument);
   CHECK_THROWS_AS(chain_graph(0, 2), std::invalid_argument);
   CHECK_THROWS_AS(kth_order_chain_graph(5, 0, 2), std::invalid_argument);
+}
+
+TEST_CASE("connected_erdos_renyi_graph draws G(T, p) conditioned on connectivity", "[graphical]") {
+  std::mt19937_64 g(2017);
+  // T = 3, p = 1/2: the four connected graphs (three paths and the triangle) have probability 1/8 each unconditionally,
+  // so 1/4 each given connectivity (chi-square over 8000 draws).
+  std::map<std::vector<std::pair<int, int>>, std::size_t> index{
+      {{{0, 1}, {0, 2}}, 0}, {{{0, 1}, {1, 2}}, 1}, {{{0, 2}, {1, 2}}, 2}, {{{0, 1}, {0, 2}, {1, 2}}, 3}};
+  std::vector<double> observed(4, 0.0);
+  for (int i = 0; i < 8000; ++i) {
+    const pairwise_graph graph = connected_erdos_renyi_graph(3, 0.5, 2, g);
+    std::vector<std::pair<int, int>> edges;
+    for (int e = 0; e < graph.num_edges(); ++e) edges.push_back(graph.edge(e));
+    observed[index.at(edges)] += 1.0;
+  }
+  REQUIRE(test::chi_square_p_value(observed, {0.25, 0.25, 0.25, 0.25}) > test::ks_level);
+  // The study's graphs (T = 10, p = 0.3, K = 3): connected, edges in lexicographic order, the same graph from the same seed.
+  for (int i = 0; i < 50; ++i) {
+    std::mt19937_64 a(100 + i), b(100 + i);
+    const pairwise_graph graph = connected_erdos_renyi_graph(10, 0.3, 3, a);
+    REQUIRE(graph.is_connected());
+    REQUIRE(graph.num_edges() >= 9);
+    REQUIRE(graph.cardinality(9) == 3);
+    for (int e = 1; e < graph.num_edges(); ++e) REQUIRE(graph.edge(e - 1) < graph.edge(e));
+    REQUIRE(connected_erdos_renyi_graph(10, 0.3, 3, b).num_edges() == graph.num_edges());
+  }
+  REQUIRE(connected_erdos_renyi_graph(10, 1.0, 2, g).num_edges() == 45);
+  REQUIRE(connected_erdos_renyi_graph(1, 0.5, 2, g).num_edges() == 0);
+  // Bad input by name; an unlikely connection is a bounded failure.
+  REQUIRE_THROWS_WITH(connected_erdos_renyi_graph(0, 0.5, 2, g), Catch::Contains("nodes"));
+  REQUIRE_THROWS_WITH(connected_erdos_renyi_graph(5, 0.0, 2, g), Catch::Contains("edge probability p"));
+  REQUIRE_THROWS_AS(connected_erdos_renyi_graph(5, std::numeric_limits<double>::quiet_NaN(), 2, g), std::invalid_argument);
+  REQUIRE_THROWS_WITH(connected_erdos_renyi_graph(5, 0.5, 2, g, 0), Catch::Contains("max_tries"));
+  REQUIRE_THROWS_AS(connected_erdos_renyi_graph(5, 0.5, 1, g), std::invalid_argument);  // K_v >= 2
+  REQUIRE_THROWS_WITH(connected_erdos_renyi_graph(60, 0.001, 2, g, 20), Catch::Contains("no connected graph in 20 draws"));
 }
 
 TEST_CASE("table_layout puts node tables first, then edge tables row-major", "[graphical]") {

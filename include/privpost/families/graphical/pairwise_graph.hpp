@@ -1,8 +1,9 @@
 // privpost/families/graphical/pairwise_graph.hpp
 // pairwise_graph: the structure of a discrete pairwise Markov random field (issue #11, spec cgm.md Sec. 1.1, 5.2):
 // nodes with cardinalities K_v >= 2 and undirected edges, each edge stored as (u, v) with u < v; builders for chains,
-// stars and k-th order chains; and table_layout, the offsets of the node and edge tables in one flat parameter or
-// marginal vector (node tables first, then edge tables; an edge table's cell (a, c) at a * K_v + c, u slowest).
+// stars, k-th order chains and connected Erdos-Renyi graphs; the breadth-first traversal of a forest; and table_layout,
+// the offsets of the node and edge tables in one flat parameter or marginal vector (node tables first, then edge tables; an edge
+// table's cell (a, c) at a * K_v + c, u slowest).
 #pragma once
 
 #include <Eigen/Core>
@@ -15,7 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
+#include "privpost/core/random/uniform.hpp"
 
 namespace privpost {
 
@@ -135,6 +138,30 @@ inline pairwise_graph kth_order_chain_graph(int nodes, int order, int k) {
   for (int i = 0; i < nodes; ++i)
     for (int j = i + 1; j < nodes && j - i <= order; ++j) edges.emplace_back(i, j);
   return pairwise_graph(std::vector<int>(static_cast<std::size_t>(nodes), k), std::move(edges));
+}
+
+/// A connected Erdos-Renyi graph (the dissertation's third graph family, spec cgm.md Sec. 4.1): every pair i < j joined
+/// independently with probability p, redrawn until connected (rejection, so the law is G(nodes, p) conditioned on
+/// connectivity), every node with k states; edges in lexicographic order. At most max_tries draws: throws
+/// retry_limit_exceeded when none is connected (for example a small p on many nodes), std::invalid_argument for nodes
+/// outside [1, 4096], p outside (0, 1] or max_tries < 1.
+template <random_engine G>
+inline pairwise_graph connected_erdos_renyi_graph(int nodes, double p, int k, G& g, int max_tries = 10000) {
+  constexpr const char* f = "connected_erdos_renyi_graph";
+  if (nodes < 1 || nodes > 4096) throw_invalid(f, "nodes", nodes, "an integer in [1, 4096]");
+  if (!(p > 0.0 && p <= 1.0)) throw_invalid(f, "edge probability p", p, "a number in (0, 1]");
+  if (max_tries < 1) throw_invalid(f, "max_tries", max_tries, "an integer >= 1");
+  const std::vector<int> cardinalities(static_cast<std::size_t>(nodes), k);
+  for (int tries = 0; tries < max_tries; ++tries) {
+    std::vector<std::pair<int, int>> edges;
+    for (int i = 0; i < nodes; ++i)
+      for (int j = i + 1; j < nodes; ++j)
+        if (draw_uniform(g) < p) edges.emplace_back(i, j);
+    pairwise_graph graph(cardinalities, std::move(edges));
+    if (graph.is_connected()) return graph;
+  }
+  throw retry_limit_exceeded(std::string(f) + ": no connected graph in " + std::to_string(max_tries) + " draws (nodes " +
+                             std::to_string(nodes) + ", p " + std::to_string(p) + "); raise p or max_tries");
 }
 
 /// A breadth-first visit of a forest: each component rooted at its smallest node. order lists every node with parents
