@@ -14,6 +14,7 @@
 
 #include "privpost/families/graphical/brute_force.hpp"
 #include "privpost/families/graphical/contingency_tables.hpp"
+#include "privpost/families/graphical/junction_tree.hpp"
 #include "privpost/families/graphical/loopy_bp.hpp"
 #include "privpost/families/graphical/pairwise_graph.hpp"
 #include "privpost/families/graphical/tree_bp.hpp"
@@ -333,4 +334,87 @@ TEST_CASE("loopy_bp is exact on forests and close to enumeration on a weakly cou
   Eigen::VectorXd bad = theta;
   bad(2) = std::nan("");
   CHECK_THROWS_AS(short_run.marginals(bad, mu), std::invalid_argument);
+}
+
+TEST_CASE("junction_tree equals enumeration on random loopy graphs, k-th order chains and forests", "[graphical]") {
+  std::mt19937_64 g(2027);
+  std::normal_distribution<double> normal;
+  std::uniform_int_distribution<int> states(2, 3);
+  auto check_against_enumeration = [&](const pairwise_graph& graph, junction_tree_options options, double scale) {
+    junction_tree jt(graph, std::move(options));
+    brute_force_inference bf(graph);
+    Eigen::VectorXd theta(jt.layout().size()), mu_jt, mu_bf;
+    for (Eigen::Index i = 0; i < theta.size(); ++i) theta(i) = scale * normal(g);
+    CHECK(jt.marginals(theta, mu_jt).converged);
+    bf.marginals(theta, mu_bf);
+    CHECK((mu_jt - mu_bf).cwiseAbs().maxCoeff() < 1e-12);
+    CHECK(std::abs(jt.log_partition() - bf.log_partition()) < 1e-10 * std::max(1.0, std::abs(bf.log_partition())));
+    jt.marginals(theta, mu_jt);  // a second call on the same object gives the same answer
+    CHECK((mu_jt - mu_bf).cwiseAbs().maxCoeff() < 1e-12);
+  };
+  for (int t = 1; t <= 8; ++t)
+    for (const double p : {0.3, 0.6, 1.0})
+      for (const double scale : {1.0, 30.0}) {
+        // G(t, p), not necessarily connected, K_v in {2, 3}; then the same graph eliminated in reverse order.
+        std::vector<int> k(static_cast<std::size_t>(t));
+        for (int& kv : k) kv = states(g);
+        std::vector<std::pair<int, int>> edges;
+        for (int i = 0; i < t; ++i)
+          for (int j = i + 1; j < t; ++j)
+            if (std::uniform_real_distribution<double>(0.0, 1.0)(g) < p) edges.emplace_back(j, i);
+        const pairwise_graph graph(k, edges);
+        INFO("T " << t << ", p " << p << ", " << graph.num_edges() << " edges, scale " << scale);
+        check_against_enumeration(graph, {}, scale);
+        junction_tree_options reverse;
+        for (int v = t - 1; v >= 0; --v) reverse.elimination_order.push_back(v);
+        check_against_enumeration(graph, reverse, scale);
+      }
+  for (int order = 1; order <= 4; ++order) check_against_enumeration(kth_order_chain_graph(9, order, 2), {}, 1.0);
+  check_against_enumeration(kth_order_chain_graph(8, 3, 3), {}, 1.0);
+  check_against_enumeration(star_graph(7, 3), {}, 1.0);
+}
+
+TEST_CASE("junction_tree on the study's third-order chain: cliques {i, ..., i + 3}; on a long chain it equals tree_bp",
+          "[graphical]") {
+  const junction_tree jt(kth_order_chain_graph(10, 3, 3));
+  REQUIRE(jt.num_cliques() == 10);
+  REQUIRE(jt.largest_clique_cells() == 81);
+  for (int i = 0; i < 7; ++i) {
+    const auto c = jt.clique(i);
+    REQUIRE(std::vector<int>(c.begin(), c.end()) == std::vector<int>{i, i + 1, i + 2, i + 3});
+    REQUIRE(jt.parent(i) == i + 1);
+  }
+  REQUIRE(jt.parent(9) == -1);
+  // Tree: the same answer as tree_bp on a 50-node chain of K = 4 (beyond enumeration).
+  const pairwise_graph chain = chain_graph(50, 4);
+  junction_tree on_chain(chain);
+  tree_bp bp(chain);
+  std::mt19937_64 g(5);
+  std::normal_distribution<double> normal;
+  Eigen::VectorXd theta(bp.layout().size()), mu_jt, mu_bp;
+  for (Eigen::Index i = 0; i < theta.size(); ++i) theta(i) = normal(g);
+  on_chain.marginals(theta, mu_jt);
+  bp.marginals(theta, mu_bp);
+  CHECK((mu_jt - mu_bp).cwiseAbs().maxCoeff() < 1e-12);
+  CHECK(on_chain.log_partition() == Approx(bp.log_partition()).epsilon(1e-13));
+}
+
+TEST_CASE("junction_tree rejects bad elimination orders, too wide cliques and bad potentials by name", "[graphical][errors]") {
+  const pairwise_graph graph = kth_order_chain_graph(6, 2, 3);
+  junction_tree_options short_order;
+  short_order.elimination_order = {0, 1, 2};
+  CHECK_THROWS_WITH(junction_tree(graph, short_order), Catch::Contains("length of the elimination order"));
+  junction_tree_options repeated;
+  repeated.elimination_order = {0, 1, 2, 3, 4, 4};
+  CHECK_THROWS_WITH(junction_tree(graph, repeated), Catch::Contains("node of the elimination order"));
+  junction_tree_options narrow;
+  narrow.max_clique_cells = 26;  // cliques of 3 nodes with K = 3 have 27 cells
+  CHECK_THROWS_WITH(junction_tree(graph, narrow), Catch::Contains("cells of the largest clique") && Catch::Contains("loopy_bp"));
+  CHECK_THROWS_AS(junction_tree(kth_order_chain_graph(30, 29, 3)), std::invalid_argument);  // complete graph: 3^30 cells
+  junction_tree jt(graph);
+  Eigen::VectorXd mu, theta = Eigen::VectorXd::Zero(jt.layout().size());
+  CHECK_THROWS_AS(jt.marginals(theta.head(5).eval(), mu), std::invalid_argument);
+  theta(3) = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH(jt.marginals(theta, mu), Catch::Contains("theta"));
+  CHECK_THROWS_AS(jt.clique(6), std::invalid_argument);
 }

@@ -27,6 +27,7 @@ std::atomic<long> eigen_malloc_checks_failed{0};  // Eigen allocations (or other
 #include "privpost/families/exponential.hpp"
 #include "privpost/families/glm/glm_statistic.hpp"
 #include "privpost/families/graphical/count_sampling.hpp"
+#include "privpost/families/graphical/junction_tree.hpp"
 #include "privpost/families/graphical/loopy_bp.hpp"
 #include "privpost/families/graphical/tree_bp.hpp"
 #include "privpost/families/multinomial.hpp"
@@ -39,6 +40,7 @@ std::atomic<long> eigen_malloc_checks_failed{0};  // Eigen allocations (or other
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/cgm/box_dual.hpp"
 #include "privpost/samplers/cgm/cgm_noise.hpp"
+#include "privpost/samplers/cgm/m_step.hpp"
 #include "privpost/samplers/cgm/naive_mle.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
@@ -281,6 +283,25 @@ TEST_CASE("box-dual E-steps and naive MLE iterations allocate nothing once their
   CHECK(allocations_in([&] {
           for (int i = 0; i < 50; ++i) naive.iterate();
         }) == 0);
+}
+
+TEST_CASE("junction-tree inference and the exact M-step on it allocate nothing once sized", "[allocation][graphical]") {
+  std::mt19937_64 g(24);
+  junction_tree jt(kth_order_chain_graph(8, 3, 3));
+  Eigen::VectorXd theta(jt.layout().size()), mu(jt.layout().size());
+  for (Eigen::Index i = 0; i < theta.size(); ++i) theta(i) = draw_normal(g);
+  CHECK(allocations_in([&] {
+          for (int i = 0; i < 20; ++i) jt.marginals(theta, mu);
+        }) == 0);
+  CHECK(std::abs(mu.head(3).sum() - 1.0) < 1e-12);
+  // The exact moment-matching M-step on it, once its work vectors are sized by a first solve.
+  exact_moment_matching m_step(jt.graph());
+  Eigen::VectorXd fitted = Eigen::VectorXd::Zero(theta.size());
+  m_step.solve(jt, mu, fitted);
+  fitted.setZero();
+  int steps = 0;
+  CHECK(allocations_in([&] { steps = m_step.solve(jt, mu, fitted).iterations; }) == 0);
+  CHECK(steps > 10);
 }
 
 TEST_CASE("loopy belief propagation allocates nothing once mu has its size", "[allocation][graphical]") {

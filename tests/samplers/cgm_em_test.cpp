@@ -13,6 +13,7 @@
 
 #include "privpost/families/graphical/brute_force.hpp"
 #include "privpost/families/graphical/contingency_tables.hpp"
+#include "privpost/families/graphical/junction_tree.hpp"
 #include "privpost/families/graphical/loopy_bp.hpp"
 #include "privpost/families/graphical/moments.hpp"
 #include "privpost/families/graphical/pairwise_graph.hpp"
@@ -23,6 +24,7 @@
 #include "privpost/samplers/cgm/box_dual.hpp"
 #include "privpost/samplers/cgm/cgm_em.hpp"
 #include "privpost/samplers/cgm/cgm_noise.hpp"
+#include "privpost/samplers/cgm/m_step.hpp"
 #include "privpost/samplers/cgm/nlbp.hpp"
 
 using namespace privpost;
@@ -273,7 +275,16 @@ TEST_CASE("cgm_em on a graph with cycles (exact back end, literal EM) and its re
   CHECK(r.iterations >= 1);
   CHECK(r.parameter.allFinite());
   for (std::size_t t = 1; t < em.trace().size(); ++t) CHECK(em.trace()[t].residual_l1 <= em.trace()[t - 1].residual_l1 + 1e-3);
-  CHECK_THROWS_AS(cgm_em(triangle, y, 100.0, laplace_cgm_noise(6.0), brute_force_inference(triangle)), std::invalid_argument);
+  // MAP-EM (pseudo-count 10) on the cycle: the exact M-step leaves theta-hat at the MLE of the smoothed tables n_t.
+  cgm_em map_em(triangle, y, 100.0, laplace_cgm_noise(6.0), brute_force_inference(triangle));
+  const fit_result m = fit(map_em, fit_options{500});
+  CHECK(m.converged);
+  CHECK(m.events.inner_solver_nonconverged == 0);
+  Eigen::VectorXd smoothed, fitted;
+  pseudo_count_marginals(triangle, map_em.counts(), 100.0, 10.0, smoothed);
+  brute_force_inference brute(triangle);
+  brute.marginals(m.parameter, fitted);
+  CHECK((fitted - smoothed).cwiseAbs().maxCoeff() < 1e-8);
 }
 
 TEST_CASE("CGM-EM error paths name the value", "[cgm]") {
@@ -431,4 +442,106 @@ TEST_CASE("box dual and CGM-EM through loopy BP: uncertified on cycles, equal to
   CHECK(em.counts().minCoeff() > 0.0);
   CHECK(kl < 0.5 * kl_uniform);
   CHECK(r.events.log_floors == 0);
+}
+
+TEST_CASE("box dual and literal EM through the junction tree equal enumeration on a third-order chain", "[cgm]") {
+  const pairwise_graph third = kth_order_chain_graph(7, 3, 2);
+  const table_layout layout(third);
+  std::mt19937_64 g(77);
+  const Eigen::VectorXd truth = random_theta(layout, g, 0.7);
+  brute_force_inference brute(third);
+  Eigen::VectorXd mu;
+  brute.marginals(truth, mu);
+  const laplace_mechanism mechanism(contingency_l1_sensitivity(third), 1.0);
+  const Eigen::VectorXd y = mechanism.release(Eigen::VectorXd(2000.0 * mu.tail(layout.released_size())), g);
+  junction_tree jt(third);
+  Eigen::VectorXd g_jt, n_jt, g_bf, n_bf;
+  const estep_result rj = box_dual_estep(third).solve(jt, truth, y, 2000.0, make_cgm_noise(mechanism), g_jt, n_jt);
+  const estep_result rb = box_dual_estep(third).solve(brute, truth, y, 2000.0, make_cgm_noise(mechanism), g_bf, n_bf);
+  CHECK(rj.certified);
+  CHECK(rj.iterations == rb.iterations);
+  CHECK((n_jt - n_bf).cwiseAbs().maxCoeff() < 1e-8);
+  cgm_em_options options;
+  options.pseudo_count = 0.0;
+  cgm_em em_jt(third, y, 2000.0, make_cgm_noise(mechanism), junction_tree(third), options);
+  cgm_em em_bf(third, y, 2000.0, make_cgm_noise(mechanism), brute_force_inference(third), options);
+  const fit_result fj = fit(em_jt, fit_options{50}), fb = fit(em_bf, fit_options{50});
+  CHECK(fj.iterations == fb.iterations);
+  CHECK((em_jt.counts() - em_bf.counts()).cwiseAbs().maxCoeff() < 1e-6);
+}
+
+TEST_CASE("exact moment matching: the MLE of any graph's marginals, equal to the closed form on trees", "[cgm]") {
+  std::mt19937_64 g(78);
+  // Third-order chain through the junction tree: from theta = 0 to the model whose marginals were given.
+  const pairwise_graph third = kth_order_chain_graph(7, 3, 2);
+  junction_tree jt(third);
+  const Eigen::VectorXd truth = random_theta(table_layout(third), g, 0.7);
+  Eigen::VectorXd target, theta = Eigen::VectorXd::Zero(truth.size()), mu;
+  jt.marginals(truth, target);
+  exact_moment_matching solver(third);
+  const moment_matching_result r = solver.solve(jt, target, theta);
+  INFO(r.iterations << " iterations, error " << r.max_error);
+  CHECK(r.converged);
+  CHECK(r.max_error < 1e-9);
+  jt.marginals(theta, mu);
+  CHECK((mu - target).cwiseAbs().maxCoeff() < 1e-9);
+  CHECK(exact_kl(jt, truth, theta) < 1e-12);
+  // Warm start at the answer: one inference call.
+  CHECK(solver.solve(jt, target, theta).iterations == 1);
+  // A tree: the same marginals as the closed-form pseudo-moment MLE.
+  const pairwise_graph star = star_graph(5, 3);
+  tree_bp bp(star);
+  Eigen::VectorXd star_target, closed, iterative = Eigen::VectorXd::Zero(table_layout(star).size()), mu_closed, mu_iter;
+  bp.marginals(random_theta(table_layout(star), g, 1.0), star_target);
+  pseudo_moment_parameters(star, star_target, closed);
+  CHECK(exact_moment_matching(star).solve(bp, star_target, iterative).converged);
+  bp.marginals(closed, mu_closed);
+  bp.marginals(iterative, mu_iter);
+  CHECK((mu_closed - mu_iter).cwiseAbs().maxCoeff() < 1e-9);
+  // The cap is reported with the error reached, not thrown; bad input is named.
+  moment_matching_options short_run;
+  short_run.max_iterations = 3;
+  theta.setZero();
+  const moment_matching_result capped = exact_moment_matching(third, short_run).solve(jt, target, theta);
+  CHECK_FALSE(capped.converged);
+  CHECK(capped.iterations == 3);
+  CHECK(capped.max_error > 1e-9);
+  Eigen::VectorXd zero_cell = target;
+  zero_cell(0) = 0.0;
+  CHECK_THROWS_WITH(solver.solve(jt, zero_cell, theta), Catch::Contains("target marginal"));
+  CHECK_THROWS_AS(solver.solve(jt, target.head(3).eval(), theta), std::invalid_argument);
+  moment_matching_options bad;
+  bad.tol = 0.0;
+  CHECK_THROWS_WITH(exact_moment_matching(third, bad), Catch::Contains("tol"));
+}
+
+TEST_CASE("CGM-EM with Gaussian noise converges: the E-step's gap tolerance for a strongly convex dual", "[cgm]") {
+  // N = 435, sigma = 4 (House votes sized), K = 3: a chain (tree BP) and a 4-cycle (junction tree, exact M-step).
+  auto fit_gaussian = [](const pairwise_graph& graph, auto inference, double quadratic_gap_tol) {
+    const table_layout layout(graph);
+    std::mt19937_64 g(5);
+    const Eigen::VectorXd truth = dirichlet_theta(graph, g);
+    Eigen::VectorXd y = privpost_test::enumerated_tables(graph, truth, 435, g).tail(layout.released_size());
+    std::normal_distribution<double> noise(0.0, 4.0);
+    for (Eigen::Index j = 0; j < y.size(); ++j) y(j) += noise(g);
+    cgm_em_options options;
+    options.estep.quadratic_gap_tol = quadratic_gap_tol;
+    cgm_em em(graph, y, 435.0, gaussian_cgm_noise(4.0), std::move(inference), options);
+    return fit(em, fit_options{500});
+  };
+  const pairwise_graph chain = chain_graph(4, 3);
+  const pairwise_graph cycle(std::vector<int>(4, 3), {{0, 1}, {1, 2}, {2, 3}, {0, 3}});
+  const fit_result on_chain = fit_gaussian(chain, tree_bp(chain), 1e-12);
+  const fit_result on_cycle = fit_gaussian(cycle, junction_tree(cycle), 1e-12);
+  INFO("iterations: chain " << on_chain.iterations << ", cycle " << on_cycle.iterations);
+  CHECK(on_chain.converged);
+  CHECK(on_cycle.converged);
+  CHECK(on_chain.iterations < 100);
+  CHECK(on_cycle.iterations < 100);
+  // Negative control: Laplace's tolerance (1e-8 N) for the Gaussian dual leaves EM drifting, never converged.
+  CHECK_FALSE(fit_gaussian(chain, tree_bp(chain), 1e-8).converged);
+  CHECK_FALSE(fit_gaussian(cycle, junction_tree(cycle), 1e-8).converged);
+  estep_options bad;
+  bad.quadratic_gap_tol = 0.0;
+  CHECK_THROWS_WITH(box_dual_estep(chain, bad), Catch::Contains("quadratic_gap_tol"));
 }

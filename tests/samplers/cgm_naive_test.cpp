@@ -16,6 +16,7 @@
 #include "privpost/families/graphical/brute_force.hpp"
 #include "privpost/families/graphical/contingency_tables.hpp"
 #include "privpost/families/graphical/count_sampling.hpp"
+#include "privpost/families/graphical/junction_tree.hpp"
 #include "privpost/families/graphical/loopy_bp.hpp"
 #include "privpost/families/graphical/moments.hpp"
 #include "privpost/families/graphical/pairwise_graph.hpp"
@@ -264,38 +265,63 @@ TEST_CASE("AT-2: naive MLE's marginal MSE falls at the slopes of Prop. 3 (noise-
   CHECK(slope_sampling <= -0.7);
 }
 
-// AT-7, Erdos-Renyi row (spec Sec. 4.4; slow label): connected G(10, 0.3) graphs with K = 3 and Dirichlet(1) edge
-// potentials, N = 10^4, epsilon = 0.1 at the text's scale b = |E| / epsilon; populations drawn exactly over the 3^10
-// configurations; CGM MAP-EM (box-dual E-step and Bethe M-step through loopy_bp, at most 2000 iterations) against naive
-// MLE (lambda = 1e-4, projected, loopy_bp); exact KL by enumeration. 2 graphs x 2 releases. Accepted: the spec's
-// "CGM <= naive(1e-4)" on the median.
-TEST_CASE("AT-7 (Erdos-Renyi row): CGM through loopy BP beats naive MLE at N = 1e4, eps = 0.1", "[cgm-study]") {
-  std::mt19937_64 g(1984);
+// AT-7 (spec Sec. 4.4; slow label): 2 models x 2 releases of one graph family, T = 10, K = 3, Dirichlet(1) edge
+// potentials, N = 10^4, epsilon = 0.1 at the text's scale b = |E| / epsilon, populations drawn exactly over the 3^10
+// configurations; CGM MAP-EM (box-dual E-step, at most 2000 iterations) against naive MLE (lambda = 1e-4, projected),
+// both through the back end Inference; exact KL through `exact`. Accepted: the spec's "CGM <= naive(1e-4)" on the
+// median; the medians are printed.
+struct at7_medians {
+  double cgm, naive, uniform;
+  int capped, inner_capped;
+};
+template <class Inference, class Exact, class MakeGraph>
+at7_medians at7_row(std::uint64_t seed, MakeGraph&& make_graph) {
+  std::mt19937_64 g(seed);
   std::vector<double> cgm, naive, uniform;
-  int capped = 0;
+  at7_medians out{0.0, 0.0, 0.0, 0, 0};
   for (int m = 0; m < 2; ++m) {
-    const pairwise_graph graph = connected_erdos_renyi_graph(10, 0.3, 3, g);
+    const pairwise_graph graph = make_graph(g);
     const table_layout layout(graph);
+    Exact exact(graph);
     const Eigen::VectorXd truth = dirichlet_theta(graph, g);
     const Eigen::VectorXd tables = privpost_test::enumerated_tables(graph, truth, 10000, g).tail(layout.released_size());
     const laplace_mechanism mechanism(contingency_l1_sensitivity(graph, neighbour_relation::add_remove), 0.1);
-    brute_force_inference brute(graph);
-    uniform.push_back(exact_kl(brute, truth, Eigen::VectorXd::Zero(truth.size())));
+    uniform.push_back(exact_kl(exact, truth, Eigen::VectorXd::Zero(truth.size())));
     for (int r = 0; r < 2; ++r) {
       const Eigen::VectorXd y = mechanism.release(tables, g);
       cgm_em_options em_options;
       em_options.keep_trace = false;
-      cgm_em em(graph, y, 1e4, make_cgm_noise(mechanism), loopy_bp(graph), em_options);
+      cgm_em em(graph, y, 1e4, make_cgm_noise(mechanism), Inference(graph), em_options);
       const fit_result fitted = fit(em, fit_options{2000});
-      capped += fitted.converged ? 0 : 1;
-      cgm.push_back(exact_kl(brute, truth, fitted.parameter));
+      out.capped += fitted.converged ? 0 : 1;
+      out.inner_capped += fitted.events.inner_solver_nonconverged;
+      cgm.push_back(exact_kl(exact, truth, fitted.parameter));
       naive_mle_options options;
       options.lambda = 1e-4;
-      naive_mle naive_fit(graph, y, 1e4, loopy_bp(graph), options);
-      naive.push_back(exact_kl(brute, truth, fit(naive_fit, fit_options{5000}).parameter));
+      naive_mle naive_fit(graph, y, 1e4, Inference(graph), options);
+      naive.push_back(exact_kl(exact, truth, fit(naive_fit, fit_options{5000}).parameter));
     }
   }
-  WARN("AT-7 ER row: median KL CGM " << median(cgm) << " (" << capped << " of 4 fits at the 2000-iteration cap), naive(1e-4) "
-                                     << median(naive) << ", uniform " << median(uniform));
-  CHECK(median(cgm) <= median(naive));
+  out.cgm = median(cgm);
+  out.naive = median(naive);
+  out.uniform = median(uniform);
+  WARN("AT-7: median KL CGM " << out.cgm << " (" << out.capped << " of 4 fits at the 2000-iteration cap, " << out.inner_capped
+                              << " capped inner solves), naive(1e-4) " << out.naive << ", uniform " << out.uniform);
+  return out;
+}
+
+// Erdos-Renyi row: connected G(10, 0.3), loopy BP (Bethe M-step), exact KL by enumeration.
+TEST_CASE("AT-7 (Erdos-Renyi row): CGM through loopy BP beats naive MLE at N = 1e4, eps = 0.1", "[cgm-at7]") {
+  const at7_medians r = at7_row<loopy_bp, brute_force_inference>(
+      1984, [](std::mt19937_64& g) { return connected_erdos_renyi_graph(10, 0.3, 3, g); });
+  CHECK(r.cgm <= r.naive);
+}
+
+// Third-order-chain row: edges i - j for 1 <= |i - j| <= 3 (24 edges), everything exact through the junction tree
+// (certified box dual, MAP-EM with the exact moment-matching M-step).
+TEST_CASE("AT-7 (third-order chain row): exact CGM through the junction tree beats naive MLE at N = 1e4, eps = 0.1",
+          "[cgm-at7]") {
+  const at7_medians r =
+      at7_row<junction_tree, junction_tree>(1985, [](std::mt19937_64&) { return kth_order_chain_graph(10, 3, 3); });
+  CHECK(r.cgm <= r.naive);
 }

@@ -8,8 +8,9 @@
 //  - the literal Algorithm 2 of the text is pseudo_count = 0. Run to convergence it is the L1 projection of y onto N M
 //    and overfits zeros like the naive MLE: a documented negative control, not an estimator to use.
 // On a graph with cycles: with loopy_bp (Bethe) the same pseudo-moment formula is the Bethe-approximate MLE (Sec. 3.7)
-// and the E-step is not certified; with an exact back end only pseudo_count = 0 is supported so far (M-step theta + g,
-// exact by Sec. 3.6's equivalent form): the exact convex M-step with pseudo-counts is not implemented yet.
+// and the E-step is not certified; with an exact back end (junction_tree, brute force) the M-step is exact: the
+// moment-matching solve of m_step.hpp with pseudo-counts, warm-started from theta_t, and theta_t + g_t (Sec. 3.6's
+// equivalent form, no solve) for pseudo_count = 0.
 // Start: theta_0 = 0 (uniform). Converged when |n_t - n_(t-1)|_1 / N < tol. A cgm_em is an iterative_estimator for
 // fit() (inference/fit.hpp).
 #pragma once
@@ -26,6 +27,7 @@
 #include "privpost/families/graphical/moments.hpp"
 #include "privpost/families/graphical/pairwise_graph.hpp"
 #include "privpost/samplers/cgm/box_dual.hpp"
+#include "privpost/samplers/cgm/m_step.hpp"
 #include "privpost/samplers/cgm/nlbp.hpp"
 
 namespace privpost {
@@ -37,11 +39,12 @@ enum class estep_method { box_dual, nlbp };
 /// Settings of cgm_em.
 struct cgm_em_options {
   estep_method method = estep_method::box_dual;
-  estep_options estep{};       ///< the box-dual E-step's gap tolerance and iteration cap
-  nlbp_options nlbp{};         ///< NLBP's damping, stopping rule and cap (method nlbp)
-  double pseudo_count = 10.0;  ///< alpha_0 of MAP-EM; 0 is the text's literal Algorithm 2 (negative control)
-  double tol = 1e-7;           ///< convergence: |n_t - n_(t-1)|_1 / N < tol
-  bool keep_trace = true;      ///< record a trace row per iteration (costs one extra inference call per iteration)
+  estep_options estep{};             ///< the box-dual E-step's gap tolerance and iteration cap
+  nlbp_options nlbp{};               ///< NLBP's damping, stopping rule and cap (method nlbp)
+  double pseudo_count = 10.0;        ///< alpha_0 of MAP-EM; 0 is the text's literal Algorithm 2 (negative control)
+  moment_matching_options m_step{};  ///< the exact M-step's tolerance and cap (exact back ends on graphs with cycles)
+  double tol = 1e-7;                 ///< convergence: |n_t - n_(t-1)|_1 / N < tol
+  bool keep_trace = true;            ///< record a trace row per iteration (costs one extra inference call per iteration)
 };
 
 /// One EM iteration's record.
@@ -60,8 +63,7 @@ class cgm_em {
  public:
   /// graph: the model (its edge tables were released); y: the released tables (table_layout(graph).released_size()
   /// finite entries); n_records: the public N (finite, > 0); inference: a back end over the same graph.
-  /// std::invalid_argument for mismatched sizes, bad values, a graph with cycles combined with an exact back end and
-  /// pseudo_count > 0 (not implemented yet), or with the NLBP E-step.
+  /// std::invalid_argument for mismatched sizes, bad values, or a graph with cycles with the NLBP E-step.
   cgm_em(pairwise_graph graph, Eigen::VectorXd y, double n_records, Noise noise, Inference inference, cgm_em_options options = {})
       : graph_(std::move(graph)),
         layout_(graph_),
@@ -71,7 +73,8 @@ class cgm_em {
         inference_(std::move(inference)),
         options_(options),
         estep_(graph_, options.estep),
-        nlbp_(graph_, options.nlbp) {
+        nlbp_(graph_, options.nlbp),
+        mstep_(graph_, options.m_step) {
     constexpr const char* f = "cgm_em";
     check_size_match(f, "inference layout", inference_.layout().size(), "table_layout(graph) size", layout_.size());
     check_size_match(f, "y", y_.size(), "released cells (edge tables)", layout_.released_size());
@@ -82,10 +85,6 @@ class cgm_em {
     forest_ = graph_.is_forest();
     if (!forest_ && options_.method == estep_method::nlbp)
       throw_invalid(f, "number of edges", graph_.num_edges(), "a forest for the NLBP E-step (use the box dual otherwise)");
-    if (!forest_ && Inference::is_exact && options_.pseudo_count > 0.0)
-      throw_invalid(f, "pseudo_count", options_.pseudo_count,
-                    "0 with an exact back end on a graph with cycles (the exact M-step with pseudo-counts is not "
-                    "implemented yet; loopy_bp uses the Bethe M-step with any pseudo-count)");
     theta_.setZero(layout_.size());
     n_.setZero(layout_.size());
   }
@@ -154,8 +153,15 @@ class cgm_em {
 
  private:
   void m_step() {
-    if (!forest_ && Inference::is_exact) {  // pseudo_count = 0: theta + g has the distribution of the exact MLE
-      theta_.tail(layout_.released_size()) += g_;
+    if (!forest_ && Inference::is_exact) {
+      if (options_.pseudo_count == 0.0) {  // theta + g has the distribution of the exact MLE of n_t
+        theta_.tail(layout_.released_size()) += g_;
+        return;
+      }
+      pseudo_count_marginals(graph_, n_, n_records_, options_.pseudo_count, mu_);
+      const moment_matching_result r = mstep_.solve(inference_, mu_, theta_);
+      if (!r.converged) ++events_.inner_solver_nonconverged;
+      events_.message_passing_nonconverged += r.inference_nonconverged;
       return;
     }
     // Forests: the exact MLE; graphs with cycles under an approximate back end: the Bethe-approximate MLE.
@@ -172,6 +178,7 @@ class cgm_em {
   cgm_em_options options_;
   box_dual_estep estep_;
   nlbp_estep nlbp_;
+  exact_moment_matching mstep_;
   bool forest_ = true, converged_ = false;
   int iterations_ = 0;
   Eigen::VectorXd theta_, n_, n_prev_, g_, mu_;
