@@ -4,7 +4,8 @@
 // R-hat above 1.01, bulk or tail ESS below 100 per chain, or numerical repairs in more than 1% of sweeps (--strict:
 // exit status 3 then); --target-ess N extends the chains until every parameter reaches R-hat <= 1.01 and ESS >= N.
 // Regression releases made on the [-1, 1] scale of the declared box are sampled there and reported on the data's scale.
-// Logistic and Poisson regression releases (DP-GLM) are sampled by NUTS (infer_glm.cpp).
+// Logistic and Poisson regression releases (DP-GLM) are sampled by NUTS (infer_glm.cpp). Pairwise tables (CGM) are
+// fitted by MAP-EM, a point estimate (infer_tables.cpp).
 //
 // This file holds the command line; the models are run by infer_bounded.cpp, infer_unbounded.cpp and
 // infer_regression.cpp (see infer_options.hpp).
@@ -22,6 +23,7 @@ namespace {
 
 int dispatch(const privpost::tools::release_record& rec, options o) {
   const std::string& m = rec.model;
+  if (m == "pairwise-tables") return run_pairwise_tables(rec, o);
   const bool glm = m == "logistic" || m == "poisson-glm";
   if (o.thin == 0) o.thin = m == "linreg" ? regression_default_thin : glm ? nuts_default_thin : default_thin;
   if (m == "linreg") return run_regression(rec, o);
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
       "(default 1,1); normal-known-var mean0,sd0,sigma (required); normal m,kappa,a,b (default 0,1,1,1); linreg "
       "mu_0..mu_{p-1},lambda_0..lambda_{p-1} (diagonal precision),a,b of the normal-inverse-gamma prior (default zeros, ones, "
       "2, 1; for releases on the declared box's [-1, 1] scale, the default, the prior is on that scale: intercept first); "
+      "pairwise-tables alpha_0, the hyper-Dirichlet pseudo-count of MAP-EM (default 10); "
       "logistic and poisson-glm s_max,tau_scale,lkj_eta,mean_scale (||theta||^2 < s_max, half-normal covariate sds, LKJ "
       "correlation, normal covariate means; default 9,2.5,2,1; on the declared ranges' unit-ball scale "
       "100,1/sqrt(d),2,1/sqrt(d))");
@@ -72,6 +75,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1.0, 1e9));
   app.add_option("--max-sweeps", o.max_sweeps, "with --target-ess: at most this many sweeps per chain (burn-in included)")
       ->check(CLI::Range(static_cast<std::int64_t>(1), static_cast<std::int64_t>(1'000'000'000)));
+  app.add_option("--max-iterations", o.max_iterations, "pairwise-tables: EM iterations at most (default 2000)")
+      ->check(CLI::Range(1, 100000000));
   CLI11_PARSE(app, argc, argv);
   try {
     std::ifstream f(o.release);

@@ -20,6 +20,7 @@ struct options {
   std::uint64_t seed = 1;
   double target_ess = 0;             ///< > 0: extend the chains until R-hat <= 1.01 and bulk and tail ESS >= this
   std::int64_t max_sweeps = 200000;  ///< per chain, with --target-ess
+  int max_iterations = 2000;         ///< pairwise-tables: EM iterations at most
 };
 
 /// Default thinning of the families' chains.
@@ -39,6 +40,8 @@ int infer_unbounded(const release_record& rec, const options& o);
 int run_regression(const release_record& rec, const options& o);
 /// Logistic and Poisson regression (DP-GLM, NUTS): infer_glm.cpp.
 int run_glm(const release_record& rec, const options& o);
+/// Pairwise tables (CGM MAP-EM, a point estimate): infer_tables.cpp.
+int run_pairwise_tables(const release_record& rec, const options& o);
 /// Default thinning of NUTS chains (logistic).
 inline constexpr int nuts_default_thin = 1;
 

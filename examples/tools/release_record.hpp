@@ -16,8 +16,9 @@
 namespace privpost::tools {
 
 struct release_record {
-  std::string model;      ///< binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg|logistic|poisson-glm
-  double n = 0;           ///< number of records (public)
+  std::string
+      model;     ///< binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg|logistic|poisson-glm|pairwise-tables
+  double n = 0;  ///< number of records (public)
   int categories = 0;     ///< K, multinomial only
   std::string mechanism;  ///< laplace|gaussian
   double epsilon = 0, delta = 0;
@@ -50,6 +51,12 @@ struct release_record {
   std::vector<std::string> statistic_names;  ///< glm_statistic::names(covariates), in the order of noisy_statistics
   std::string sensitivity_rule;              ///< which result gave the sensitivity
   double y_bound = 0;                        ///< poisson-glm: R_y, the declared largest count (larger ones clamped)
+  // pairwise-tables (issue #11): the declared graph; noisy_statistics are its edge tables in table_layout order
+  std::vector<std::string> nodes;                ///< one node per column, by column name
+  std::vector<std::vector<std::string>> levels;  ///< each node's declared levels, in state order
+  std::vector<std::pair<int, int>> edges;        ///< node indices, as declared
+  std::string neighbours = "replace_one";        ///< replace_one (the library's) or add_remove (the dissertation's)
+  std::string missing_level;                     ///< the level empty cells were read as (empty: none allowed)
 };
 
 inline nlohmann::json to_json(const release_record& r) {
@@ -101,6 +108,16 @@ inline nlohmann::json to_json(const release_record& r) {
                 {"sensitivity_rule", r.sensitivity_rule}};
     if (!r.positive_label.empty()) j["glm"]["positive_label"] = r.positive_label;
     if (r.model == "poisson-glm") j["glm"]["y_bound"] = r.y_bound;
+  }
+  if (r.model == "pairwise-tables") {
+    nlohmann::json edges = nlohmann::json::array();
+    for (const auto& e : r.edges) edges.push_back({e.first, e.second});
+    j["graph"] = {{"nodes", r.nodes},
+                  {"levels", r.levels},
+                  {"edges", edges},
+                  {"neighbours", r.neighbours},
+                  {"released", "edge tables, cell (a, c) of edge (u, v) at a * K_v + c"}};
+    if (!r.missing_level.empty()) j["graph"]["missing_level"] = r.missing_level;
   }
   return j;
 }
@@ -207,6 +224,25 @@ inline release_record from_json(const nlohmann::json& j) {
       r.y_bound = number(g, "y_bound");
       if (!(r.y_bound >= 1.0)) throw std::invalid_argument("release record: glm y_bound must be >= 1");
     }
+  }
+  if (r.model == "pairwise-tables") {
+    const auto& g = need(j, "graph");
+    for (const auto& v : need(g, "nodes")) r.nodes.push_back(v.get<std::string>());
+    for (const auto& l : need(g, "levels")) {
+      r.levels.emplace_back();
+      for (const auto& v : l) r.levels.back().push_back(v.get<std::string>());
+    }
+    for (const auto& e : need(g, "edges")) {
+      if (!e.is_array() || e.size() != 2 || !e.at(0).is_number_integer() || !e.at(1).is_number_integer())
+        throw std::invalid_argument("release record: a graph edge is not a pair of node indices");
+      r.edges.emplace_back(e.at(0).get<int>(), e.at(1).get<int>());
+    }
+    r.neighbours = need(g, "neighbours").get<std::string>();
+    if (r.neighbours != "replace_one" && r.neighbours != "add_remove")
+      throw std::invalid_argument("release record: graph neighbours '" + r.neighbours + "'; accepted: replace_one, add_remove");
+    r.missing_level = g.value("missing_level", std::string());
+    if (r.nodes.empty() || r.levels.size() != r.nodes.size() || r.edges.empty())
+      throw std::invalid_argument("release record: graph needs nodes, one level list per node and at least one edge");
   }
   return r;
 }
