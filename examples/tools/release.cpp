@@ -310,6 +310,9 @@ privpost::tools::release_record make_tables_release(const options& o) {
   r.mechanism = o.mechanism;
   r.version = privpost::version_string;
   r.nodes = tools::split_list(o.columns);
+  for (std::size_t v = 0; v < r.nodes.size(); ++v)
+    if (std::find(r.nodes.begin() + static_cast<std::ptrdiff_t>(v) + 1, r.nodes.end(), r.nodes[v]) != r.nodes.end())
+      throw std::invalid_argument("--columns: '" + r.nodes[v] + "' is listed twice");
   r.missing_level = o.missing_level;
   const std::vector<std::string> shared = tools::split_list(o.levels);
   r.levels.assign(r.nodes.size(), shared);

@@ -13,6 +13,7 @@
 #include "privpost/families/exponential.hpp"
 #include "privpost/families/family_model.hpp"
 #include "privpost/families/graphical/brute_force.hpp"
+#include "privpost/families/graphical/junction_tree.hpp"
 #include "privpost/families/graphical/loopy_bp.hpp"
 #include "privpost/families/graphical/tree_bp.hpp"
 #include "privpost/families/multinomial.hpp"
@@ -278,6 +279,8 @@ static_assert(!warmup_aware<gibbs_ss<family_model<binomial_family>, beta_prior, 
 static_assert(marginal_inference<tree_bp>);
 static_assert(marginal_inference<brute_force_inference>);
 static_assert(marginal_inference<loopy_bp>);
+static_assert(marginal_inference<junction_tree>);
+static_assert(junction_tree::is_exact);
 static_assert(!loopy_bp::is_exact);
 static_assert(!marginal_inference<inference_without_exactness>);
 static_assert(!marginal_inference<inference_without_layout>);
@@ -288,6 +291,8 @@ static_assert(!cgm_noise<noise_without_gap>);
 static_assert(iterative_estimator<cgm_em<tree_bp, laplace_cgm_noise>>);
 static_assert(iterative_estimator<cgm_em<brute_force_inference, gaussian_cgm_noise>>);
 static_assert(iterative_estimator<cgm_em<loopy_bp, laplace_cgm_noise>>);
+static_assert(iterative_estimator<cgm_em<junction_tree, gaussian_cgm_noise>>);
+static_assert(iterative_estimator<naive_mle<junction_tree>>);
 static_assert(iterative_estimator<naive_mle<tree_bp>>);
 static_assert(!iterative_estimator<estimator_without_status>);
 static_assert(!iterative_estimator<tree_bp>);
