@@ -3,7 +3,8 @@
 // a cold start (g = 0) and warm (from the previous solution at a nearby theta), and a whole MAP-EM fit (alpha_0 = 10,
 // at most 2000 iterations) for epsilon = 1, 0.1 and 0.01, and the naive MLE at three lambdas. Targets of the spec:
 // E-step warm <= 1 ms, MAP-EM <= 1 s, naive MLE <= 25 ms, MAP-EM <= 20 x naive (AT-8). Also the exact count tables of
-// the study's data generation (Sec. 5.6) at N = 10^4 and 10^7, which should cost the same.
+// the study's data generation (Sec. 5.6) at N = 10^4 and 10^7, which should cost the same; and the Bayesian CGM
+// (Sec. 6): one Gibbs-SS sweep over tree_cgm_model (d = 81 released cells) and its CLT moments alone.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -12,13 +13,17 @@
 
 #include "privpost/families/graphical/contingency_tables.hpp"
 #include "privpost/families/graphical/count_sampling.hpp"
+#include "privpost/families/graphical/hyper_dirichlet.hpp"
 #include "privpost/families/graphical/pairwise_graph.hpp"
 #include "privpost/families/graphical/tree_bp.hpp"
+#include "privpost/families/graphical/tree_cgm_model.hpp"
 #include "privpost/inference/fit.hpp"
+#include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/cgm/box_dual.hpp"
 #include "privpost/samplers/cgm/cgm_em.hpp"
 #include "privpost/samplers/cgm/cgm_noise.hpp"
 #include "privpost/samplers/cgm/naive_mle.hpp"
+#include "privpost/samplers/gibbs_ss.hpp"
 
 using namespace privpost;
 
@@ -135,4 +140,34 @@ void count_tables(benchmark::State& st) {
   }
 }
 BENCHMARK(count_tables)->Arg(4)->Arg(7)->Unit(benchmark::kMicrosecond);
+
+// One Gibbs-SS sweep of the Bayesian CGM on the study's chain (hyper-Dirichlet alpha_0 = 10, the library's Laplace
+// scale 2|E| / epsilon = 180): conjugate draw, CLT moments, Matheron draw of the tables with rejections, variances.
+void tree_cgm_sweep(benchmark::State& st) {
+  const study_release r = make_release(0.1);
+  const laplace_mechanism mechanism(contingency_l1_sensitivity(r.graph), 0.1);
+  std::mt19937_64 g(12);
+  gibbs_ss chain(tree_cgm_model(r.graph), hyper_dirichlet(r.graph, 10.0), mechanism, r.y, r.n_records, g);
+  for (int i = 0; i < 100; ++i) chain.step(g);
+  for (auto _ : st) {
+    chain.step(g);
+    benchmark::DoNotOptimize(chain.statistic().data());
+  }
+}
+BENCHMARK(tree_cgm_sweep)->Unit(benchmark::kMicrosecond);
+
+// The CLT moments N mu_E, N Sigma_EE of the same model (81 x 81, propagation from every clamped cell).
+void tree_cgm_moments(benchmark::State& st) {
+  const pairwise_graph graph = chain_graph(10, 3);
+  const tree_cgm_model model(graph);
+  std::mt19937_64 g(13);
+  const Eigen::VectorXd mu = hyper_dirichlet(graph, 10.0).draw(g);
+  Eigen::VectorXd mean;
+  Eigen::MatrixXd cov;
+  for (auto _ : st) {
+    model.moments(mu, 1e4, mean, cov);
+    benchmark::DoNotOptimize(cov.data());
+  }
+}
+BENCHMARK(tree_cgm_moments)->Unit(benchmark::kMicrosecond);
 }  // namespace

@@ -5,7 +5,7 @@
 // exit status 3 then); --target-ess N extends the chains until every parameter reaches R-hat <= 1.01 and ESS >= N.
 // Regression releases made on the [-1, 1] scale of the declared box are sampled there and reported on the data's scale.
 // Logistic and Poisson regression releases (DP-GLM) are sampled by NUTS (infer_glm.cpp). Pairwise tables (CGM) are
-// fitted by MAP-EM, a point estimate (infer_tables.cpp).
+// fitted by MAP-EM and, on forests, sampled by Gibbs-SS over the Bayesian tree CGM (infer_tables.cpp).
 //
 // This file holds the command line; the models are run by infer_bounded.cpp, infer_unbounded.cpp and
 // infer_regression.cpp (see infer_options.hpp).
@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
       "(default 1,1); normal-known-var mean0,sd0,sigma (required); normal m,kappa,a,b (default 0,1,1,1); linreg "
       "mu_0..mu_{p-1},lambda_0..lambda_{p-1} (diagonal precision),a,b of the normal-inverse-gamma prior (default zeros, ones, "
       "2, 1; for releases on the declared box's [-1, 1] scale, the default, the prior is on that scale: intercept first); "
-      "pairwise-tables alpha_0, the hyper-Dirichlet pseudo-count of MAP-EM (default 10); "
+      "pairwise-tables alpha_0, the hyper-Dirichlet pseudo-count of MAP-EM and the posterior's prior (default 10); "
       "logistic and poisson-glm s_max,tau_scale,lkj_eta,mean_scale (||theta||^2 < s_max, half-normal covariate sds, LKJ "
       "correlation, normal covariate means; default 9,2.5,2,1; on the declared ranges' unit-ball scale "
       "100,1/sqrt(d),2,1/sqrt(d))");
@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
   app.add_option("--burnin", o.burnin, "burn-in sweeps per chain (logistic: NUTS warm-up transitions)")
       ->check(CLI::Range(0, 100000000));
   app.add_option("--draws", o.draws, "kept draws per chain")->check(CLI::Range(4, 100000000));
-  app.add_option("--thin", o.thin, "keep every thin-th sweep (default 2; linreg 5; logistic 1)")->check(CLI::Range(1, 100000));
+  app.add_option("--thin", o.thin, "keep every thin-th sweep (default 2; linreg 5; logistic 1; pairwise-tables 10)")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--seed", o.seed, "seed (inference is reproducible from it)");
   app.add_flag("--parallel", o.parallel, "run the chains in parallel threads");
   app.add_option("--draws-csv", o.draws_csv, "write every draw to this CSV file");
@@ -77,6 +78,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(static_cast<std::int64_t>(1), static_cast<std::int64_t>(1'000'000'000)));
   app.add_option("--max-iterations", o.max_iterations, "pairwise-tables: EM iterations at most (default 2000)")
       ->check(CLI::Range(1, 100000000));
+  app.add_flag("--point-estimate", o.point_estimate,
+               "pairwise-tables: MAP-EM only (on forests the posterior is also sampled by default)");
   CLI11_PARSE(app, argc, argv);
   try {
     std::ifstream f(o.release);

@@ -1,25 +1,32 @@
 // privpost-infer, pairwise tables (issue #11): the parameters of a discrete pairwise Markov random field learned from
 // its released noisy edge tables by CGM MAP-EM (spec cgm.md Sec. 3.6; --prior alpha_0 is the hyper-Dirichlet
-// pseudo-count, 10 by default), with the naive MLE (lambda 1e-3, simplex-projected tables) under --compare-naive. A
-// point estimate: the Bayesian variant of the spec's Sec. 6 is not implemented yet, and the tool says so. The back end
-// follows the declared graph: tree belief propagation on forests, the junction tree (exact) when its cliques have at most
-// 2^16 cells, loopy BP (Bethe) otherwise. Prints each column's fitted marginal distribution over its levels and each
-// edge's fitted table as expected counts N mu.
+// pseudo-count, 10 by default), with the naive MLE (lambda 1e-3, simplex-projected tables) under --compare-naive. The
+// back end follows the declared graph: tree belief propagation on forests, the junction tree (exact) when its cliques
+// have at most 2^16 cells, loopy BP (Bethe) otherwise. Prints each column's fitted marginal distribution over its levels
+// and each edge's fitted table as expected counts N mu. On a forest it then samples the posterior of the marginals (the
+// Bayesian CGM of the spec's Sec. 6: Gibbs-SS over tree_cgm_model with the hyper-Dirichlet(alpha_0) prior), with the
+// chain options, diagnostics, --target-ess and --draws-csv of the other models (--point-estimate skips it); on graphs
+// with cycles posterior sampling is not implemented and the tool says so.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "infer.hpp"
+#include "privpost/families/graphical/hyper_dirichlet.hpp"
 #include "privpost/families/graphical/junction_tree.hpp"
 #include "privpost/families/graphical/loopy_bp.hpp"
 #include "privpost/families/graphical/tree_bp.hpp"
+#include "privpost/families/graphical/tree_cgm_model.hpp"
 #include "privpost/inference/fit.hpp"
 #include "privpost/samplers/cgm/cgm_em.hpp"
 #include "privpost/samplers/cgm/cgm_noise.hpp"
 #include "privpost/samplers/cgm/naive_mle.hpp"
+#include "privpost/samplers/gibbs_ss.hpp"
 
 namespace privpost::tools::infer_tool {
 
@@ -84,10 +91,72 @@ int run_tables(const release_record& rec, const options& o, const pairwise_graph
     }
     std::cout << '\n';
   }
-  std::cout << std::defaultfloat
-            << "\nThis is a point estimate (MAP-EM). Posterior sampling for pairwise tables (the Bayesian variant, spec "
-               "cgm.md Sec. 6) is not implemented yet.\n";
+  std::cout << std::defaultfloat;
+  if (!graph.is_forest())
+    std::cout << "\nThis is a point estimate (MAP-EM). Posterior sampling for pairwise tables (the Bayesian CGM, spec "
+                 "cgm.md Sec. 6) is implemented for forests only; this graph has cycles.\n";
   return cgm.converged || !o.strict ? 0 : strict_exit_status;
+}
+
+// Names of the posterior's coordinates (table_layout order): "column=level" for node cells, "a=x:b=y" for edge cells
+// (no comma: the names head the draws CSV's columns).
+std::vector<std::string> cell_names(const release_record& rec, const pairwise_graph& graph) {
+  std::vector<std::string> names;
+  auto level = [&](int v, int a) { return rec.levels[static_cast<std::size_t>(v)][static_cast<std::size_t>(a)]; };
+  auto node = [&](int v) { return rec.nodes[static_cast<std::size_t>(v)]; };
+  for (int v = 0; v < graph.num_nodes(); ++v)
+    for (int a = 0; a < graph.cardinality(v); ++a) names.push_back(node(v) + "=" + level(v, a));
+  for (int e = 0; e < graph.num_edges(); ++e) {
+    const auto [u, v] = graph.edge(e);
+    for (int a = 0; a < graph.cardinality(u); ++a)
+      for (int c = 0; c < graph.cardinality(v); ++c)
+        names.push_back(node(u) + "=" + level(u, a) + ":" + node(v) + "=" + level(v, c));
+  }
+  return names;
+}
+
+// The Bayesian CGM on a forest: Gibbs-SS over tree_cgm_model, hyper-Dirichlet(alpha_0) prior, the release's mechanism.
+// Prints each column's posterior marginal (mean and 90% interval) and the chains' diagnostics over every cell.
+int sample_tables(const release_record& rec, const options& o, const pairwise_graph& graph, const Eigen::VectorXd& y) {
+  const double alpha0 = o.prior.empty() ? 10.0 : prior_values(o.prior, 1, "the hyper-Dirichlet pseudo-count alpha_0")[0];
+  const tree_cgm_model model(graph);
+  const hyper_dirichlet prior(graph, alpha0);
+  const tool_mechanism mechanism = mechanism_of(rec);
+  options run = o;
+  if (run.thin == 0) run.thin = tables_default_thin;
+  const inference_options io = driver_options(run);
+  progress_line progress("privpost-infer: sweeps");
+  auto tick = [&](const inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
+  const inference_result r = run_chains([&](auto& g) { return gibbs_ss(model, prior, mechanism, y, rec.n, g); }, run, io, tick);
+  const auto names = cell_names(rec, graph);
+  const table_layout layout(graph);
+  std::printf(
+      "\nnoise-aware posterior (Bayesian CGM, Gibbs-SS; hyper-Dirichlet alpha_0 = %g): %d chains x %d draws (burn-in "
+      "%d, thin %d, seed %llu)\nposterior marginal of each column: mean [5%%, 95%%]\n",
+      alpha0, run.chains, run.draws, run.burnin, run.thin, static_cast<unsigned long long>(run.seed));
+  for (int v = 0; v < graph.num_nodes(); ++v) {
+    std::printf("  %s:", rec.nodes[static_cast<std::size_t>(v)].c_str());
+    for (int a = 0; a < graph.cardinality(v); ++a) {
+      const Eigen::Index i = layout.node_offset(v) + a;
+      std::printf(" %s %.3f [%.3f, %.3f]", rec.levels[static_cast<std::size_t>(v)][static_cast<std::size_t>(a)].c_str(),
+                  r.draws.mean(i), r.draws.quantile(0.05, i), r.draws.quantile(0.95, i));
+    }
+    std::printf("\n");
+  }
+  double worst_rhat = 0.0, worst_ess = std::numeric_limits<double>::infinity();
+  for (Eigen::Index j = 0; j < r.draws.dimension(); ++j) {
+    worst_rhat = std::max(worst_rhat, r.draws.rhat(j));
+    worst_ess = std::min(worst_ess, r.draws.ess_bulk(j));
+  }
+  const auto& e = r.events;
+  std::printf(
+      "  over all %lld cells: largest R-hat %.3f, smallest bulk ESS %.0f; %llu rejected draws (n < 0), %llu repairs "
+      "of %lld sweeps\n",
+      static_cast<long long>(r.draws.dimension()), worst_rhat, worst_ess, static_cast<unsigned long long>(e.rejected_draws),
+      static_cast<unsigned long long>(e.projections), static_cast<long long>(r.sweeps));
+  const std::size_t warnings = warn("noise-aware", r, names);
+  if (!o.draws_csv.empty()) write_draws(o.draws_csv, {{"gibbs", r}}, names);
+  return (o.strict && warnings > 0) ? strict_exit_status : 0;
 }
 
 template <class Noise>
@@ -107,12 +176,14 @@ int with_back_end(const release_record& rec, const options& o, const pairwise_gr
 }  // namespace
 
 int run_pairwise_tables(const release_record& rec, const options& o) {
-  if (!o.draws_csv.empty() || o.target_ess > 0 || o.parallel)
-    throw std::invalid_argument(
-        "--draws-csv, --target-ess and --parallel apply to samplers; pairwise tables are fitted by MAP-EM");
   std::vector<int> cardinalities;
   for (const auto& l : rec.levels) cardinalities.push_back(static_cast<int>(l.size()));
   const pairwise_graph graph(cardinalities, rec.edges);
+  const bool sample = graph.is_forest() && !o.point_estimate;
+  if (!sample && (!o.draws_csv.empty() || o.target_ess > 0 || o.parallel))
+    throw std::invalid_argument(std::string("--draws-csv, --target-ess and --parallel apply to posterior sampling, which ") +
+                                (o.point_estimate ? "--point-estimate turns off"
+                                                  : "for pairwise tables needs a forest (this graph has cycles; MAP-EM only)"));
   const table_layout layout(graph);
   if (static_cast<Eigen::Index>(rec.noisy_statistics.size()) != layout.released_size())
     throw std::invalid_argument("release record: " + std::to_string(rec.noisy_statistics.size()) +
@@ -125,8 +196,11 @@ int run_pairwise_tables(const release_record& rec, const options& o) {
   if (rec.neighbours == "add_remove")
     std::cout << "note: the release's sensitivity assumed add/remove neighbours (the dissertation's), not the library's "
                  "replace-one relation\n";
-  if (rec.mechanism == "laplace") return with_back_end(rec, o, graph, y, laplace_cgm_noise(rec.noise));
-  return with_back_end(rec, o, graph, y, gaussian_cgm_noise(rec.noise));
+  const int status = rec.mechanism == "laplace" ? with_back_end(rec, o, graph, y, laplace_cgm_noise(rec.noise))
+                                                : with_back_end(rec, o, graph, y, gaussian_cgm_noise(rec.noise));
+  if (!sample) return status;
+  const int sampled = sample_tables(rec, o, graph, y);
+  return status != 0 ? status : sampled;
 }
 
 }  // namespace privpost::tools::infer_tool

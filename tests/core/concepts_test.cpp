@@ -13,9 +13,11 @@
 #include "privpost/families/exponential.hpp"
 #include "privpost/families/family_model.hpp"
 #include "privpost/families/graphical/brute_force.hpp"
+#include "privpost/families/graphical/hyper_dirichlet.hpp"
 #include "privpost/families/graphical/junction_tree.hpp"
 #include "privpost/families/graphical/loopy_bp.hpp"
 #include "privpost/families/graphical/tree_bp.hpp"
+#include "privpost/families/graphical/tree_cgm_model.hpp"
 #include "privpost/families/multinomial.hpp"
 #include "privpost/families/normal.hpp"
 #include "privpost/families/poisson.hpp"
@@ -234,6 +236,17 @@ static_assert(in_place_update<linear_regression_model<fixed_covariates>, nig_reg
 static_assert(in_place_update<linear_regression_model<hierarchical_normal_covariates>, nig_regression_prior>);
 static_assert(!in_place_update<family_model<binomial_family>, beta_prior>);
 static_assert(!in_place_update<linear_regression_model<fixed_covariates>, beta_prior>);
+// The Bayesian tree CGM (spec cgm.md Sec. 6): a statistic_model with a singular covariance and its conjugate prior.
+static_assert(statistic_model<tree_cgm_model>);
+static_assert(semidefinite_statistic_model<tree_cgm_model>);
+static_assert(!semidefinite_statistic_model<linear_regression_model<fixed_covariates>>);
+static_assert(!semidefinite_statistic_model<family_model<binomial_family>>);
+static_assert(support_policy<tree_table_support, Eigen::VectorXd>);
+static_assert(conjugate_prior_for<hyper_dirichlet, tree_cgm_model>);
+static_assert(!conjugate_prior_for<nig_regression_prior, tree_cgm_model>);
+static_assert(in_place_update<tree_cgm_model, hyper_dirichlet>);
+static_assert(in_place_draw<hyper_dirichlet, Eigen::VectorXd>);
+static_assert(!has_nuisance<tree_cgm_model>);
 static_assert(in_place_draw<nig_regression_prior, regression_parameter>);
 static_assert(!in_place_draw<beta_prior, double>);
 // families and priors
@@ -266,6 +279,8 @@ static_assert(sampler<gibbs_ss<linear_regression_model<fixed_covariates>, nig_re
 static_assert(sampler<conjugate_sampler<family_model<binomial_family>, beta_prior>>);
 static_assert(sampler<conjugate_sampler<linear_regression_statistic, nig_regression_prior>>);
 static_assert(sampler<gibbs_ss_truncated<poisson_gamma_prior, laplace_mechanism>>);
+static_assert(sampler<gibbs_ss<tree_cgm_model, hyper_dirichlet, laplace_mechanism>>);
+static_assert(sampler<conjugate_sampler<tree_cgm_model, hyper_dirichlet>>);
 static_assert(sampler<adaptive_chain>);
 static_assert(sampler<adaptive_chain, std::minstd_rand>);
 static_assert(!sampler<not_a_chain>);

@@ -13,6 +13,7 @@
 #include <map>
 #include <random>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "privpost/families/graphical/contingency_tables.hpp"
@@ -30,32 +31,18 @@ namespace {
 // by enumeration over ordered pairs of configurations (node 0 fastest).
 std::map<std::vector<int>, double> two_record_law(const pairwise_graph& graph, const Eigen::VectorXd& theta) {
   const table_layout layout(graph);
-  const int t = graph.num_nodes();
   std::vector<std::vector<int>> tables;
   std::vector<double> weight;
-  std::vector<int> x(static_cast<std::size_t>(t), 0);
-  while (true) {
+  privpost_test::for_each_configuration(graph, [&](const std::vector<Eigen::Index>& cells) {
     std::vector<int> phi(static_cast<std::size_t>(layout.size()), 0);
     double w = 0.0;
-    for (int v = 0; v < t; ++v) {
-      const Eigen::Index i = layout.node_offset(v) + x[static_cast<std::size_t>(v)];
+    for (const Eigen::Index i : cells) {
       phi[static_cast<std::size_t>(i)] = 1;
       w += theta(i);
     }
-    for (int e = 0; e < graph.num_edges(); ++e) {
-      const auto [u, v] = graph.edge(e);
-      const Eigen::Index i = layout.edge_offset(e) +
-                             static_cast<Eigen::Index>(x[static_cast<std::size_t>(u)]) * graph.cardinality(v) +
-                             x[static_cast<std::size_t>(v)];
-      phi[static_cast<std::size_t>(i)] = 1;
-      w += theta(i);
-    }
-    tables.push_back(phi);
+    tables.push_back(std::move(phi));
     weight.push_back(std::exp(w));
-    int v = 0;
-    while (v < t && ++x[static_cast<std::size_t>(v)] == graph.cardinality(v)) x[static_cast<std::size_t>(v++)] = 0;
-    if (v == t) break;
-  }
+  });
   double z = 0.0;
   for (const double w : weight) z += w;
   std::map<std::vector<int>, double> law;

@@ -26,10 +26,13 @@ std::atomic<long> eigen_malloc_checks_failed{0};  // Eigen allocations (or other
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/exponential.hpp"
 #include "privpost/families/glm/glm_statistic.hpp"
+#include "privpost/families/graphical/contingency_tables.hpp"
 #include "privpost/families/graphical/count_sampling.hpp"
+#include "privpost/families/graphical/hyper_dirichlet.hpp"
 #include "privpost/families/graphical/junction_tree.hpp"
 #include "privpost/families/graphical/loopy_bp.hpp"
 #include "privpost/families/graphical/tree_bp.hpp"
+#include "privpost/families/graphical/tree_cgm_model.hpp"
 #include "privpost/families/multinomial.hpp"
 #include "privpost/families/normal.hpp"
 #include "privpost/families/poisson.hpp"
@@ -245,6 +248,26 @@ TEST_CASE("tree belief propagation allocates nothing once mu has its size", "[al
           for (int i = 0; i < 100; ++i) bp.marginals(theta, mu);
         }) == 0);
   CHECK(std::abs(mu.head(3).sum() - 1.0) < 1e-12);
+}
+
+TEST_CASE("Gibbs-SS sweeps of the Bayesian tree CGM allocate nothing (Matheron draws, repairs included)",
+          "[allocation][graphical]") {
+  std::mt19937_64 g(23);
+  const pairwise_graph tree = star_graph(5, 3);
+  const hyper_dirichlet prior(tree, 9.0);
+  Eigen::VectorXd counts;
+  tree_count_sampler sampler(tree);
+  sampler.sample(g, prior.draw(g), 2000, counts);
+  const laplace_mechanism mechanism(contingency_l1_sensitivity(tree), 0.05);  // strong noise: rejections happen
+  const Eigen::VectorXd y = mechanism.release(Eigen::VectorXd(counts.tail(table_layout(tree).released_size())), g);
+  gibbs_ss chain(tree_cgm_model(tree), prior, mechanism, y, 2000.0, g);
+  CHECK(allocations_in_sweeps(chain, g) == 0);
+  Eigen::VectorXd bad = y;
+  numerical_events events;
+  bad.setConstant(-5.0);
+  CHECK(allocations_in([&] { chain.model().support().project(bad, 2000.0, events); }) == 0);
+  INFO("rejected draws " << chain.events().rejected_draws << ", projections " << chain.events().projections);
+  CHECK(chain.statistic().minCoeff() >= 0.0);
 }
 
 TEST_CASE("exact count tables of a tree allocate nothing once the tables have their size", "[allocation][graphical]") {

@@ -26,6 +26,7 @@
 using namespace privpost;
 
 namespace {
+using privpost::test::row;
 constexpr int trials = 300;
 constexpr int coverage_trials = 1500;
 constexpr double level = 1e-3;
@@ -43,11 +44,6 @@ study_settings settings(double n, double eps = 1.0) {
 
 int trials_for(double n) { return n >= 100 ? coverage_trials : trials; }
 
-const calibration_row& row(const std::vector<calibration_row>& rows, const std::string& method, int parameter = 0) {
-  for (const auto& r : rows)
-    if (r.method == method && r.parameter == parameter) return r;
-  throw std::logic_error("no row for " + method);
-}
 }  // namespace
 
 TEST_CASE("binomial Gibbs-SS is calibrated for n >= 100 at every epsilon (Laplace)",

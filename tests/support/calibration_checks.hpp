@@ -13,6 +13,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "privpost/inference/calibration_study.hpp"
 
@@ -24,6 +27,14 @@ inline constexpr double coverage_sds = 3.5;
 /// coverage_sds binomial standard deviations of a coverage estimate at `trials` trials.
 inline double coverage_tolerance(double nominal, int trials) {
   return coverage_sds * std::sqrt(nominal * (1.0 - nominal) / static_cast<double>(trials));
+}
+
+/// The report row of one method and parameter coordinate (std::logic_error when the report has none).
+inline const privpost::calibration_row& row(const std::vector<privpost::calibration_row>& rows, const std::string& method,
+                                            int parameter = 0) {
+  for (const auto& r : rows)
+    if (r.method == method && r.parameter == parameter) return r;
+  throw std::logic_error("no calibration row for " + method + "[" + std::to_string(parameter) + "]");
 }
 
 /// KS p > 0.001 and both coverages within tolerance.

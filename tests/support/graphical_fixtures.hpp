@@ -69,31 +69,43 @@ inline Eigen::MatrixXi chain_records(const pairwise_graph& chain, const Eigen::V
   return x;
 }
 
+// Calls f(cells) for every configuration x of the graph's nodes (node 0 varying fastest): cells holds the table_layout
+// indices of x's T node cells (in node order) followed by its |E| edge cells (in edge order). The one enumeration of the
+// CGM tests' exact references.
+template <class F>
+void for_each_configuration(const pairwise_graph& graph, F&& f) {
+  const table_layout layout(graph);
+  const int t = graph.num_nodes();
+  std::vector<int> x(static_cast<std::size_t>(t), 0);
+  std::vector<Eigen::Index> cells(static_cast<std::size_t>(t + graph.num_edges()));
+  while (true) {
+    for (int v = 0; v < t; ++v) cells[static_cast<std::size_t>(v)] = layout.node_offset(v) + x[static_cast<std::size_t>(v)];
+    for (int e = 0; e < graph.num_edges(); ++e) {
+      const auto [u, v] = graph.edge(e);
+      cells[static_cast<std::size_t>(t + e)] = layout.edge_offset(e) +
+                                               static_cast<Eigen::Index>(x[static_cast<std::size_t>(u)]) * graph.cardinality(v) +
+                                               x[static_cast<std::size_t>(v)];
+    }
+    f(static_cast<const std::vector<Eigen::Index>&>(cells));
+    int v = 0;
+    while (v < t && ++x[static_cast<std::size_t>(v)] == graph.cardinality(v)) x[static_cast<std::size_t>(v++)] = 0;
+    if (v == t) break;
+  }
+}
+
 // The node and edge tables (table_layout order) of n records of p(x) ~ exp(<theta, phi(x)>) on any graph, by one
 // multinomial draw over all prod_v K_v configurations (spec cgm.md Sec. 5.6, loopy graphs; 3^10 cells for the study).
 template <class G>
 Eigen::VectorXd enumerated_tables(const pairwise_graph& graph, const Eigen::VectorXd& theta, std::int64_t n, G& g) {
   const table_layout layout(graph);
-  const int t = graph.num_nodes();
-  std::vector<int> x(static_cast<std::size_t>(t), 0);
   std::vector<std::vector<Eigen::Index>> cells;
   std::vector<double> log_w;
-  while (true) {
-    std::vector<Eigen::Index> phi;
+  for_each_configuration(graph, [&](const std::vector<Eigen::Index>& phi) {
     double w = 0.0;
-    for (int v = 0; v < t; ++v) phi.push_back(layout.node_offset(v) + x[static_cast<std::size_t>(v)]);
-    for (int e = 0; e < graph.num_edges(); ++e) {
-      const auto [u, v] = graph.edge(e);
-      phi.push_back(layout.edge_offset(e) + static_cast<Eigen::Index>(x[static_cast<std::size_t>(u)]) * graph.cardinality(v) +
-                    x[static_cast<std::size_t>(v)]);
-    }
     for (const Eigen::Index i : phi) w += theta(i);
-    cells.push_back(std::move(phi));
+    cells.push_back(phi);
     log_w.push_back(w);
-    int v = 0;
-    while (v < t && ++x[static_cast<std::size_t>(v)] == graph.cardinality(v)) x[static_cast<std::size_t>(v++)] = 0;
-    if (v == t) break;
-  }
+  });
   const double top = *std::max_element(log_w.begin(), log_w.end());
   Eigen::VectorXd weight(static_cast<Eigen::Index>(log_w.size())), count(weight.size());
   for (Eigen::Index i = 0; i < weight.size(); ++i) weight(i) = std::exp(log_w[static_cast<std::size_t>(i)] - top);

@@ -154,6 +154,16 @@ concept statistic_model =
       m.moments(theta, n, mean, cov);
     };
 
+/// A statistic_model whose covariance n Sigma(theta) is singular by construction (statistics under linear constraints,
+/// such as the consistent edge tables of a tree CGM, families/graphical/tree_cgm_model.hpp): it declares
+///   static constexpr bool semidefinite_covariance = true;
+/// and Gibbs-SS then draws s by Matheron's rule (core/linalg/norm_product.hpp, matheron_draw), which keeps s on the
+/// constraints' affine set and never factorises the singular conditional covariance. Dynamic-size models only.
+template <class M>
+concept semidefinite_statistic_model = statistic_model<M> && std::same_as<typename M::vector_type, Eigen::VectorXd> &&
+                                       std::same_as<typename M::matrix_type, Eigen::MatrixXd> &&
+                                       requires { requires M::semidefinite_covariance; };
+
 /// A model with a nuisance block that Gibbs-SS updates each sweep (detected, never required).
 template <class M>
 concept has_nuisance = statistic_model<M> && requires(M& m, const typename M::vector_type& s, double n, std::mt19937_64& g) {

@@ -1,10 +1,13 @@
 // privpost/samplers/gibbs_ss.hpp
 // gibbs_ss: the noise-aware Gibbs sampler for every statistic_model (dissertation Algorithm 3; 001 Algorithm 1):
 // theta | s by conjugacy, the model's nuisance block if it has one, s | theta, w, z by NormProduct on the valid set, and
-// w | s, z from the mechanism's scale-mixture view. Exponential families and linear regression run through this one class.
+// w | s, z from the mechanism's scale-mixture view. Exponential families and linear regression run through this one class;
+// a model with a singular statistic covariance (semidefinite_statistic_model: the tree CGM) has s drawn by Matheron's
+// rule instead of through NormProduct's Cholesky factor.
 #pragma once
 
 #include <Eigen/Core>
+#include <type_traits>
 #include <utility>
 
 #include "privpost/core/concepts.hpp"
@@ -71,8 +74,15 @@ class gibbs_ss {
     }
     if constexpr (has_nuisance<Model>) model_.update_nuisance(s_, n_, g);
     model_.moments(theta_, n_, mean_t_, cov_t_);
-    norm_product<dimension>(mean_t_, cov_t_, z_, w_, mean_s_, chol_s_, events_, norm_product_);
-    detail::draw_on_support(model_.support(), g, mean_s_, chol_s_, n_, s_, e_, events_);
+    if constexpr (semidefinite_statistic_model<Model>) {
+      // Singular n Sigma(theta): exact draws by Matheron's rule, each retry a fresh O(d^2) draw.
+      matheron_prepare(cov_t_, w_, events_, matheron_);
+      detail::draw_with_retries(model_.support(), n_, s_, events_,
+                                [&] { matheron_draw(g, mean_t_, cov_t_, z_, w_, matheron_, s_); });
+    } else {
+      norm_product<dimension>(mean_t_, cov_t_, z_, w_, mean_s_, chol_s_, events_, norm_product_);
+      detail::draw_on_support(model_.support(), g, mean_s_, chol_s_, n_, s_, e_, events_);
+    }
     detail::redraw_variances(mechanism_, z_, s_, w_, g);
   }
 
@@ -95,6 +105,8 @@ class gibbs_ss {
   vector_type mean_t_, mean_s_, e_;
   matrix_type cov_t_, chol_s_;
   norm_product_workspace<dimension> norm_product_;
+  struct no_workspace {};
+  std::conditional_t<semidefinite_statistic_model<Model>, matheron_workspace, no_workspace> matheron_;
   numerical_events events_;
 };
 

@@ -1,13 +1,20 @@
 // privpost/core/linalg/norm_product.hpp
 // norm_product: the normal density proportional to N(s; m, S) N(z; s, diag(w)) (dissertation Algorithm 3, NormProduct),
-// computed through one Cholesky factorisation of S + diag(w) (positive definite since w > 0), never an explicit inverse.
+// computed through one Cholesky factorisation of S + diag(w) (positive definite since w > 0), never an explicit inverse;
+// and matheron_draw, an exact draw from that product for a singular S (a statistic under linear constraints, such as
+// the consistent edge tables of a tree; spec cgm.md Sec. 6) that never factorises the singular conditional covariance.
 #pragma once
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
 
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
 #include "privpost/core/linalg/robust_cholesky.hpp"
 #include "privpost/core/numerical_events.hpp"
+#include "privpost/core/random/normal.hpp"
 
 namespace privpost {
 
@@ -87,6 +94,69 @@ void norm_product(const Eigen::Matrix<double, D, 1>& m, const Eigen::Matrix<doub
                   Eigen::Matrix<double, D, D>& cov_cholesky, numerical_events& events) {
   norm_product_workspace<D> ws;
   norm_product(m, s, z, w, mean, cov_cholesky, events, ws);
+}
+
+/// Storage of matheron_prepare and matheron_draw, reused between calls (sized by the first call: a chain that keeps one
+/// allocates nothing afterwards, apart from a rare counted eigenvalue repair of S + W).
+struct matheron_workspace {
+  Eigen::LDLT<Eigen::MatrixXd> ldlt;  ///< pivoted L D L^T of S (semidefinite allowed)
+  Eigen::MatrixXd a, l;               ///< S + W and its lower Cholesky factor
+  Eigen::VectorXd root_d;             ///< sqrt of the pivots, those below pivot_cutoff times the largest set to 0
+  Eigen::VectorXd e, t, r;            ///< standard normals and scratch
+  cholesky_workspace<Eigen::MatrixXd> cholesky;
+
+  /// Pivots of the L D L^T of S at most this times the largest are treated as 0: S's null space shows up as pivots of
+  /// rounding size (~1e-16 relative), which would otherwise add noise off S's range.
+  static constexpr double pivot_cutoff = 1e-12;
+
+  matheron_workspace() = default;  // sized by the first matheron_prepare
+  // Scratch storage: a copy starts empty (an unused Eigen::LDLT holds uninitialised members, so copying one would read
+  // them), and assignment keeps the target's own storage.
+  matheron_workspace(const matheron_workspace&) noexcept {}
+  matheron_workspace& operator=(const matheron_workspace&) noexcept { return *this; }
+};
+
+/// Factorises S (symmetric positive semidefinite, possibly singular: a pivoted L D L^T, negative and negligible pivots
+/// set to 0) and S + diag(w) (positive definite for w > 0; robust_cholesky, repairs counted in events) for the draws
+/// of matheron_draw. Throws std::domain_error for a non-finite entry, std::invalid_argument for sizes that disagree.
+inline void matheron_prepare(const Eigen::MatrixXd& s, const Eigen::VectorXd& w, numerical_events& events,
+                             matheron_workspace& ws) {
+  constexpr const char* f = "matheron_prepare";
+  check_size_match(f, "variances w", w.size(), "covariance rows", s.rows());
+  check_size_match(f, "covariance columns", s.cols(), "covariance rows", s.rows());
+  if (!s.allFinite()) throw std::domain_error("matheron_prepare: the covariance S has a non-finite entry");
+  ws.ldlt.compute(s);
+  const auto& d = ws.ldlt.vectorD();
+  const double largest = d.size() > 0 ? std::max(d.maxCoeff(), 0.0) : 0.0;
+  ws.root_d.resize(d.size());
+  for (Eigen::Index i = 0; i < d.size(); ++i)
+    ws.root_d(i) = d(i) > matheron_workspace::pivot_cutoff * largest ? std::sqrt(d(i)) : 0.0;
+  ws.a = s;
+  ws.a.diagonal() += w;
+  robust_cholesky(ws.a, ws.l, events, ws.cholesky);
+  ws.e.resize(s.rows());
+  ws.t.resize(s.rows());
+  ws.r.resize(s.rows());
+}
+
+/// One exact draw x from the normalised product N(x; m, S) N(z; x, diag(w)) by Matheron's rule, after
+/// matheron_prepare(S, w): x_pri = m + P^T L D^{1/2} e ~ N(m, S), e_w ~ N(0, diag(w)), and
+///   x = x_pri + S (S + W)^{-1} (z - x_pri - e_w),
+/// which has the product's mean and covariance S - S (S + W)^{-1} S. With S singular, x - m stays in S's range (the
+/// affine set the constraints define), which a Cholesky factor of the conditional covariance cannot promise. O(d^2)
+/// per draw, so rejection retries are cheap. Allocates nothing once the workspace is sized.
+template <random_engine G>
+void matheron_draw(G& g, const Eigen::VectorXd& m, const Eigen::MatrixXd& s, const Eigen::VectorXd& z, const Eigen::VectorXd& w,
+                   matheron_workspace& ws, Eigen::VectorXd& x) {
+  const Eigen::Index d = m.size();
+  for (Eigen::Index i = 0; i < d; ++i) ws.e(i) = ws.root_d(i) * draw_normal(g);
+  ws.t.noalias() = ws.ldlt.matrixL() * ws.e;                   // L D^{1/2} e
+  x.noalias() = ws.ldlt.transpositionsP().transpose() * ws.t;  // P^T L D^{1/2} e
+  x += m;                                                      // x_pri
+  for (Eigen::Index i = 0; i < d; ++i) ws.r(i) = z(i) - x(i) - std::sqrt(w(i)) * draw_normal(g);
+  ws.l.triangularView<Eigen::Lower>().solveInPlace(ws.r);
+  ws.l.transpose().triangularView<Eigen::Upper>().solveInPlace(ws.r);  // (S + W)^{-1} (z - x_pri - e_w)
+  x.noalias() += s.selfadjointView<Eigen::Lower>() * ws.r;
 }
 
 }  // namespace privpost

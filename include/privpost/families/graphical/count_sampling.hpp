@@ -34,7 +34,10 @@ class tree_count_sampler {
   static constexpr double marginal_tolerance = 1e-9;
 
   explicit tree_count_sampler(pairwise_graph graph)
-      : graph_(std::move(graph)), layout_(graph_), visit_(breadth_first_forest(graph_, "tree_count_sampler")) {
+      : graph_(std::move(graph)),
+        layout_(graph_),
+        visit_(breadth_first_forest(graph_, "tree_count_sampler")),
+        edges_(oriented_edges(graph_, layout_, visit_)) {
     int k_max = 0;
     for (const int k : graph_.cardinalities()) k_max = k > k_max ? k : k_max;
     weights_.setZero(k_max);
@@ -59,24 +62,15 @@ class tree_count_sampler {
       const int k = graph_.cardinality(r);
       draw_multinomial(g, n, mu.segment(layout_.node_offset(r), k), counts.segment(layout_.node_offset(r), k));
     }
-    for (const int v : visit_.order) {
-      const int u = visit_.parent[static_cast<std::size_t>(v)];
-      if (u < 0) continue;
-      const int e = visit_.parent_edge[static_cast<std::size_t>(v)];
-      const int ku = graph_.cardinality(u), kv = graph_.cardinality(v);
-      const bool parent_first = graph_.edge(e).first == u;
-      const Eigen::Index edge = layout_.edge_offset(e), node_u = layout_.node_offset(u), node_v = layout_.node_offset(v);
-      // Cell of (x_u, x_v) = (a, c): a K_v + c when u is the edge's first end, c K_u + a when it is the second.
-      auto cell = [&](int a, int c) {
-        return edge + (parent_first ? static_cast<Eigen::Index>(a) * kv + c : static_cast<Eigen::Index>(c) * ku + a);
-      };
-      for (int a = 0; a < ku; ++a) {
+    for (const oriented_edge& oe : edges_) {
+      const Eigen::Index node_u = layout_.node_offset(oe.parent), node_v = layout_.node_offset(oe.child);
+      for (int a = 0; a < oe.k_parent; ++a) {
         const auto rows = static_cast<std::int64_t>(counts(node_u + a));
         if (rows == 0) continue;
-        for (int c = 0; c < kv; ++c) weights_(c) = mu(cell(a, c));
-        draw_multinomial(g, rows, weights_.head(kv), row_.head(kv));
-        for (int c = 0; c < kv; ++c) {
-          counts(cell(a, c)) = row_(c);
+        for (int c = 0; c < oe.k_child; ++c) weights_(c) = mu(oe.cell(a, c));
+        draw_multinomial(g, rows, weights_.head(oe.k_child), row_.head(oe.k_child));
+        for (int c = 0; c < oe.k_child; ++c) {
+          counts(oe.cell(a, c)) = row_(c);
           counts(node_v + c) += row_(c);
         }
       }
@@ -114,6 +108,7 @@ class tree_count_sampler {
   pairwise_graph graph_;
   table_layout layout_;
   forest_traversal visit_;
+  std::vector<oriented_edge> edges_;
   Eigen::VectorXd weights_, row_;
 };
 

@@ -242,4 +242,32 @@ class table_layout {
   Eigen::Index edges_begin_ = 0, size_ = 0;
 };
 
+/// One edge of a forest directed away from its component's root (breadth-first): parent u, child v, the edge's index
+/// and where its table starts in table_layout order. cell(a, c) is the table cell of (x_u, x_v) = (a, c), whichever
+/// end of the stored edge (u, v) or (v, u) the parent is.
+struct oriented_edge {
+  int parent = 0, child = 0, edge = 0;
+  int k_parent = 0, k_child = 0;
+  Eigen::Index offset = 0;
+  bool parent_first = true;
+  Eigen::Index cell(int a, int c) const noexcept {
+    return offset + (parent_first ? static_cast<Eigen::Index>(a) * k_child + c : static_cast<Eigen::Index>(c) * k_parent + a);
+  }
+};
+
+/// The edges of a forest directed away from the roots, in the breadth-first order of `visit` (parents' edges before
+/// children's; a root's first entry is its edge to its first child).
+inline std::vector<oriented_edge> oriented_edges(const pairwise_graph& graph, const table_layout& layout,
+                                                 const forest_traversal& visit) {
+  std::vector<oriented_edge> out;
+  out.reserve(static_cast<std::size_t>(graph.num_edges()));
+  for (const int v : visit.order) {
+    const int u = visit.parent[static_cast<std::size_t>(v)];
+    if (u < 0) continue;
+    const int e = visit.parent_edge[static_cast<std::size_t>(v)];
+    out.push_back({u, v, e, graph.cardinality(u), graph.cardinality(v), layout.edge_offset(e), graph.edge(e).first == u});
+  }
+  return out;
+}
+
 }  // namespace privpost

@@ -24,6 +24,22 @@ inline void check_release(const char* who, const Eigen::VectorXd& z, Eigen::Inde
   check_record_count(who, n);
 }
 
+// s on the support by a given draw (which writes s): up to Support::rejection_tries draws, then the projection (both
+// counted in events). The one retry rule of every Gibbs-SS sweep.
+template <class Support, class V, class Draw>
+void draw_with_retries(const Support& support, double n, V& s, numerical_events& events, Draw&& draw) {
+  if constexpr (Support::rejection_tries > 0) {
+    for (int tries = 0; tries < Support::rejection_tries; ++tries) {
+      draw();
+      if (support.contains(s, n)) return;
+      ++events.rejected_draws;
+    }
+  } else {
+    draw();
+  }
+  if (support.project(s, n, events)) ++events.projections;
+}
+
 // One draw of s ~ N(mean, L L^T) on the support: an exact truncated normal when the statistic is one number with an
 // interval support; otherwise up to Support::rejection_tries draws, then the projection (both counted). `e` is the
 // caller's workspace for the standard normals (sized here once, so fixed-size and preallocated sweeps do not allocate).
@@ -48,16 +64,7 @@ void draw_on_support(const Support& support, G& g, const V& mean, const L& chol,
         s = mean + chol.template triangularView<Eigen::Lower>() * e;
       }
     };
-    if constexpr (Support::rejection_tries > 0) {
-      for (int tries = 0; tries < Support::rejection_tries; ++tries) {
-        draw();
-        if (support.contains(s, n)) return;
-        ++events.rejected_draws;
-      }
-    } else {
-      draw();
-    }
-    if (support.project(s, n, events)) ++events.projections;
+    draw_with_retries(support, n, s, events, draw);
   }
 }
 

@@ -1,0 +1,250 @@
+// privpost/families/graphical/tree_cgm_model.hpp
+// tree_cgm_model: the collective graphical model of a tree (forest) MRF as a statistic_model (spec cgm.md Sec. 6, the
+// Bayesian variant beyond the dissertation), so that the generic Gibbs-SS samples the posterior of the marginals given
+// noisy edge tables:
+//   mu ~ hyper_dirichlet(alpha_0);   n | mu ~ N(N mu_E, N Sigma_EE(mu)) (the CLT: Liu et al. 2014's GCGM);
+//   y | n, w ~ N(n, diag(w)) (the mechanism's scale mixture; Laplace or Gaussian).
+// The statistic is the released edge tables; Sigma_EE is the covariance of one record's stacked one-hot edge indicators,
+// Sigma_{(C,i),(D,j)} = P(x_C = i, x_D = j) - mu_C(i) mu_D(j), computed by propagating from every clamped edge cell
+// along the tree (O(d^2) for d released cells). It is singular (its range is the tangent space of the consistent
+// tables), so the model declares semidefinite_covariance and Gibbs-SS draws n by Matheron's rule, which keeps n
+// consistent. Valid set: tree_table_support (n >= 0, consistent), 100 rejection tries, then a counted repair.
+//
+//   tree_cgm_model model(graph);
+//   gibbs_ss chain(model, hyper_dirichlet(graph, 9.0), laplace_mechanism(contingency_l1_sensitivity(graph), eps), y, N, g);
+#pragma once
+
+#include <Eigen/Core>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/numerical_events.hpp"
+#include "privpost/families/graphical/hyper_dirichlet.hpp"
+#include "privpost/families/graphical/pairwise_graph.hpp"
+
+namespace privpost {
+
+/// The valid set of the edge tables of n records of a forest: every count >= 0, every table summing to n and the tables
+/// consistent (every edge at a node gives that node the same counts), within tolerance() = 1e-6 max(n, 1) for the
+/// rounding of continuous draws. project() repairs any vector in breadth-first order (spec Sec. 6, step 3): each root
+/// edge table clipped at 0 and rescaled to n (uniform if nothing is left), then every row (x_u = a) of an edge directed
+/// away from the root clipped at 0 and rescaled to the parent's repaired count of a (uniform over the row if nothing is
+/// left: the support does not know the parameter, so this departs from the spec's P(. | a)). The result is consistent
+/// and non-negative. contains() and project() allocate nothing.
+class tree_table_support {
+ public:
+  static constexpr int rejection_tries = 100;
+
+  explicit tree_table_support(std::shared_ptr<const detail::forest_tables> tables)
+      : tables_(std::move(tables)), node_counts_(Eigen::VectorXd::Zero(tables_->layout.edges_begin())) {}
+
+  static double tolerance(double n) noexcept { return 1e-6 * std::max(n, 1.0); }
+
+  bool contains(const Eigen::VectorXd& s, double n) const {
+    const auto& t = *tables_;
+    if (s.size() != t.released()) return false;
+    const double tol = tolerance(n);
+    for (Eigen::Index i = 0; i < s.size(); ++i)
+      if (!(s(i) >= 0.0) || !std::isfinite(s(i))) return false;
+    for (int e = 0; e < t.graph.num_edges(); ++e) {
+      const auto [u, v] = t.graph.edge(e);
+      const Eigen::Index cells = static_cast<Eigen::Index>(t.graph.cardinality(u)) * t.graph.cardinality(v);
+      if (std::abs(s.segment(t.released_index(t.layout.edge_offset(e)), cells).sum() - n) > tol) return false;
+    }
+    // Every edge gives its child the same counts as the child's own parent edge... checked through each node's counts:
+    // the parent edge (or, at a root, its root edge) fixes them, every other incident edge must agree.
+    for (std::size_t i = 0; i < t.edges.size(); ++i) {
+      const oriented_edge& oe = t.edges[i];
+      for (int c = 0; c < oe.k_child; ++c) node_counts_(t.layout.node_offset(oe.child) + c) = t.child_margin(s, oe, c);
+      if (t.root_edge[i])
+        for (int a = 0; a < oe.k_parent; ++a) node_counts_(t.layout.node_offset(oe.parent) + a) = t.parent_margin(s, oe, a);
+    }
+    for (const oriented_edge& oe : t.edges)
+      for (int a = 0; a < oe.k_parent; ++a)
+        if (std::abs(t.parent_margin(s, oe, a) - node_counts_(t.layout.node_offset(oe.parent) + a)) > tol) return false;
+    return true;
+  }
+
+  bool project(Eigen::VectorXd& s, double n, numerical_events& /*events*/) const {
+    if (contains(s, n)) return false;
+    const auto& t = *tables_;
+    check_size_match("tree_table_support::project", "edge tables s", s.size(), "released cells", t.released());
+    const double total = std::max(n, 0.0);
+    for (std::size_t i = 0; i < t.edges.size(); ++i) {
+      const oriented_edge& oe = t.edges[i];
+      const Eigen::Index u_at = t.layout.node_offset(oe.parent), v_at = t.layout.node_offset(oe.child);
+      if (t.root_edge[i]) {
+        double sum = 0.0;
+        for (int a = 0; a < oe.k_parent; ++a)
+          for (int c = 0; c < oe.k_child; ++c) sum += clip(s(t.released_index(oe.cell(a, c))));
+        const double cells = static_cast<double>(oe.k_parent) * oe.k_child;
+        for (int a = 0; a < oe.k_parent; ++a)
+          for (int c = 0; c < oe.k_child; ++c) {
+            double& x = s(t.released_index(oe.cell(a, c)));
+            x = sum > 0.0 ? clip(x) * total / sum : total / cells;
+          }
+        for (int a = 0; a < oe.k_parent; ++a) node_counts_(u_at + a) = t.parent_margin(s, oe, a);
+      } else {
+        for (int a = 0; a < oe.k_parent; ++a) {
+          const double parent = node_counts_(u_at + a);
+          double sum = 0.0;
+          for (int c = 0; c < oe.k_child; ++c) sum += clip(s(t.released_index(oe.cell(a, c))));
+          for (int c = 0; c < oe.k_child; ++c) {
+            double& x = s(t.released_index(oe.cell(a, c)));
+            x = sum > 0.0 ? clip(x) * parent / sum : parent / oe.k_child;
+          }
+        }
+      }
+      for (int c = 0; c < oe.k_child; ++c) node_counts_(v_at + c) = t.child_margin(s, oe, c);
+    }
+    return true;
+  }
+
+ private:
+  // Negative and non-finite entries count as 0 (a NaN never reaches the repaired tables).
+  static double clip(double x) noexcept { return x > 0.0 && std::isfinite(x) ? x : 0.0; }
+
+  std::shared_ptr<const detail::forest_tables> tables_;
+  mutable Eigen::VectorXd node_counts_;  // scratch: each node's counts as fixed by its parent (or root) edge
+};
+
+/// The tree CGM as a statistic_model (see the file comment). Parameter: the node and edge marginals mu (table_layout
+/// order; a hyper_dirichlet draw). Statistic: the released edge tables. Construction throws std::invalid_argument for a
+/// graph with a cycle or a node in no edge. moments() allocates nothing after the first call; a model keeps scratch
+/// storage, so one object serves one chain at a time (samplers own their copy).
+class tree_cgm_model {
+ public:
+  using parameter_type = Eigen::VectorXd;
+  using vector_type = Eigen::VectorXd;
+  using matrix_type = Eigen::MatrixXd;
+  static constexpr int static_size = Eigen::Dynamic;
+  /// N Sigma_EE is singular: Gibbs-SS draws the tables by Matheron's rule (semidefinite_statistic_model).
+  static constexpr bool semidefinite_covariance = true;
+
+  explicit tree_cgm_model(pairwise_graph graph)
+      : tables_(std::make_shared<const detail::forest_tables>(std::move(graph), "tree_cgm_model")), support_(tables_) {
+    build_propagation_orders();
+    node_dist_.setZero(tables_->layout.edges_begin());
+  }
+
+  const pairwise_graph& graph() const noexcept { return tables_->graph; }
+  const table_layout& layout() const noexcept { return tables_->layout; }
+  /// Released cells d (the edge tables).
+  Eigen::Index size() const noexcept { return tables_->released(); }
+  const tree_table_support& support() const noexcept { return support_; }
+  /// The parameter as posteriors store it: all marginals, table_layout order.
+  Eigen::VectorXd parameter_vector(const Eigen::VectorXd& mu) const { return mu; }
+
+  /// mean = N mu_E and cov = N Sigma_EE(mu) for marginals mu (table_layout order, consistent, as a hyper_dirichlet draw
+  /// gives). std::invalid_argument for mu of the wrong size or with a negative or non-finite entry.
+  void moments(const Eigen::VectorXd& mu, double n, Eigen::VectorXd& mean, Eigen::MatrixXd& cov) const {
+    constexpr const char* f = "tree_cgm_model::moments";
+    const auto& t = *tables_;
+    check_size_match(f, "marginals mu", mu.size(), "table_layout size", t.layout.size());
+    for (Eigen::Index i = 0; i < mu.size(); ++i)
+      if (!(mu(i) >= 0.0 && std::isfinite(mu(i)))) throw_invalid(f, "marginal mu_" + std::to_string(i), mu(i), "a probability");
+    const Eigen::Index d = size(), begin = t.layout.edges_begin();
+    mean = n * mu.tail(d);
+    if (cov.rows() != d || cov.cols() != d) cov.resize(d, d);
+    for (int e = 0; e < t.graph.num_edges(); ++e) {
+      const auto [c1, c2] = t.graph.edge(e);
+      const int k1 = t.graph.cardinality(c1), k2 = t.graph.cardinality(c2);
+      const Eigen::Index at = t.layout.edge_offset(e);
+      for (int i1 = 0; i1 < k1; ++i1)
+        for (int i2 = 0; i2 < k2; ++i2) {
+          const Eigen::Index row = at + static_cast<Eigen::Index>(i1) * k2 + i2 - begin;
+          const double w = mu(row + begin);
+          // The record's own edge: P(x_C = i, x_C = j) = w [i = j].
+          for (Eigen::Index j = 0; j < static_cast<Eigen::Index>(k1) * k2; ++j)
+            cov(row, at - begin + j) = w * ((at - begin + j == row ? 1.0 : 0.0) - mu(at + j));
+          // Every other edge by propagation from the clamped cell: p_v = P(x_v = . | x_C = i).
+          const auto& order = orders_[static_cast<std::size_t>(e)];
+          if (w <= 0.0) {
+            for (const oriented_edge& oe : order)
+              for (int a = 0; a < oe.k_parent; ++a)
+                for (int c = 0; c < oe.k_child; ++c) cov(row, oe.cell(a, c) - begin) = 0.0;
+            continue;
+          }
+          node_dist_.segment(t.layout.node_offset(c1), k1).setZero();
+          node_dist_(t.layout.node_offset(c1) + i1) = 1.0;
+          node_dist_.segment(t.layout.node_offset(c2), k2).setZero();
+          node_dist_(t.layout.node_offset(c2) + i2) = 1.0;
+          for (const oriented_edge& oe : order) {
+            const Eigen::Index u_at = t.layout.node_offset(oe.parent), v_at = t.layout.node_offset(oe.child);
+            node_dist_.segment(v_at, oe.k_child).setZero();
+            for (int a = 0; a < oe.k_parent; ++a) {
+              const double pu = mu(u_at + a);
+              // P(x_v = c | x_u = a) = mu_uv(a, c) / mu_u(a); a state of probability 0 has weight 0 here.
+              const double q = pu > 0.0 ? node_dist_(u_at + a) / pu : 0.0;
+              for (int c = 0; c < oe.k_child; ++c) {
+                const double joint = q * mu(oe.cell(a, c));
+                node_dist_(v_at + c) += joint;
+                cov(row, oe.cell(a, c) - begin) = w * (joint - mu(oe.cell(a, c)));
+              }
+            }
+          }
+        }
+    }
+    // Symmetrise (the two propagation directions round differently) and scale by N.
+    for (Eigen::Index j = 0; j < d; ++j)
+      for (Eigen::Index i = j; i < d; ++i) cov(i, j) = cov(j, i) = 0.5 * n * (cov(i, j) + cov(j, i));
+  }
+
+  /// Conjugate-Update: the hyper-Dirichlet posterior given edge tables s (on the valid set: non-negative).
+  hyper_dirichlet update(const hyper_dirichlet& prior, const Eigen::VectorXd& s, double /*n*/) const {
+    check_prior(prior);
+    return prior.posterior(s);
+  }
+  /// The same, written into out (reusing its storage; Gibbs-SS's allocation-free path).
+  void update(const hyper_dirichlet& prior, const Eigen::VectorXd& s, double /*n*/, hyper_dirichlet& out) const {
+    check_prior(prior);
+    prior.posterior(s, out);
+  }
+
+ private:
+  void check_prior(const hyper_dirichlet& prior) const {
+    check_size_match("tree_cgm_model::update", "prior pseudo-counts", prior.pseudo_counts().size(), "released cells", size());
+  }
+
+  // For every edge C: the other edges directed away from C (breadth-first from both its ends), parent = the end nearer C.
+  void build_propagation_orders() {
+    const auto& t = *tables_;
+    const int nodes = t.graph.num_nodes();
+    orders_.resize(static_cast<std::size_t>(t.graph.num_edges()));
+    std::vector<char> seen(static_cast<std::size_t>(nodes));
+    std::vector<int> queue;
+    for (int e = 0; e < t.graph.num_edges(); ++e) {
+      std::fill(seen.begin(), seen.end(), 0);
+      queue.clear();
+      const auto [c1, c2] = t.graph.edge(e);
+      for (const int c : {c1, c2}) {
+        seen[static_cast<std::size_t>(c)] = 1;
+        queue.push_back(c);
+      }
+      auto& order = orders_[static_cast<std::size_t>(e)];
+      for (std::size_t head = 0; head < queue.size(); ++head) {
+        const int u = queue[head];
+        for (const incidence& inc : t.graph.incident(u)) {
+          if (inc.edge == e || seen[static_cast<std::size_t>(inc.neighbour)]) continue;
+          seen[static_cast<std::size_t>(inc.neighbour)] = 1;
+          queue.push_back(inc.neighbour);
+          const int v = inc.neighbour;
+          order.push_back({u, v, inc.edge, t.graph.cardinality(u), t.graph.cardinality(v), t.layout.edge_offset(inc.edge),
+                           t.graph.edge(inc.edge).first == u});
+        }
+      }
+    }
+  }
+
+  std::shared_ptr<const detail::forest_tables> tables_;
+  tree_table_support support_;
+  std::vector<std::vector<oriented_edge>> orders_;
+  mutable Eigen::VectorXd node_dist_;  // moments()' scratch
+};
+
+}  // namespace privpost

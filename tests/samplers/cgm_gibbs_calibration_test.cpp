@@ -1,0 +1,171 @@
+// The Bayesian tree CGM (issue #11, spec cgm.md Sec. 6): Gibbs-SS over tree_cgm_model with the hyper-Dirichlet prior
+// and the Laplace scale mixture, checked by simulation-based calibration (AT-B1) with the naive hyper-Dirichlet
+// posterior on the repaired release as the negative control, and by R-hat and ESS on the 10-chain (AT-B3).
+//
+// AT-B1 setting (the spec's prototype): chain T = 4, K = 2, N = 1000, alpha_0 = K^2 = 4, Laplace at b = 2|E| / epsilon,
+// M = 500 trials, ranks of three edge cells (one per edge); 500 burn-in sweeps and 300 draws thinned by 10 per
+// posterior. The prototype's 150 burn-in + 300 unthinned draws are too short at epsilon = 0.1 (strong noise: n and mu
+// move slowly together, the mixing problem of issue #12): measured 90% coverage 0.79-0.80 and 50% 0.41-0.44 (KS p down
+// to 4e-4); thin 5 gave 0.85-0.90, thin 10 0.87-0.90, thin 20 0.88-0.91. Thresholds: the
+// library's calibration rule (tests/support/calibration_checks.hpp): KS of the true-parameter quantiles not rejected at
+// level 0.001 and 50% / 90% central-interval coverage within 3.5 binomial standard deviations of nominal (false-alarm
+// rate about 5e-4 per check; 3 cells x 3 epsilons x 3 checks = 27 checks for Gibbs-SS). The naive method must be
+// miscalibrated (KS rejected or a coverage outside tolerance) on some cell at epsilon <= 0.3, where the noise sd
+// (b sqrt 2 = 28 at 0.3) exceeds sd(n | theta) (<= 16): the spec's prototype measured its KS at 0.14-0.34.
+#include <catch2/catch.hpp>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "privpost/families/graphical/contingency_tables.hpp"
+#include "privpost/families/graphical/count_sampling.hpp"
+#include "privpost/families/graphical/hyper_dirichlet.hpp"
+#include "privpost/families/graphical/moments.hpp"
+#include "privpost/families/graphical/tree_bp.hpp"
+#include "privpost/families/graphical/tree_cgm_model.hpp"
+#include "privpost/inference/calibration_study.hpp"
+#include "privpost/inference/fit.hpp"
+#include "privpost/inference/infer.hpp"
+#include "privpost/mechanisms/laplace.hpp"
+#include "privpost/samplers/cgm/cgm_em.hpp"
+#include "privpost/samplers/cgm/cgm_noise.hpp"
+#include "privpost/samplers/conjugate.hpp"
+#include "privpost/samplers/gibbs_ss.hpp"
+#include "support/calibration_checks.hpp"
+#include "support/graphical_fixtures.hpp"
+
+using namespace privpost;
+
+namespace {
+using privpost::test::row;
+
+struct cgm_trial {
+  Eigen::VectorXd truth;  // the reported cells of mu
+  Eigen::VectorXd y;      // the released edge tables
+};
+
+// The reported coordinates: cell (0, 0) of edge 0, (0, 1) of edge 1 and (1, 1) of edge 2 (table_layout order).
+std::vector<Eigen::Index> reported_cells(const table_layout& layout) {
+  return {layout.edge_offset(0), layout.edge_offset(1) + 1, layout.edge_offset(2) + 3};
+}
+
+Eigen::MatrixXd columns(const Eigen::MatrixXd& draws, const std::vector<Eigen::Index>& cells) {
+  Eigen::MatrixXd out(draws.rows(), static_cast<Eigen::Index>(cells.size()));
+  for (std::size_t j = 0; j < cells.size(); ++j) out.col(static_cast<Eigen::Index>(j)) = draws.col(cells[j]);
+  return out;
+}
+
+auto tree_cgm_study(const pairwise_graph& graph, double alpha0, double n, double epsilon, int burnin, int draws, int thin) {
+  const table_layout layout(graph);
+  const auto cells = reported_cells(layout);
+  const hyper_dirichlet prior(graph, alpha0);
+  const tree_cgm_model model(graph);
+  const laplace_mechanism mechanism(contingency_l1_sensitivity(graph), epsilon);
+  auto simulate = [=](std::mt19937_64& g) {
+    const Eigen::VectorXd mu = prior.draw(g);
+    tree_count_sampler sampler(graph);
+    Eigen::VectorXd counts;
+    sampler.sample(g, mu, static_cast<std::int64_t>(n), counts);
+    cgm_trial t;
+    t.truth.resize(static_cast<Eigen::Index>(cells.size()));
+    for (std::size_t j = 0; j < cells.size(); ++j) t.truth(static_cast<Eigen::Index>(j)) = mu(cells[j]);
+    t.y = mechanism.release(Eigen::VectorXd(counts.tail(layout.released_size())), g);
+    return t;
+  };
+  std::vector<named_method<cgm_trial>> methods{
+      {"gibbs",
+       [=](const cgm_trial& t, std::mt19937_64& g) {
+         return columns(single_chain([&](std::mt19937_64& e) { return gibbs_ss(model, prior, mechanism, t.y, n, e); }, burnin,
+                                     draws, g, thin),
+                        cells);
+       }},
+      {"naive", [=](const cgm_trial& t, std::mt19937_64& g) {
+         return columns(single_chain([&](std::mt19937_64& e) { return conjugate_sampler(model, prior, t.y, n, e); }, 0, draws, g),
+                        cells);
+       }}};
+  return simulation_study(simulate, methods);
+}
+
+}  // namespace
+
+TEST_CASE("AT-B1: Gibbs-SS on the tree CGM is calibrated; the naive hyper-Dirichlet posterior is not at epsilon <= 0.3",
+          "[calibration][graphical][bayes][cgm-bayes-sbc]") {
+  constexpr int trials = 500;
+  const pairwise_graph graph = chain_graph(4, 2);
+  for (const double eps : {1.0, 0.3, 0.1}) {
+    const auto study = tree_cgm_study(graph, 4.0, 1000.0, eps, 500, 300, 10);
+    const auto rows = run_calibration(study, {trials, 4100 + static_cast<std::uint64_t>(eps * 10), 0}).report();
+    bool naive_fails = false;
+    for (int j = 0; j < 3; ++j) {
+      const auto& gibbs = row(rows, "gibbs", j);
+      const auto& naive = row(rows, "naive", j);
+      INFO("epsilon " << eps << ", cell " << j << ": Gibbs-SS KS " << gibbs.ks << " (p " << gibbs.ks_pvalue << "), coverage "
+                      << gibbs.coverage50 << " / " << gibbs.coverage90 << "; naive KS " << naive.ks << " (p " << naive.ks_pvalue
+                      << "), coverage " << naive.coverage50 << " / " << naive.coverage90);
+      test::check_calibrated(gibbs);
+      naive_fails = naive_fails || test::miscalibrated(naive);
+    }
+    if (eps <= 0.3) CHECK(naive_fails);
+  }
+}
+
+// AT-B3 and AT-B2 (spec Sec. 6) on the study's 10-chain, K = 3 (d = 81 released cells), N = 10^4, Dirichlet(1) edge
+// potentials, Laplace at b = 2|E| / epsilon = 180 (epsilon = 0.1), alpha_0 = 10 (MAP-EM's default pseudo-count).
+// The noise sd (255 per cell) dwarfs sd(n | mu) (<= 50): the strong-noise corner where n and mu move together
+// slowly. Measured (seed 1, this machine): bulk ESS of the worst edge cell 8 per 4 x 1000 unthinned draws and 35 at
+// thin 5; at thin 40 (2000 burn-in) the worst R-hat was 1.012 and 1.015 on the two seeds. So the chains here keep
+// every 80th sweep after 5000 burn-in sweeps (4 x 85000 sweeps, ~110 us each, two threads: ~20 s per seed), which
+// measured worst R-hat 1.0068 / 1.0070 and worst bulk ESS 1082 / 779, rejected draws 2.6-3.0% of sweeps, no repair.
+// AT-B3: R-hat < 1.01 and bulk ESS > 400 on every edge cell. AT-B2: the KL from the truth to the posterior-mean model
+// (pseudo-moment parameters of E[mu | y]) is at most 1.25 times MAP-EM's, per seed (measured 0.166 vs 0.202 and 0.313
+// vs 0.364). At epsilon = 0.01 (b = 1800) the chain did not mix at the lengths tried (R-hat 1.8-2.3 at 4 x 5000
+// sweeps thinned by 5); AT-B2 there is not asserted (issue #11 note: the mixing move of issue #12 is what it needs).
+TEST_CASE("AT-B3 and AT-B2: Gibbs-SS on the 10-chain converges (R-hat, ESS) and its posterior mean matches MAP-EM",
+          "[graphical][bayes][cgm-bayes-chain]") {
+  const pairwise_graph chain = chain_graph(10, 3);
+  const table_layout layout(chain);
+  const tree_cgm_model model(chain);
+  const hyper_dirichlet prior(chain, 10.0);
+  const laplace_mechanism mechanism(contingency_l1_sensitivity(chain), 0.1);
+  tree_bp bp(chain);
+  tree_count_sampler counter(chain);
+  for (const std::uint64_t seed : {1u, 2u}) {
+    std::mt19937_64 g(seed);
+    const Eigen::VectorXd truth = privpost_test::dirichlet_theta(chain, g);
+    Eigen::VectorXd mu, counts;
+    bp.marginals(truth, mu);
+    counter.sample(g, mu, 10000, counts);
+    const Eigen::VectorXd y = mechanism.release(Eigen::VectorXd(counts.tail(layout.released_size())), g);
+    inference_options o;
+    o.chains = 4;
+    o.burnin = 5000;
+    o.draws = 1000;
+    o.thin = 80;
+    o.seed = seed;
+    o.parallel = true;
+    const auto result = infer([&](std::mt19937_64& e) { return gibbs_ss(model, prior, mechanism, y, 10000.0, e); }, o);
+    double worst_rhat = 0.0, worst_ess = 1e300;
+    for (Eigen::Index j = layout.edges_begin(); j < layout.size(); ++j) {
+      worst_rhat = std::max(worst_rhat, result.draws.rhat(j));
+      worst_ess = std::min(worst_ess, result.draws.ess_bulk(j));
+    }
+    const Eigen::VectorXd posterior_mean = result.draws.draw_matrix().colwise().mean().transpose();
+    Eigen::VectorXd theta_bayes;
+    pseudo_moment_parameters(chain, posterior_mean, theta_bayes);
+    cgm_em em(chain, y, 10000.0, make_cgm_noise(mechanism), tree_bp(chain));
+    const fit_result map = fit(em, fit_options{2000});
+    const double kl_bayes = exact_kl(bp, truth, theta_bayes), kl_map = exact_kl(bp, truth, map.parameter);
+    INFO("seed " << seed << ": worst R-hat " << worst_rhat << ", worst bulk ESS " << worst_ess << "; KL posterior mean "
+                 << kl_bayes << ", MAP-EM " << kl_map << " (" << map.iterations << " iterations); rejected draws "
+                 << result.events.rejected_draws << ", repairs " << result.events.projections << " of " << result.sweeps
+                 << " sweeps");
+    CHECK(worst_rhat < 1.01);
+    CHECK(worst_ess > 400.0);
+    CHECK(kl_bayes <= 1.25 * kl_map);
+    CHECK(result.events.jitter == 0);
+  }
+}
