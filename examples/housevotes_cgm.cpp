@@ -8,15 +8,23 @@
 //   - CGM (MAP-EM, pseudo-count 10, box-dual E-step),
 //   - naive MLE on the simplex-projected tables at lambda 1e-4, 1e-3, 1e-2 (all reported: choosing lambda on the
 //     private data would itself need privacy accounting),
+//   - with --posterior, the Bayesian CGM (spec Sec. 6): Gibbs-SS over tree_cgm_model with the hyper-Dirichlet prior
+//     (alpha_0 = 10, MAP-EM's pseudo-count), one chain of 1000 burn-in sweeps and 500 draws thinned by 10 per release,
+//     fitted through its posterior mean, and how often the posterior's 90% interval of P(Class = democrat) covers the
+//     non-private fit's value,
 // and compared with the non-private fit (pseudo-moment MLE of the true training tables with pseudo-count 10) by
 // KL(p_nonprivate || p_private), exact by tree BP, and by the holdout log-likelihood per test record.
 //
-// Usage: privpost_housevotes_cgm [--csv FILE] [--releases R] [--check]   (defaults: the bundled copy, R = 25)
+// Usage: privpost_housevotes_cgm [--csv FILE] [--releases R] [--posterior] [--check]   (defaults: the bundled copy,
+// R = 25; --posterior adds about 1 s per release and epsilon)
 //   --check exits non-zero unless the behaviour the first run confirmed holds: CGM's median KL decreases as epsilon
 //   grows, and is at most naive's at lambda 1e-4 and 1e-3 for every epsilon <= 5. The first run (R = 25) did not confirm
 //   two of the spec's expectations, which the program prints but does not check: naive at lambda 1e-2 has the lower
 //   median KL at epsilon 1, 2 and 5 (2.67, 0.90, 0.29 against CGM's 2.85, 1.32, 0.34), and at epsilon 20 the naive fits
 //   at lambda 1e-4 and 1e-2 stay 0.08 and 0.15 away (lambda's bias), while CGM is at 0.040.
+//   With --posterior (first run, R = 10): the Bayesian CGM's posterior mean had median KL 4.50, 2.81, 0.98, 0.23, 0.063,
+//   0.023 at epsilon 0.5 ... 20 (MAP-EM 4.43, 2.94, 1.30, 0.37, 0.13, 0.045): the lowest of all methods from epsilon 5
+//   on, and its 90% intervals of P(Class = democrat) covered the non-private value in 10 of 10 releases at every epsilon.
 #include <privpost/privpost.hpp>
 
 #include <algorithm>
@@ -112,13 +120,15 @@ summary quartiles(std::vector<double> v) {
 int main(int argc, char** argv) {
   std::string csv = PRIVPOST_HOUSEVOTES_CSV;
   int releases = 25;
-  bool check = false;
+  bool check = false, posterior = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--csv" && i + 1 < argc) {
       csv = argv[++i];
     } else if (a == "--check") {
       check = true;
+    } else if (a == "--posterior") {
+      posterior = true;
     } else if (a == "--releases" && i + 1 < argc) {
       releases = std::atoi(argv[++i]);
       if (releases < 1 || releases > 10000) {
@@ -126,7 +136,7 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else {
-      std::fprintf(stderr, "usage: %s [--csv FILE] [--releases R] [--check]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--csv FILE] [--releases R] [--posterior] [--check]\n", argv[0]);
       return 2;
     }
   }
@@ -173,10 +183,16 @@ int main(int argc, char** argv) {
   const std::vector<double> lambdas{1e-4, 1e-3, 1e-2};
   std::vector<double> cgm_median;
   bool cgm_beats_naive = true, cgm_beats_small_lambda = true, all_close_at_20 = true;
-  std::mt19937_64 noise(435);
+  std::mt19937_64 noise(435), chains(84);
+  const privpost::tree_cgm_model cgm_model(star);
+  const privpost::hyper_dirichlet cgm_prior(star, 10.0);
+  const Eigen::Index democrat = bp.layout().node_offset(0);
+  std::vector<std::string> coverage_lines;
   for (const double epsilon : epsilons) {
     const privpost::laplace_mechanism mechanism(privpost::contingency_l1_sensitivity(star), epsilon);
-    std::vector<std::vector<double>> kl(1 + lambdas.size()), ll(1 + lambdas.size()), its(1 + lambdas.size());
+    const std::size_t methods = 1 + lambdas.size() + (posterior ? 1 : 0);
+    std::vector<std::vector<double>> kl(methods), ll(methods), its(methods);
+    int covered = 0;
     for (int r = 0; r < releases; ++r) {
       const Eigen::VectorXd y = mechanism.release(tables, noise);
       privpost::cgm_em_options em_options;
@@ -195,23 +211,44 @@ int main(int argc, char** argv) {
         ll[l + 1].push_back(holdout_loglik(bp, nf.parameter, test));
         its[l + 1].push_back(nf.iterations);
       }
+      if (posterior) {
+        privpost::inference_options o;
+        o.chains = 1;
+        o.burnin = 1000;
+        o.draws = 500;
+        o.thin = 10;
+        o.seed = chains();
+        const auto r = privpost::infer(
+            [&](std::mt19937_64& g) { return privpost::gibbs_ss(cgm_model, cgm_prior, mechanism, y, n_records, g); }, o);
+        Eigen::VectorXd theta_post;
+        privpost::pseudo_moment_parameters(star, r.draws.draw_matrix().colwise().mean().transpose(), theta_post);
+        kl.back().push_back(privpost::exact_kl(bp, theta_np, theta_post));
+        ll.back().push_back(holdout_loglik(bp, theta_post, test));
+        its.back().push_back(static_cast<double>(r.sweeps));
+        const auto interval = r.draws.interval(0.9, democrat);
+        if (interval.lower <= mu(democrat) && mu(democrat) <= interval.upper) ++covered;
+      }
     }
     std::fprintf(stderr, ".");  // progress: one dot per epsilon
     for (std::size_t m = 0; m < kl.size(); ++m) {
       const summary s = quartiles(kl[m]);
-      const std::string name = m == 0 ? "CGM (MAP-EM)"
-                                      : "naive lambda " + std::string(m == 1   ? "1e-4"
-                                                                      : m == 2 ? "1e-3"
-                                                                               : "1e-2");
+      const std::string name = m == 0                    ? "CGM (MAP-EM)"
+                               : m == 1 + lambdas.size() ? "Bayesian CGM"
+                                                         : "naive lambda " + std::string(m == 1   ? "1e-4"
+                                                                                         : m == 2 ? "1e-3"
+                                                                                                  : "1e-2");
       std::printf("%8.1f  %-18s  %8.4f [%.4f, %.4f]%6s  %10.3f  %.0f\n", epsilon, name.c_str(), s.median, s.q1, s.q3, "",
                   quartiles(ll[m]).median, quartiles(its[m]).median);
-      if (m > 0 && epsilon <= 5.0 && quartiles(kl[0]).median > s.median) {
+      if (m > 0 && m <= lambdas.size() && epsilon <= 5.0 && quartiles(kl[0]).median > s.median) {
         cgm_beats_naive = false;
         if (m < 3) cgm_beats_small_lambda = false;
       }
-      if (epsilon == 20.0 && s.median > 0.05) all_close_at_20 = false;
+      if (epsilon == 20.0 && m <= lambdas.size() && s.median > 0.05) all_close_at_20 = false;
     }
     cgm_median.push_back(quartiles(kl[0]).median);
+    if (posterior)
+      coverage_lines.push_back("  epsilon " + std::to_string(epsilon).substr(0, 4) + ": " + std::to_string(covered) + " of " +
+                               std::to_string(releases));
   }
   std::fprintf(stderr, "\n");
   bool decreasing = true;
@@ -223,6 +260,13 @@ int main(int argc, char** argv) {
               cgm_beats_small_lambda ? "yes" : "no");
   std::printf("  every private fit within median KL 0.05 of the non-private fit at epsilon 20: %s\n",
               all_close_at_20 ? "yes" : "no");
+  if (posterior) {
+    std::printf(
+        "\nBayesian CGM (its iterations column: sweeps): the posterior's 90%% interval of P(Class = democrat) covers "
+        "the non-private fit's %.3f in\n",
+        mu(democrat));
+    for (const auto& line : coverage_lines) std::printf("%s releases\n", line.c_str());
+  }
   if (check && !(decreasing && cgm_beats_small_lambda)) {
     std::printf("CHECK FAILED: the behaviour confirmed by the first run does not hold\n");
     return 1;
