@@ -115,6 +115,11 @@ TEST_CASE("hyper_dirichlet's posterior adds the tables; bad input is rejected by
   bad(2) = std::numeric_limits<double>::quiet_NaN();
   CHECK_THROWS_AS(prior.posterior(bad), std::invalid_argument);
   CHECK_THROWS_WITH(prior.posterior(s.head(7)), Catch::Contains("edge tables s"));
+  // A prior of another graph with as many released cells (a star instead of the chain) is refused by the model.
+  const tree_cgm_model model(chain_graph(4, 2));
+  const Eigen::VectorXd twelve = Eigen::VectorXd::Ones(12);  // every table of 4 records, one per cell
+  CHECK_THROWS_WITH(model.update(hyper_dirichlet(star_graph(4, 2), 4.0), twelve, 4.0), Catch::Contains("model's own graph"));
+  CHECK(model.update(hyper_dirichlet(chain_graph(4, 2), 4.0), twelve, 4.0).total() == Approx(8.0));
 }
 
 TEST_CASE("tree_cgm_model's moments are N times the exact mean and covariance of a record's edge indicators",

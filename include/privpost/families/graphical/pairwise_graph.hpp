@@ -82,6 +82,10 @@ class pairwise_graph {
   bool is_forest() const { return num_edges() == num_nodes() - components(); }
   /// True for a tree: connected and without cycles.
   bool is_tree() const { return num_edges() == num_nodes() - 1 && is_connected(); }
+  /// The same nodes, cardinalities and edges in the same order (so the same table_layout).
+  friend bool operator==(const pairwise_graph& a, const pairwise_graph& b) {
+    return a.cardinalities_ == b.cardinalities_ && a.edges_ == b.edges_;
+  }
 
  private:
   void check_node(int v) const {

@@ -56,8 +56,8 @@ class tree_table_support {
       const Eigen::Index cells = static_cast<Eigen::Index>(t.graph.cardinality(u)) * t.graph.cardinality(v);
       if (std::abs(s.segment(t.released_index(t.layout.edge_offset(e)), cells).sum() - n) > tol) return false;
     }
-    // Every edge gives its child the same counts as the child's own parent edge... checked through each node's counts:
-    // the parent edge (or, at a root, its root edge) fixes them, every other incident edge must agree.
+    // Each node's counts as its parent edge gives them (a root's: its root edge); then the parent side of every edge
+    // must agree with its parent's counts. That covers every pair of edges at every node.
     for (std::size_t i = 0; i < t.edges.size(); ++i) {
       const oriented_edge& oe = t.edges[i];
       for (int c = 0; c < oe.k_child; ++c) node_counts_(t.layout.node_offset(oe.child) + c) = t.child_margin(s, oe, c);
@@ -207,8 +207,12 @@ class tree_cgm_model {
   }
 
  private:
+  // The prior must describe the model's graph: a prior of another graph with as many cells would be read in the wrong
+  // layout. Shared tables make the usual check a pointer comparison.
   void check_prior(const hyper_dirichlet& prior) const {
-    check_size_match("tree_cgm_model::update", "prior pseudo-counts", prior.pseudo_counts().size(), "released cells", size());
+    if (prior.tables_ != tables_ && !(prior.graph() == graph()))
+      throw_invalid("tree_cgm_model::update", "prior's number of edges", prior.graph().num_edges(),
+                    "a hyper_dirichlet of the model's own graph (same nodes, cardinalities and edges)");
   }
 
   // For every edge C: the other edges directed away from C (breadth-first from both its ends), parent = the end nearer C.
