@@ -25,8 +25,9 @@ using namespace privpost;
 static_assert(differentiable_model<logistic_record_model>);
 
 namespace {
-// The hand gradient of a record-level model against sixth-order central differences at ten random points (two near the
-// truncation boundary r = +-6), relative error < 1e-7.
+// The hand gradient of a record-level model against sixth-order central differences at ten random points (one near the
+// truncation boundary ||theta||^2 = s_max, ||v|| = 3, one near v = 0 inside the transform's series branch), relative
+// error < 1e-7.
 template <class Model>
 void check_record_gradient(Model& m, std::mt19937_64& g, int dim, const char* label) {
   REQUIRE(m.dimension() == dim);
@@ -36,8 +37,8 @@ void check_record_gradient(Model& m, std::mt19937_64& g, int dim, const char* la
       u(i) = draw_normal(g);
       dir(i) = draw_normal(g);
     }
-    if (rep == 0) u(dim - 1) = 6.0;  // near the truncation boundary of rho
-    if (rep == 1) u(dim - 1) = -6.0;
+    if (rep == 0) u *= 3.0 / u.norm();  // near the truncation boundary of ||theta||
+    if (rep == 1) u *= 0.005 / u.norm();
     dir.normalize();
     const double lp = m.log_density_gradient(u, grad);
     REQUIRE(std::isfinite(lp));
@@ -69,9 +70,9 @@ TEST_CASE("record-level logistic model: gradient against finite differences", "[
     const glm_parameters truth = draw_glm_prior(g, d, glm_prior{9.0, 1.0, 2.0});
     const logistic_records rec = simulate_logistic_records(g, truth, 50);
     logistic_record_model m(rec.x, rec.y, 9.0);
-    check_record_gradient(m, g, d + 1, "logistic");
+    check_record_gradient(m, g, d, "logistic");
     // theta of the parameter vector lies inside the truncation ball.
-    Eigen::VectorXd u = Eigen::VectorXd::Ones(d + 1);
+    const Eigen::VectorXd u = Eigen::VectorXd::Constant(d, 5.0);
     CHECK(m.parameter_vector(u).squaredNorm() < 9.0);
   }
 }
@@ -95,7 +96,7 @@ TEST_CASE("record-level Poisson model: gradient against finite differences, reco
       else
         xa = rec.x;
       poisson_record_model m(xa, rec.y, prior.s_max);
-      check_record_gradient(m, g, static_cast<int>(xa.cols()) + 1, "poisson");
+      check_record_gradient(m, g, static_cast<int>(xa.cols()), "poisson");
     }
   }
 }
@@ -132,10 +133,14 @@ TEST_CASE("record-level logistic model rejects bad arguments", "[glm][errors][ba
   xn(1, 1) = std::nan("");
   CHECK_THROWS_AS(logistic_record_model(xn, y), std::invalid_argument);
   logistic_record_model m(x, y);
-  Eigen::VectorXd u = Eigen::VectorXd::Zero(3), grad;
-  CHECK(m.log_density_gradient(u, grad) == -std::numeric_limits<double>::infinity());  // p = 0
+  Eigen::VectorXd u = Eigen::VectorXd::Zero(2), grad;
+  CHECK(std::isfinite(m.log_density_gradient(u, grad)));  // theta = 0 is inside the support
+  u(0) = std::numeric_limits<double>::infinity();
+  CHECK(m.log_density_gradient(u, grad) == -std::numeric_limits<double>::infinity());
   CHECK(m.failures() == 1);
   CHECK(grad.allFinite());
+  CHECK_THROWS_WITH(m.log_density_gradient(Eigen::VectorXd::Zero(3), grad), Catch::Contains("size of u"));
+  CHECK_THROWS_WITH(m.parameter_vector(Eigen::VectorXd::Zero(1)), Catch::Contains("size of u"));
   std::mt19937_64 g(1);
   const glm_parameters not_pd{Eigen::VectorXd::Zero(2), -Eigen::MatrixXd::Identity(2, 2)};
   CHECK_THROWS_AS(simulate_logistic_records(g, not_pd, 5), std::domain_error);
@@ -156,8 +161,7 @@ TEST_CASE("record-level Poisson model and its simulation reject bad arguments", 
   CHECK_THROWS_AS(poisson_record_model(x, y, -1.0), std::invalid_argument);
   // A linear predictor so large that exp overflows: -infinity and a counted failure, never NaN.
   poisson_record_model m(1e6 * x, y, 9.0);
-  Eigen::VectorXd u = Eigen::VectorXd::Ones(3), grad;
-  u(2) = 5.0;
+  Eigen::VectorXd u = Eigen::VectorXd::Constant(2, 2.0), grad;
   CHECK(m.log_density_gradient(u, grad) == -std::numeric_limits<double>::infinity());
   CHECK(m.failures() == 1);
   CHECK(grad.allFinite());

@@ -16,6 +16,7 @@
 #include <boost/math/distributions/beta.hpp>
 #include <boost/math/special_functions/gamma.hpp>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <random>
 #include <vector>
@@ -61,8 +62,11 @@ static_assert(glm_moment_map<logistic_moment_map<>>);
 static_assert(glm_moment_map<logistic_moment_map<taylor_logistic_link>>);
 static_assert(glm_moment_map<poisson_moment_map>);
 static_assert(initial_point_model<poisson_moment_model, std::mt19937_64>);
-static_assert(!initial_point_model<logistic_moment_model<>, std::mt19937_64>);  // Stan's uniform start
-static_assert(!initial_point_model<logistic_record_model, std::mt19937_64>);
+// Every GLM model starts its coefficients near 0 (glm_coefficient_transform::initial_point).
+static_assert(initial_point_model<logistic_moment_model<>, std::mt19937_64>);
+static_assert(initial_point_model<logistic_record_model, std::mt19937_64>);
+static_assert(initial_point_model<poisson_record_model, std::mt19937_64>);
+static_assert(!logistic_moment_model<>::moment_start && poisson_moment_model::moment_start);
 namespace {
 // A map without an adjoint (no gradient) and a type that is no map at all.
 struct forward_only_map {
@@ -165,6 +169,69 @@ TEST_CASE("LKJ and truncated chi-square prior draws", "[glm][prior]") {
   }
 }
 
+TEST_CASE("coefficient transform: the truncated normal prior on the ball, its Jacobian and reverse pass", "[glm][transforms]") {
+  // log density(v) = log N(theta(v); 0, I) + log |det dtheta/dv| + const: the difference is the same constant at every
+  // v, with the Jacobian by central differences of coefficients(). Points in the series branch (||v|| < 0.02), near
+  // it, moderate and near the boundary ||theta||^2 -> s_max; theta stays inside the ball.
+  std::mt19937_64 g(31);
+  for (int p : {1, 2, 3, 6}) {
+    for (double s_max : {4.0, 9.0}) {
+      glm_coefficient_transform tr(s_max);
+      std::optional<double> reference;
+      for (double radius : {0.0, 0.004, 0.019, 0.021, 0.3, 1.0, 2.5, 6.0}) {
+        Eigen::VectorXd v(p), theta(p), dir(p);
+        for (int i = 0; i < p; ++i) v(i) = draw_normal(g);
+        if (radius == 0.0)
+          v.setZero();
+        else
+          v *= radius / v.norm();
+        double lp = 0.0;
+        REQUIRE(tr.forward(v, theta, lp));
+        CHECK((theta - glm_coefficient_transform::coefficients(v, s_max)).norm() < 1e-15);
+        CHECK(theta.squaredNorm() < s_max);
+        Eigen::MatrixXd jac(p, p);
+        const double h = 1e-6;
+        for (int c = 0; c < p; ++c) {
+          Eigen::VectorXd a = v, b = v;
+          a(c) += h;
+          b(c) -= h;
+          jac.col(c) =
+              (glm_coefficient_transform::coefficients(a, s_max) - glm_coefficient_transform::coefficients(b, s_max)) / (2 * h);
+        }
+        const double diff = lp - (-0.5 * theta.squaredNorm() + std::log(std::abs(jac.determinant())));
+        INFO("P " << p << ", s_max " << s_max << ", ||v|| " << radius << ": log density less the pushforward " << diff);
+        if (!reference) reference = diff;
+        CHECK(diff == Approx(*reference).margin(radius < 4.0 ? 1e-7 : 1e-5));
+        // Reverse pass of log density + <b, theta> for a random b, against central differences.
+        Eigen::VectorXd b(p), grad(p);
+        for (int i = 0; i < p; ++i) b(i) = draw_normal(g);
+        tr.backward(v, b, grad);
+        auto f = [&](const Eigen::VectorXd& x) {
+          Eigen::VectorXd t(p);
+          double l = 0.0;
+          tr.forward(x, t, l);
+          return l + b.dot(t);
+        };
+        for (int c = 0; c < p; ++c) {
+          Eigen::VectorXd a = v, m = v;
+          a(c) += 1e-6;
+          m(c) -= 1e-6;
+          CHECK(grad(c) == Approx((f(a) - f(m)) / 2e-6).epsilon(1e-6).margin(1e-7));
+        }
+        REQUIRE(tr.forward(v, theta, lp));  // restore the state for the next point's backward (not needed by forward)
+      }
+    }
+  }
+  // Far out the map stays finite (theta on the ball's edge in double) and a non-finite v is refused.
+  glm_coefficient_transform tr(9.0);
+  Eigen::VectorXd theta(2);
+  double lp = 0.0;
+  CHECK(tr.forward(Eigen::VectorXd::Constant(2, 400.0), theta, lp));
+  CHECK(std::isfinite(lp));
+  CHECK(theta.allFinite());
+  CHECK_FALSE(tr.forward(Eigen::VectorXd::Constant(2, std::numeric_limits<double>::infinity()), theta, lp));
+}
+
 TEST_CASE("logistic DP-GLM gradient against sixth-order finite differences", "[glm][gradient]") {
   std::mt19937_64 g(77);
   for (int d = 1; d <= 4; ++d) {
@@ -179,7 +246,8 @@ TEST_CASE("logistic DP-GLM gradient against sixth-order finite differences", "[g
       for (int rep = 0; rep < 6; ++rep) {
         Eigen::VectorXd u(me.dimension());
         for (Eigen::Index i = 0; i < u.size(); ++i) u(i) = 0.7 * draw_normal(g);
-        if (rep == 4) u(d) = (rep % 2 == 0 ? 6.0 : -6.0);                            // rho near s_max
+        if (rep == 3) u.head(d) *= 0.005 / u.head(d).norm();                         // the series branch near theta = 0
+        if (rep == 4) u.head(d) *= 3.0 / u.head(d).norm();                           // ||theta||^2 near s_max
         if (rep == 5 && d > 1) u.tail(cholesky_corr_free_size(d)).setConstant(2.5);  // CPC near the boundary
         Eigen::VectorXd grad(u.size());
         const double lp = link == 0 ? me.log_density_gradient(u, grad) : mt.log_density_gradient(u, grad);
@@ -216,7 +284,9 @@ TEST_CASE("Poisson DP-GLM gradient against finite differences, with and without 
       for (int rep = 0; rep < 6; ++rep) {
         Eigen::VectorXd u(model.dimension());
         for (Eigen::Index i = 0; i < u.size(); ++i) u(i) = 0.5 * draw_normal(g);
-        if (rep == 4) u(model.coefficients()) = 4.0;  // rho near s_max
+        auto c = u.head(model.coefficients());
+        if (rep == 3) c *= 0.005 / c.norm();  // the series branch near theta = 0
+        if (rep == 4) c *= 3.0 / c.norm();    // ||theta||^2 near s_max
         Eigen::VectorXd grad(u.size());
         const double lp = model.log_density_gradient(u, grad);
         REQUIRE(std::isfinite(lp));  // V is a covariance: every point with moderate q is in the support
@@ -254,12 +324,14 @@ TEST_CASE("logistic DP-GLM gradient with an intercept and a covariate mean (spec
         logistic_moment_model<taylor_logistic_link> mt(z, n, sigma, d, prior, options);
         const int p = me.coefficients();
         CHECK(p == d + (options.intercept ? 1 : 0));
-        CHECK(me.parameter_vector(Eigen::VectorXd::Ones(me.dimension())).size() == me.dimension() - 1);
+        CHECK(me.parameter_vector(Eigen::VectorXd::Ones(me.dimension())).size() == me.dimension());
         int checked = 0;
         for (int rep = 0; rep < 6; ++rep) {
           Eigen::VectorXd u(me.dimension());
           for (Eigen::Index i = 0; i < u.size(); ++i) u(i) = 0.7 * draw_normal(g);
-          if (rep == 4) u(p) = 6.0;  // rho near s_max
+          // ||v|| = 0.6 sqrt(P): ||theta~|| 1.6 to 2.3, where the Taylor link's V is still a covariance; near sqrt(s_max) at
+          // rep 4.
+          u.head(p) *= (rep == 4 ? 3.0 : 0.6 * std::sqrt(static_cast<double>(p))) / u.head(p).norm();
           Eigen::VectorXd grad(u.size());
           const double lp = link == 0 ? me.log_density_gradient(u, grad) : mt.log_density_gradient(u, grad);
           if (!std::isfinite(lp)) continue;  // N V + sigma^2 I not PD (the Taylor link far out): nothing to differentiate
@@ -341,24 +413,37 @@ TEST_CASE("leapfrog energy error on the GLM posterior shrinks as the step size s
 }
 
 TEST_CASE("the DP-GLM models start NUTS near theta~ = 0", "[glm][nuts]") {
-  // initial_point: r uniform on [-6, -2] at radius 2, so ||theta~||^2 < s_max logistic(-2) (0.12 s_max); everything
-  // else uniform on [-2, 2].
+  // glm_coefficient_transform::initial_point: every v_i uniform on [-c, c], c = radius / (2 sqrt(P)), so
+  // ||theta~||^2 < s_max tanh^2(radius / 2) (0.58 s_max at radius 2); the logistic model's covariate parameters
+  // uniform on [-2, 2] (Stan), the Poisson model's near the release's moments (below).
   std::mt19937_64 g(5);
   const glm_prior prior{9.0, 0.5, 2.0, 0.5};
   const poisson_moment_model m(Eigen::VectorXd::Zero(11), 100.0, 1.0, 2, prior, glm_model_options{1.0, true});
-  double largest = 0.0, smallest = 1e300;
+  const logistic_moment_model<> lm(Eigen::VectorXd::Zero(5), 100.0, 1.0, 2, prior);
+  const double bound = 9.0 * std::pow(std::tanh(1.0), 2.0);
+  double largest = 0.0, smallest = 1e300, covariate_extreme = 0.0;
   Eigen::VectorXd u;
   for (int t = 0; t < 2000; ++t) {
     m.initial_point(g, 2.0, u);
     REQUIRE(u.size() == m.dimension());
-    CHECK((u.array().abs() <= 6.0).all());
+    CHECK((u.head(3).array().abs() <= 1.0 / std::sqrt(3.0)).all());
     const double norm2 = m.parameter_vector(u).head(3).squaredNorm();
     largest = std::max(largest, norm2);
     smallest = std::min(smallest, norm2);
+    lm.initial_point(g, 2.0, u);
+    REQUIRE(u.size() == lm.dimension());
+    CHECK(lm.parameter_vector(u).head(2).squaredNorm() < bound);
+    CHECK((u.tail(3).array().abs() <= 2.0).all());
+    covariate_extreme = std::max(covariate_extreme, u.tail(3).cwiseAbs().maxCoeff());
   }
-  CHECK(largest < 9.0 / (1.0 + std::exp(2.0)));
-  CHECK(largest > 0.8 * 9.0 / (1.0 + std::exp(2.0)));
-  CHECK(smallest < 1.1 * 9.0 / (1.0 + std::exp(6.0)));
+  CHECK(largest < bound);
+  CHECK(largest > 0.5 * bound);
+  CHECK(smallest < 0.01 * bound);
+  CHECK(covariate_extreme > 1.9);
+  Eigen::VectorXd v(4);
+  logistic_record_model(Eigen::MatrixXd::Ones(3, 4), Eigen::VectorXd::Ones(3)).initial_point(g, 2.0, v);
+  CHECK(v.size() == 4);
+  CHECK((v.array().abs() <= 0.5).all());
   // The covariate parameters start at the release's own moment estimates (+-0.2): exact sums of a Poisson release
   // whose covariates have mean (0.2, -0.1), sds (0.5, 0.4) and correlation 0.25.
   const glm_parameters truth{(Eigen::VectorXd(3) << 0.3, 0.5, -0.4).finished(),
@@ -414,7 +499,9 @@ TEST_CASE("logistic DP-GLM model rejects bad arguments", "[glm][errors]") {
   Eigen::VectorXd mu;
   Eigen::MatrixXd v;
   CHECK_THROWS_AS(m.moments(wrong, mu, v), std::invalid_argument);
-  // p = 0: theta undefined, -infinity and a counted failure (never NaN).
+  // theta = 0 is inside the support; a non-finite u gives -infinity and a counted failure (never NaN).
+  CHECK(std::isfinite(m.log_density_gradient(u, grad)));
+  u(0) = std::numeric_limits<double>::quiet_NaN();
   CHECK(m.log_density_gradient(u, grad) == -std::numeric_limits<double>::infinity());
   CHECK(m.failures() == 1);
   CHECK(grad.allFinite());

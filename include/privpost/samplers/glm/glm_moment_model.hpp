@@ -39,8 +39,9 @@ namespace privpost {
 /// theta_0 c + theta' x) and a covariate mean mu_x (x ~ N(mu_x, Sigma)); both off is the paper's model (spec glm.md
 /// Sec. 3.7; E14).
 ///
-/// Unconstrained vector u = (p (P), r, v (d), y (d(d-1)/2), m (d, with a covariate mean)), P = d (+ 1 with an
-/// intercept): rho = s_max logistic(r), theta~ = sqrt(rho) p / ||p||, tau = exp(v), L = cholesky_corr(y), mu_x = m.
+/// Unconstrained vector u = (c (P), v (d), y (d(d-1)/2), m (d, with a covariate mean)), P = d (+ 1 with an
+/// intercept): theta~ = sqrt(s_max) tanh(||c||) c / ||c|| (glm_coefficient_transform; the paper's prior on other
+/// coordinates than its (p, r)), tau = exp(v), L = cholesky_corr(y), mu_x = m.
 /// log_density_gradient returns the log posterior up to a constant with every Jacobian, -infinity (counted in
 /// failures()) where N V + diag(w) (w = sigma^2 unless set_noise_variances) is not positive definite or the map fails; it never
 /// jitters or clips (that would break the sampler's reversibility; spec Sec. 3.6). parameter_vector(u) is (theta~, tau, Omega_ij
@@ -107,10 +108,8 @@ class glm_moment_model {
     y_.setZero(cholesky_corr_free_size(d));
   }
 
-  /// P + 1 + d + d(d-1)/2 (+ d with a covariate mean).
-  Eigen::Index dimension() const noexcept {
-    return p_ + 1 + d_ + cholesky_corr_free_size(d_) + (options_.covariate_mean ? d_ : 0);
-  }
+  /// P + d + d(d-1)/2 (+ d with a covariate mean): the number of parameters.
+  Eigen::Index dimension() const noexcept { return p_ + d_ + cholesky_corr_free_size(d_) + (options_.covariate_mean ? d_ : 0); }
   int covariates() const noexcept { return d_; }
   /// P: the coefficients, d plus 1 with an intercept.
   int coefficients() const noexcept { return p_; }
@@ -119,31 +118,30 @@ class glm_moment_model {
   std::uint64_t failures() const noexcept { return failures_; }
 
   /// The random initial point of nuts_sampler (initial_point_model).
-  /// - Coefficients near 0: p uniform on [-radius, radius]^P and the norm coordinate r uniform on
-  ///   [-4 - radius, -4 + radius], so ||theta~||^2 < s_max logistic(radius - 4) (0.12 s_max at Stan's radius 2).
-  /// - Covariate parameters at the moments the release itself estimates (the map's released_covariate_moments):
-  ///   Sigma from E[x x'] less mean mean', mu_x from E[x]; tau at most 3 tau_scale, |mu_x| at most 3 mean_scale; each
-  ///   jittered uniformly by +-radius / 10. Where an estimate is missing or invalid (noise can make a variance negative
-  ///   or a correlation matrix indefinite) that coordinate starts uniform on [-radius, radius] as in Stan (log tau
-  ///   around log tau_scale).
+  /// - Coefficients near 0: glm_coefficient_transform::initial_point (||theta~|| <= sqrt(s_max) tanh(radius / 2)).
+  /// - Covariate parameters uniform on [-radius, radius] as in Stan (log tau around log tau_scale), or, for maps that
+  ///   ask for it (a static constexpr bool moment_start = true: the Poisson map), at the moments the release itself
+  ///   estimates (the map's released_covariate_moments): Sigma from E[x x'] less mean mean', mu_x from E[x]; tau at
+  ///   most 3 tau_scale, |mu_x| at most 3 mean_scale; each jittered uniformly by +-radius / 10. Where an estimate is
+  ///   missing or invalid (noise can make a variance negative or a correlation matrix indefinite) that coordinate
+  ///   starts uniform as without the moment start.
   /// Why: the normal approximation of the sums has a spurious mode where theta' Sigma theta is large (the Poisson V
   /// grows as e^{2 theta' Sigma theta} and "explains" any residual). Measured by a scratch study on 12 Poisson releases
   /// of N = 2000 records (d = 2, intercept, covariate mean, no noise, s_max = 9), 4 chains each: Stan's uniform start
   /// left 19 of 48 chains in that mode, the small-coefficient start alone 9, both with the moment start 0;
   /// tests/samplers/glm_baseline_calibration_test.cpp checks the agreement with the records' posterior it makes
-  /// possible. Only for maps that ask for it (a static constexpr bool moment_start = true: the Poisson map); the
-  /// logistic models keep Stan's uniform start, with which their calibration suites were validated (with this start two
-  /// of them, grid d = 3 tau_1 and design3 mu_1, fell just below KS p = 0.001 in CI, p 0.0008 and 0.0007: chance or an
-  /// effect of the start, not resolved).
+  /// possible. The logistic maps keep the uniform covariate start, with which their calibration suites were validated.
   template <random_engine G>
-  requires requires { requires Map::moment_start; }
   void initial_point(G& g, double radius, Eigen::VectorXd& u) const {
     const int d = d_, p = p_;
     const Eigen::Index nc = cholesky_corr_free_size(d);
     auto jitter = [&](double width) { return width * (2.0 * draw_uniform(g) - 1.0); };
     u.resize(dimension());
-    for (int i = 0; i < p; ++i) u(i) = jitter(radius);
-    u(p) = -initial_norm_shift + jitter(radius);
+    glm_coefficient_transform::initial_point(g, radius, u.head(p));
+    if constexpr (!moment_start) {
+      for (Eigen::Index i = p; i < u.size(); ++i) u(i) = jitter(radius);
+      return;
+    }
     // The release's covariate moments (P-sized, augmented), reduced to the d covariates.
     Eigen::VectorXd mean_a;
     Eigen::MatrixXd second_a;
@@ -166,8 +164,8 @@ class glm_moment_model {
       const double var = sigma(k, k);
       const bool ok = std::isfinite(var) && var > 0.0;
       // At most 3 tau_scale (a noisy release can estimate any variance; the prior puts little mass beyond that).
-      u(p + 1 + k) = ok ? std::min(0.5 * std::log(var), log_tau_scale + std::log(3.0)) + jitter(radius / 10.0)
-                        : log_tau_scale + jitter(radius);
+      u(p + k) = ok ? std::min(0.5 * std::log(var), log_tau_scale + std::log(3.0)) + jitter(radius / 10.0)
+                    : log_tau_scale + jitter(radius);
     }
     Eigen::VectorXd y = Eigen::VectorXd::Zero(nc);
     bool corr_ok = sigma.allFinite() && (sigma.diagonal().array() > 0.0).all();
@@ -179,25 +177,28 @@ class glm_moment_model {
       if (corr_ok) cholesky_corr_unconstrain(llt.matrixL(), y);
       corr_ok = corr_ok && y.allFinite();
     }
-    for (Eigen::Index i = 0; i < nc; ++i) u(p + 1 + d + i) = corr_ok ? y(i) + jitter(radius / 10.0) : jitter(radius);
+    for (Eigen::Index i = 0; i < nc; ++i) u(p + d + i) = corr_ok ? y(i) + jitter(radius / 10.0) : jitter(radius);
     if (options_.covariate_mean)
       for (int k = 0; k < d; ++k)
-        u(p + 1 + d + nc + k) =
-            mean_known ? std::clamp(mean(k), -3.0 * prior_.mean_scale, 3.0 * prior_.mean_scale) + jitter(radius / 10.0)
-                       : prior_.mean_scale * jitter(radius);
+        u(p + d + nc + k) = mean_known
+                                ? std::clamp(mean(k), -3.0 * prior_.mean_scale, 3.0 * prior_.mean_scale) + jitter(radius / 10.0)
+                                : prior_.mean_scale * jitter(radius);
   }
 
-  /// The shift of the coefficients' norm coordinate r in initial_point.
-  static constexpr double initial_norm_shift = 4.0;
+  /// Whether initial_point starts the covariate parameters at the release's moment estimates (Map::moment_start).
+  static constexpr bool moment_start = [] {
+    if constexpr (requires { Map::moment_start; }) return static_cast<bool>(Map::moment_start);
+    return false;
+  }();
 
   /// Log posterior density (up to a constant) and its gradient at u.
   double log_density_gradient(const Eigen::VectorXd& u, Eigen::VectorXd& grad) {
     const int d = d_, p = p_;
     const Eigen::Index nc = cholesky_corr_free_size(d);
     if (u.size() != dimension()) throw_invalid("glm_moment_model", "size of u", u.size(), "dimension()");
-    const auto v = u.segment(p + 1, d);
+    const auto v = u.segment(p, d);
     double lp = 0.0;
-    if (!u.allFinite() || !coef_.forward(u.head(p), u(p), theta_, lp)) return fail(grad);
+    if (!u.allFinite() || !coef_.forward(u.head(p), theta_, lp)) return fail(grad);
     const double log_j_corr = constrain_covariates(u);
     if (options_.covariate_mean) lp -= 0.5 * u.tail(d).squaredNorm() / (prior_.mean_scale * prior_.mean_scale);
 
@@ -209,7 +210,9 @@ class glm_moment_model {
 
     // Likelihood: log N(z; n mu, n V + diag(w)), w = sigma^2 unless set_noise_variances.
     if (!map_.forward(nu_, theta_, sigma_m_, mu_, v_)) return fail(grad);
-    if (!mu_.allFinite() || !v_.allFinite()) return fail(grad);
+    // A NaN or infinity in V reaches a diagonal entry of the Cholesky factor (every L_ii reads its row's entries),
+    // which the loop below refuses: no separate scan of the D x D matrix (4 % of the benchmark's gradient).
+    if (!mu_.allFinite()) return fail(grad);
     const Eigen::Index dd = map_.size();
     c_ = n_ * v_;
     c_.diagonal() += w_;
@@ -249,29 +252,29 @@ class glm_moment_model {
     for (int i = 1; i < d; ++i) l_bar_(i, i) += lkj_coefficient(i) / l_(i, i);
 
     grad.resize(dimension());
-    coef_.backward(u.head(p), theta_bar_, grad.head(p), grad(p));
-    for (int j = 0; j < d; ++j) grad(p + 1 + j) = tau_bar_(j) * tau_(j) - tau_(j) * tau_(j) / ts2 + 1.0;
+    coef_.backward(u.head(p), theta_bar_, grad.head(p));
+    for (int j = 0; j < d; ++j) grad(p + j) = tau_bar_(j) * tau_(j) - tau_(j) * tau_(j) / ts2 + 1.0;
     if (d > 1) {
       y_bar_.setZero();
       cholesky_corr_adjoint(y_, l_, l_bar_, y_bar_);
-      grad.segment(p + 1 + d, nc) = y_bar_;
+      grad.segment(p + d, nc) = y_bar_;
     }
     if (options_.covariate_mean) grad.tail(d) = nu_bar_.tail(d) - u.tail(d) / (prior_.mean_scale * prior_.mean_scale);
     if (!std::isfinite(lp) || !grad.allFinite()) return fail(grad);
     return lp;
   }
 
-  /// (theta~, tau, Omega_ij for i > j in row order, mu_x with a covariate mean) at u: dimension() - 1 entries.
+  /// (theta~, tau, Omega_ij for i > j in row order, mu_x with a covariate mean) at u: dimension() entries.
   Eigen::VectorXd parameter_vector(const Eigen::VectorXd& u) const {
     const int d = d_, p = p_;
     const Eigen::Index nc = cholesky_corr_free_size(d);
     if (u.size() != dimension()) throw_invalid("glm_moment_model", "size of u", u.size(), "dimension()");
-    Eigen::VectorXd out(dimension() - 1);
-    out.head(p) = glm_coefficient_transform::coefficients(u.head(p), u(p), prior_.s_max);
-    out.segment(p, d) = u.segment(p + 1, d).array().exp().matrix();
+    Eigen::VectorXd out(dimension());
+    out.head(p) = glm_coefficient_transform::coefficients(u.head(p), prior_.s_max);
+    out.segment(p, d) = u.segment(p, d).array().exp().matrix();
     if (d > 1) {
       Eigen::MatrixXd l(d, d);
-      cholesky_corr_constrain(u.segment(p + 1 + d, nc), l);
+      cholesky_corr_constrain(u.segment(p + d, nc), l);
       const Eigen::MatrixXd omega = l * l.transpose();
       Eigen::Index c = p + d;
       for (int i = 1; i < d; ++i)
@@ -304,7 +307,7 @@ class glm_moment_model {
   bool statistic_moments(const Eigen::VectorXd& u, Eigen::VectorXd& mean, Eigen::MatrixXd& cov) {
     if (u.size() != dimension()) throw_invalid("glm_moment_model::statistic_moments", "size of u", u.size(), "dimension()");
     double lp = 0.0;
-    if (!u.allFinite() || !coef_.forward(u.head(p_), u(p_), theta_, lp)) return false;
+    if (!u.allFinite() || !coef_.forward(u.head(p_), theta_, lp)) return false;
     constrain_covariates(u);
     if (!map_.forward(nu_, theta_, sigma_m_, mu_, v_) || !mu_.allFinite() || !v_.allFinite()) return false;
     mean = mu_;
@@ -336,8 +339,8 @@ class glm_moment_model {
   // transform's log Jacobian.
   double constrain_covariates(const Eigen::VectorXd& u) {
     const int d = d_, p = p_, o = o_;
-    y_ = u.segment(p + 1 + d, cholesky_corr_free_size(d));
-    tau_ = u.segment(p + 1, d).array().exp().matrix();
+    y_ = u.segment(p + d, cholesky_corr_free_size(d));
+    tau_ = u.segment(p, d).array().exp().matrix();
     const double log_j_corr = d > 1 ? cholesky_corr_constrain(y_, l_) : 0.0;
     if (d == 1) l_(0, 0) = 1.0;
     omega_.noalias() = l_ * l_.transpose();

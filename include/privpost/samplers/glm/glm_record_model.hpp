@@ -40,7 +40,7 @@ concept glm_record_likelihood = requires(double eta, double y, double& d_eta) {
 /// The exact GLM posterior of theta given records (rows of x, the intercept column included when the model has one)
 /// and responses y: log p(y | x, theta) = sum_n log p(y_n | x_n^T theta), theta ~ N(0, I) conditioned on
 /// ||theta||^2 < s_max (glm_prior::s_max; the covariate prior is irrelevant here: x is observed). Unconstrained
-/// u = (p, r) of glm_coefficient_transform, dimension columns + 1; parameter_vector(u) = theta.
+/// u = the v of glm_coefficient_transform, dimension = columns; parameter_vector(u) = theta.
 /// Evaluation allocates nothing (workspaces sized at construction): one copy per chain.
 template <glm_record_likelihood Likelihood>
 class glm_record_model {
@@ -61,8 +61,8 @@ class glm_record_model {
     theta_bar_.setZero(x.cols());
   }
 
-  /// Columns of x, plus 1.
-  Eigen::Index dimension() const noexcept { return x_.cols() + 1; }
+  /// Columns of x.
+  Eigen::Index dimension() const noexcept { return x_.cols(); }
   int covariates() const noexcept { return static_cast<int>(x_.cols()); }
   double records() const noexcept { return static_cast<double>(x_.rows()); }
   /// Evaluations at a point outside the model's domain (-infinity returned).
@@ -73,18 +73,27 @@ class glm_record_model {
     const Eigen::Index d = x_.cols();
     double lp = 0.0;
     grad.resize(dimension());
-    if (!u.allFinite() || !coef_.forward(u.head(d), u(d), theta_, lp)) return fail(grad);
+    if (u.size() != d) throw_invalid(Likelihood::name, "size of u", static_cast<double>(u.size()), "dimension()");
+    if (!u.allFinite() || !coef_.forward(u, theta_, lp)) return fail(grad);
     eta_.noalias() = x_ * theta_;
     for (Eigen::Index i = 0; i < eta_.size(); ++i) lp += Likelihood::log_likelihood(eta_(i), y_(i), weight_(i));
     theta_bar_.noalias() = x_.transpose() * weight_;
-    coef_.backward(u.head(d), theta_bar_, grad.head(d), grad(d));
+    coef_.backward(u, theta_bar_, grad);
     if (!std::isfinite(lp) || !grad.allFinite()) return fail(grad);
     return lp;
   }
 
   /// theta at u.
   Eigen::VectorXd parameter_vector(const Eigen::VectorXd& u) const {
-    return glm_coefficient_transform::coefficients(u.head(x_.cols()), u(x_.cols()), coef_.s_max());
+    if (u.size() != x_.cols()) throw_invalid(Likelihood::name, "size of u", static_cast<double>(u.size()), "dimension()");
+    return glm_coefficient_transform::coefficients(u, coef_.s_max());
+  }
+
+  /// The random initial point of nuts_sampler (initial_point_model): glm_coefficient_transform::initial_point.
+  template <random_engine G>
+  void initial_point(G& g, double radius, Eigen::VectorXd& u) const {
+    u.resize(dimension());
+    glm_coefficient_transform::initial_point(g, radius, u);
   }
 
  private:
