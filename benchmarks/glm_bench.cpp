@@ -79,7 +79,7 @@ void poisson_glm_gradient(benchmark::State& st) {
   Eigen::VectorXd grad(u.size());
   for (auto _ : st) benchmark::DoNotOptimize(m.log_density_gradient(u, grad));
 }
-BENCHMARK(poisson_glm_gradient)->Arg(2)->Arg(6);
+BENCHMARK(poisson_glm_gradient)->Arg(2)->Arg(3)->Arg(6);
 
 // One sweep after 300 warm-up transitions at N = 5000, epsilon = 1: range(1) = 0, a NUTS transition on the Gaussian
 // release (sigma of the analytic mechanism); 1, a sweep of glm_collapsed_gibbs on a Laplace release at

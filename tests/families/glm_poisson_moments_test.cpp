@@ -6,7 +6,8 @@
 //     within 5 standard errors estimated from the same draws, with an intercept and a covariate mean, and without;
 //  4. the overflow guard returns false rather than infinities; mismatched sizes throw;
 //  5. the adjoint of <a, mu> + <g, V> against central differences in nu, theta~ and a symmetric Sigma~ direction (d 1-3,
-//     with and without the intercept; g not symmetric).
+//     with and without the intercept; g not symmetric);
+//  6. the written-out Gaussian monomial moments (Isserlis) against Stein's recursion for every index tuple of length <= 4.
 #include <catch2/catch.hpp>
 
 #include <Eigen/Cholesky>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <random>
 #include <stdexcept>
+#include <vector>
 
 #include "privpost/core/random/normal.hpp"
 #include "privpost/core/random/poisson.hpp"
@@ -21,6 +23,48 @@
 #include "privpost/families/glm/poisson_moments.hpp"
 
 using namespace privpost;
+
+namespace {
+// Stein's recursion E[x_a R] = m_a E[R] + sum_b s_ab E[R / x_b]: the reference for detail::gaussian_monomial_moment.
+double stein_moment(const Eigen::VectorXd& m, const Eigen::MatrixXd& s, std::vector<int> idx) {
+  if (idx.empty()) return 1.0;
+  const int a = idx.front();
+  idx.erase(idx.begin());
+  double out = m(a) * stein_moment(m, s, idx);
+  for (std::size_t t = 0; t < idx.size(); ++t) {
+    std::vector<int> other = idx;
+    other.erase(other.begin() + static_cast<std::ptrdiff_t>(t));
+    out += s(a, idx[t]) * stein_moment(m, s, other);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("Gaussian monomial moments: Isserlis written out against Stein's recursion", "[glm][moments][poisson]") {
+  std::mt19937_64 g(8);
+  const int p = 3;
+  Eigen::VectorXd m(p);
+  Eigen::MatrixXd a(p, p);
+  for (int i = 0; i < p; ++i) {
+    m(i) = draw_normal(g);
+    for (int j = 0; j < p; ++j) a(i, j) = draw_normal(g);
+  }
+  const Eigen::MatrixXd s = a * a.transpose();
+  int checked = 0;
+  for (int k = 0; k <= 4; ++k) {
+    int tuples = 1;
+    for (int t = 0; t < k; ++t) tuples *= p;
+    for (int code = 0; code < tuples; ++code) {
+      std::vector<int> idx(static_cast<std::size_t>(k));
+      for (int t = 0, c = code; t < k; ++t, c /= p) idx[static_cast<std::size_t>(t)] = c % p;
+      const double ref = stein_moment(m, s, idx);
+      INFO("k " << k << ", tuple code " << code);
+      CHECK(detail::gaussian_monomial_moment(m, s, idx.data(), k) == Approx(ref).epsilon(1e-13).margin(1e-13));
+      ++checked;
+    }
+  }
+  CHECK(checked == 1 + 3 + 9 + 27 + 81);
+}
 
 TEST_CASE("Poisson moments: golden values at the spec's d = 2 example", "[glm][moments][poisson]") {
   const poisson_moment_layout layout(2);
