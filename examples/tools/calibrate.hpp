@@ -39,7 +39,10 @@ struct cli_options {
   int mmd_draws = 500;
   int dim = 1;                     ///< linreg: covariates (an intercept is added)
   std::string moments = "update";  ///< linreg: noisy|prior|update
-  bool mechanism_given = false, methods_given = false;
+  std::string graph = "chain";     ///< pairwise-tables: chain|star
+  int nodes = 4;                   ///< pairwise-tables: number of nodes
+  double pseudo_count = 10.0;      ///< pairwise-tables: hyper-Dirichlet alpha_0
+  bool mechanism_given = false, methods_given = false, thin_given = false;
 };
 
 template <class Study>
@@ -67,5 +70,6 @@ int run_bounded_model(const cli_options& o, const privpost::study_settings& sett
 int run_unbounded_model(const cli_options& o, const privpost::study_settings& settings);
 int run_regression_model(const cli_options& o, const privpost::study_settings& settings);
 int run_glm_model(const cli_options& o, const privpost::study_settings& settings);
+int run_graphical_model(const cli_options& o, const privpost::study_settings& settings);
 
 }  // namespace privpost::tools::calibrate

@@ -26,6 +26,12 @@ int dispatch(const cli_options& o) {
     if (!o.methods_given) settings.methods = {"noise-aware", "naive"};
     return run_glm_model(g, settings);
   }
+  if (o.model == "pairwise-tables") {
+    // Strong noise moves the tables and the marginals slowly together: privpost-infer's thin for tables.
+    cli_options g = o;
+    if (!o.thin_given) g.thin = settings.thin = 10;
+    return run_graphical_model(g, settings);
+  }
   return run_unbounded_model(o, settings);
 }
 
@@ -35,9 +41,10 @@ int main(int argc, char** argv) {
   CLI::App app{"privpost-calibrate: simulation-based calibration of noise-aware and baseline posteriors"};
   cli_options o;
   app.add_option("--model", o.model,
-                 "binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg|logistic|poisson-glm")
+                 "binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg|logistic|poisson-glm|"
+                 "pairwise-tables")
       ->check(CLI::IsMember({"binomial", "multinomial", "poisson", "exponential", "normal-known-var", "normal", "linreg",
-                             "logistic", "poisson-glm"}));
+                             "logistic", "poisson-glm", "pairwise-tables"}));
   app.add_option("--dim", o.dim, "linreg, logistic, poisson-glm: number of covariates D (an intercept is added)");
   app.add_option("--moments", o.moments, "linreg: covariate moments for Gibbs-SS: noisy|prior|update");
   auto* methods_option = app.add_option("--methods", o.methods,
@@ -53,9 +60,15 @@ int main(int argc, char** argv) {
   app.add_option("--draws", o.draws, "draws kept per posterior")->check(CLI::Range(2, 10000000));
   app.add_option("--burnin", o.burnin, "Gibbs-SS burn-in sweeps (logistic, poisson-glm: NUTS warm-up transitions)")
       ->check(CLI::Range(0, 100000000));
-  app.add_option("--thin", o.thin, "Gibbs-SS keeps every thin-th sweep")->check(CLI::Range(1, 100000));
+  auto* thin_option = app.add_option("--thin", o.thin, "Gibbs-SS keeps every thin-th sweep (default 5; pairwise-tables 10)")
+                          ->check(CLI::Range(1, 100000));
   app.add_option("--seed", o.seed, "seed of the whole study (trial t uses stream t)");
-  app.add_option("--categories", o.categories, "K for the multinomial model (2 to 5)");
+  app.add_option("--categories", o.categories,
+                 "K for the multinomial model (2 to 5); states per node of pairwise-tables (2 to 10)");
+  app.add_option("--graph", o.graph, "pairwise-tables: the graph, chain or star (of --nodes nodes)")
+      ->check(CLI::IsMember({"chain", "star"}));
+  app.add_option("--nodes", o.nodes, "pairwise-tables: number of nodes (2 to 50; default 4)");
+  app.add_option("--pseudo-count", o.pseudo_count, "pairwise-tables: the hyper-Dirichlet prior's alpha_0 (default 10)");
   app.add_option("--truncation", o.truncation,
                  "q: declared bounds are the central 1 - q interval of the prior predictive of one record (unbounded models)")
       ->check(CLI::Range(0.0, 1.0));
@@ -65,6 +78,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   o.mechanism_given = mechanism_option->count() > 0;
   o.methods_given = methods_option->count() > 0;
+  o.thin_given = thin_option->count() > 0;
   try {
     return dispatch(o);
   } catch (const std::exception& e) {

@@ -35,6 +35,7 @@
 #include "privpost/samplers/cgm/cgm_noise.hpp"
 #include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
+#include "privpost/testing/cgm_study.hpp"
 #include "support/calibration_checks.hpp"
 #include "support/graphical_fixtures.hpp"
 
@@ -43,51 +44,18 @@ using namespace privpost;
 namespace {
 using privpost::test::row;
 
-struct cgm_trial {
-  Eigen::VectorXd truth;  // the reported cells of mu
-  Eigen::VectorXd y;      // the released edge tables
-};
-
-// The reported coordinates: cell (0, 0) of edge 0, (0, 1) of edge 1 and (1, 1) of edge 2 (table_layout order).
-std::vector<Eigen::Index> reported_cells(const table_layout& layout) {
-  return {layout.edge_offset(0), layout.edge_offset(1) + 1, layout.edge_offset(2) + 3};
-}
-
-Eigen::MatrixXd columns(const Eigen::MatrixXd& draws, const std::vector<Eigen::Index>& cells) {
-  Eigen::MatrixXd out(draws.rows(), static_cast<Eigen::Index>(cells.size()));
-  for (std::size_t j = 0; j < cells.size(); ++j) out.col(static_cast<Eigen::Index>(j)) = draws.col(cells[j]);
-  return out;
-}
-
-auto tree_cgm_study(const pairwise_graph& graph, double alpha0, double n, double epsilon, int burnin, int draws, int thin) {
+// The AT-B1 study (include/privpost/testing/cgm_study.hpp) with Gibbs-SS and the naive method, reporting cell (0, 0) of
+// edge 0, (0, 1) of edge 1 and (1, 1) of edge 2 (table_layout order).
+auto at_b1_study(const pairwise_graph& graph, double alpha0, double n, double epsilon, int burnin, int draws, int thin) {
   const table_layout layout(graph);
-  const auto cells = reported_cells(layout);
-  const hyper_dirichlet prior(graph, alpha0);
-  const tree_cgm_model model(graph);
-  const laplace_mechanism mechanism(contingency_l1_sensitivity(graph), epsilon);
-  auto simulate = [=](std::mt19937_64& g) {
-    const Eigen::VectorXd mu = prior.draw(g);
-    tree_count_sampler sampler(graph);
-    Eigen::VectorXd counts;
-    sampler.sample(g, mu, static_cast<std::int64_t>(n), counts);
-    cgm_trial t;
-    t.truth.resize(static_cast<Eigen::Index>(cells.size()));
-    for (std::size_t j = 0; j < cells.size(); ++j) t.truth(static_cast<Eigen::Index>(j)) = mu(cells[j]);
-    t.y = mechanism.release(Eigen::VectorXd(counts.tail(layout.released_size())), g);
-    return t;
-  };
-  std::vector<named_method<cgm_trial>> methods{
-      {"gibbs",
-       [=](const cgm_trial& t, std::mt19937_64& g) {
-         return columns(single_chain([&](std::mt19937_64& e) { return gibbs_ss(model, prior, mechanism, t.y, n, e); }, burnin,
-                                     draws, g, thin),
-                        cells);
-       }},
-      {"naive", [=](const cgm_trial& t, std::mt19937_64& g) {
-         return columns(single_chain([&](std::mt19937_64& e) { return conjugate_sampler(model, prior, t.y, n, e); }, 0, draws, g),
-                        cells);
-       }}};
-  return simulation_study(simulate, methods);
+  study_settings settings;
+  settings.n = n;
+  settings.burnin = burnin;
+  settings.draws = draws;
+  settings.thin = thin;
+  settings.methods = {"gibbs", "naive"};
+  return tree_cgm_study(graph, alpha0, [epsilon](double l1, double) { return laplace_mechanism(l1, epsilon); }, settings,
+                        {layout.edge_offset(0), layout.edge_offset(1) + 1, layout.edge_offset(2) + 3});
 }
 
 }  // namespace
@@ -97,7 +65,7 @@ TEST_CASE("AT-B1: Gibbs-SS on the tree CGM is calibrated; the naive hyper-Dirich
   constexpr int trials = 500;
   const pairwise_graph graph = chain_graph(4, 2);
   for (const double eps : {1.0, 0.3, 0.1}) {
-    const auto study = tree_cgm_study(graph, 4.0, 1000.0, eps, 500, 300, 10);
+    const auto study = at_b1_study(graph, 4.0, 1000.0, eps, 500, 300, 10);
     const auto rows = run_calibration(study, {trials, 4100 + static_cast<std::uint64_t>(eps * 10), 0}).report();
     bool naive_fails = false;
     for (int j = 0; j < 3; ++j) {
@@ -168,4 +136,71 @@ TEST_CASE("AT-B3 and AT-B2: Gibbs-SS on the 10-chain converges (R-hat, ESS) and 
     CHECK(kl_bayes <= 1.25 * kl_map);
     CHECK(result.events.jitter == 0);
   }
+}
+
+TEST_CASE("tree_cgm_study: trials, the declared sensitivity, reported cells and its errors", "[graphical][bayes]") {
+  const pairwise_graph graph = star_graph(4, 3);
+  const table_layout layout(graph);
+  study_settings settings;
+  settings.n = 200;
+  settings.burnin = 20;
+  settings.draws = 30;
+  const auto make = [](double l1, double) { return laplace_mechanism(l1, 1.0); };
+  const tree_cgm_study study(graph, 10.0, make, settings);
+  // The sensitivity is the graph's (2|E| = 6 under replace-one), whatever the data.
+  CHECK(study.mechanism().scale() == Approx(6.0));
+  // Default cells: edge e's cell (e mod 9).
+  REQUIRE(study.reported_cells().size() == 3u);
+  for (int e = 0; e < 3; ++e) CHECK(study.reported_cells()[static_cast<std::size_t>(e)] == layout.edge_offset(e) + e);
+  std::mt19937_64 g(5);
+  const tree_cgm_trial t = study.simulate(g);
+  REQUIRE(t.counts.size() == layout.released_size());
+  REQUIRE(t.y.size() == layout.released_size());
+  CHECK(t.n == 200.0);
+  for (int e = 0; e < 3; ++e) {
+    const Eigen::Index off = layout.edge_offset(e) - layout.edges_begin();
+    CHECK(t.counts.segment(off, 9).sum() == Approx(200.0));
+    CHECK((t.counts.segment(off, 9).array() >= 0.0).all());
+  }
+  CHECK(t.y != t.counts);  // noise was added
+  CHECK((t.truth.array() > 0.0).all());
+  CHECK((t.truth.array() < 1.0).all());
+  std::mt19937_64 h(6);
+  const auto out = study.trial(h);
+  REQUIRE(out.size() == 3u);
+  CHECK(out[0].method == "gibbs");
+  CHECK(out[2].method == "nonprivate");
+  for (const auto& m : out) {
+    CHECK(m.draws.rows() == 30);
+    CHECK(m.draws.cols() == 3);
+    CHECK(m.draws.allFinite());
+  }
+  // Errors, by name.
+  const auto message = [&](auto&& f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  CHECK_THAT(message([&] { tree_cgm_study(graph, 10.0, make, settings, {0}); }),
+             Catch::Contains("reported cell") && Catch::Contains("[12, 39)"));
+  CHECK_THAT(message([&] { tree_cgm_study(graph, 0.0, make, settings); }), Catch::Contains("alpha"));
+  CHECK_THAT(message([&] {
+               study_settings s = settings;
+               s.methods = {"gibbs", "ops"};
+               tree_cgm_study(graph, 10.0, make, s);
+             }),
+             Catch::Contains("'ops'") && Catch::Contains("gibbs, naive, nonprivate"));
+  CHECK_THAT(message([&] {
+               study_settings s = settings;
+               s.n = 10.5;
+               tree_cgm_study(graph, 10.0, make, s);
+             }),
+             Catch::Contains("n"));
+  CHECK_THAT(message([&] {
+               tree_cgm_study(pairwise_graph({2, 2, 2}, {{0, 1}, {1, 2}, {0, 2}}), 10.0, make, settings);
+             }),
+             Catch::Contains("cycle"));
 }

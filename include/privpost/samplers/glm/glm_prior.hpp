@@ -104,27 +104,27 @@ class glm_coefficient_transform {
     const double t = std::tanh(r);
     const double e = std::exp(-2.0 * r);
     // sech^2 r and its log without cancellation or overflow at any r >= 0.
-    sech2_ = 4.0 * e / ((1.0 + e) * (1.0 + e));
+    const double sech2 = 4.0 * e / ((1.0 + e) * (1.0 + e));
     const double log_sech2 = 2.0 * (std::numbers::ln2 - r - std::log1p(e));
+    ratio_ = tanh_ratio(r);
     double log_ratio = 0.0;  // log(tanh(r) / r)
+    double djac = 0.0;       // (2 / sinh(2r) - 1 / r) / r
     if (r < series_cut) {
       const double r2 = r * r;
-      ratio_ = 1.0 + r2 * (-1.0 / 3.0 + r2 * (2.0 / 15.0 + r2 * (-17.0 / 315.0)));
       log_ratio = r2 * (-1.0 / 3.0 + r2 * (7.0 / 90.0 + r2 * (-62.0 / 2835.0)));
       // (r sech^2 r - tanh r) / r^3 and (2 / sinh(2r) - 1 / r) / r.
       dratio_ = -2.0 / 3.0 + r2 * (8.0 / 15.0 + r2 * (-34.0 / 105.0 + r2 * (496.0 / 2835.0)));
-      djac_ = -2.0 / 3.0 + r2 * (14.0 / 45.0 + r2 * (-124.0 / 945.0 + r2 * (254.0 / 4725.0)));
+      djac = -2.0 / 3.0 + r2 * (14.0 / 45.0 + r2 * (-124.0 / 945.0 + r2 * (254.0 / 4725.0)));
     } else {
-      ratio_ = t / r;
       log_ratio = std::log(t) - std::log(r);
-      dratio_ = (r * sech2_ - t) / (r * r * r);
-      djac_ = (2.0 / std::sinh(2.0 * r) - 1.0 / r) / r;  // sinh overflows to inf past r ~ 355: 2 / inf = 0
+      dratio_ = (r * sech2 - t) / (r * r * r);
+      djac = (2.0 / std::sinh(2.0 * r) - 1.0 / r) / r;  // sinh overflows to inf past r ~ 355: 2 / inf = 0
     }
     const double s = std::sqrt(s_max_);
     theta = (s * ratio_) * v;
     log_density = -0.5 * s_max_ * t * t + log_sech2 + pm1 * log_ratio;
     // The prior's radial derivative over r: d/dr [-s_max t^2 / 2 + log sech^2 r + (P - 1) log(t / r)] / r.
-    radial_ = -s_max_ * ratio_ * sech2_ - 2.0 * ratio_ + pm1 * djac_;
+    radial_ = -s_max_ * ratio_ * sech2 - 2.0 * ratio_ + pm1 * djac;
     return std::isfinite(log_density);
   }
 
@@ -138,9 +138,7 @@ class glm_coefficient_transform {
 
   /// theta at v alone (for parameter vectors).
   static Eigen::VectorXd coefficients(const Eigen::Ref<const Eigen::VectorXd>& v, double s_max) {
-    const double r = v.norm(), r2 = r * r;
-    const double ratio = r < series_cut ? 1.0 + r2 * (-1.0 / 3.0 + r2 * (2.0 / 15.0 + r2 * (-17.0 / 315.0))) : std::tanh(r) / r;
-    return (std::sqrt(s_max) * ratio) * v;
+    return (std::sqrt(s_max) * tanh_ratio(v.norm())) * v;
   }
 
   /// A random start near theta = 0 for NUTS: every v_i uniform on [-c, c], c = radius / (2 sqrt(P)), so ||v|| <=
@@ -156,10 +154,16 @@ class glm_coefficient_transform {
   static constexpr double series_cut = 0.02;
 
  private:
+  /// tanh(r) / r for r >= 0 (its Taylor series below series_cut).
+  static double tanh_ratio(double r) noexcept {
+    if (r >= series_cut) return std::tanh(r) / r;
+    const double r2 = r * r;
+    return 1.0 + r2 * (-1.0 / 3.0 + r2 * (2.0 / 15.0 + r2 * (-17.0 / 315.0)));
+  }
+
   double s_max_;
-  // At the last forward() point: tanh(r) / r, (r sech^2 r - tanh r) / r^3, (2 / sinh(2r) - 1 / r) / r, sech^2 r and
-  // the prior's radial derivative over r.
-  double ratio_ = 1.0, dratio_ = 0.0, djac_ = 0.0, sech2_ = 1.0, radial_ = 0.0;
+  // At the last forward() point: tanh(r) / r, (r sech^2 r - tanh r) / r^3 and the prior's radial derivative over r.
+  double ratio_ = 1.0, dratio_ = 0.0, radial_ = 0.0;
 };
 
 }  // namespace privpost
