@@ -5,6 +5,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <cstdint>
 #include <type_traits>
 
 #include "privpost/core/concepts.hpp"
@@ -29,6 +30,7 @@ struct fit_progress {
 struct fit_result {
   Eigen::VectorXd parameter;
   int iterations = 0;
+  std::int64_t inner_iterations = 0;  ///< the sum of iterate()'s inner iterations (CGM-EM: E-step inference calls)
   bool converged = false;
   numerical_events events;
 };
@@ -43,6 +45,7 @@ fit_result fit(E& estimator, const fit_options& options = {}, Progress progress 
   while (out.iterations < options.max_iterations && !estimator.converged()) {
     const auto status = estimator.iterate();
     ++out.iterations;
+    out.inner_iterations += status.inner_iterations;
     bool report = true;
     if constexpr (std::is_pointer_v<Progress>) report = progress != nullptr;
     if (report) progress(fit_progress{out.iterations, options.max_iterations, static_cast<double>(status.change)});

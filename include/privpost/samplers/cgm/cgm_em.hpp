@@ -13,9 +13,19 @@
 // equivalent form, no solve) for pseudo_count = 0.
 // Start: theta_0 = 0 (uniform). Converged when |n_t - n_(t-1)|_1 / N < tol. A cgm_em is an iterative_estimator for
 // fit() (inference/fit.hpp).
+// Inexact early E-steps (MAP-EM with the box dual; cgm_em_options::estep_relax = kappa): the E-step's gap tolerance
+// is gap_tol times min(1000, max(1, kappa |n_(t-1) - n_(t-2)|_1 / (N tol))): far from convergence EM's own step dwarfs
+// the E-step's error, and the warm-started FISTA needs far fewer iterations; once EM's change falls below tol / kappa
+// every E-step runs at gap_tol again (and convergence is declared only after such an E-step), so the stopping rule and
+// the point it returns are those of exact E-steps. The first E-step, kappa = 0 and the literal Algorithm 2
+// (pseudo_count = 0, whose monotone residual the tests check) use gap_tol. Measured on the study's 10-chain
+// (N = 10^4, Laplace at |E| / epsilon, kappa = 0.01, 5 models): the fitted KL equal to 4-5 digits; E-step inference
+// calls 2.6-5.7x fewer at epsilon 0.1 and 1.05-1.9x fewer at epsilon 1; the MAP-EM fit of benchmarks/cgm_bench.cpp
+// 3x faster at epsilon 0.1.
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -45,6 +55,7 @@ struct cgm_em_options {
   moment_matching_options m_step{};  ///< the exact M-step's tolerance and cap (exact back ends on graphs with cycles)
   double tol = 1e-7;                 ///< convergence: |n_t - n_(t-1)|_1 / N < tol
   bool keep_trace = true;            ///< record a trace row per iteration (costs one extra inference call per iteration)
+  double estep_relax = 0.01;         ///< kappa of MAP-EM's inexact early E-steps (file comment); 0: every E-step at gap_tol
 };
 
 /// One EM iteration's record.
@@ -82,6 +93,7 @@ class cgm_em {
     check_positive_finite(f, "N", n_records_);
     check_nonnegative_finite(f, "pseudo_count", options_.pseudo_count);
     check_positive_finite(f, "tol", options_.tol);
+    check_nonnegative_finite(f, "estep_relax", options_.estep_relax);
     forest_ = graph_.is_forest();
     if (!forest_ && options_.method == estep_method::nlbp)
       throw_invalid(f, "number of edges", graph_.num_edges(), "a forest for the NLBP E-step (use the box dual otherwise)");
@@ -99,8 +111,11 @@ class cgm_em {
     n_prev_ = n_;
     int inner = 0;
     double gap = 0.0, log_partition_tilted = 0.0;
+    double scale = 1.0;  // the E-step's gap tolerance factor (file comment)
     if (options_.method == estep_method::box_dual) {
-      const estep_result e = estep_.solve(inference_, theta_, y_, n_records_, noise_, g_, n_);
+      if (iterations_ > 0 && options_.pseudo_count > 0.0)
+        scale = std::min(1000.0, std::max(1.0, options_.estep_relax * last_change_ / options_.tol));
+      const estep_result e = estep_.solve(inference_, theta_, y_, n_records_, noise_, g_, n_, scale);
       if (!e.converged) ++events_.inner_solver_nonconverged;
       events_.message_passing_nonconverged += e.inference_nonconverged;
       inner = e.iterations;
@@ -134,7 +149,8 @@ class cgm_em {
       trace_.push_back(row);
     }
     m_step();
-    converged_ = change < options_.tol;
+    converged_ = change < options_.tol && scale == 1.0;  // never on an inexact E-step
+    last_change_ = change;
     return {converged_, change, inner};
   }
 
@@ -181,6 +197,7 @@ class cgm_em {
   exact_moment_matching mstep_;
   bool forest_ = true, converged_ = false;
   int iterations_ = 0;
+  double last_change_ = 0.0;  // |n_(t-1) - n_(t-2)|_1 / N (infinity after the first iteration)
   Eigen::VectorXd theta_, n_, n_prev_, g_, mu_;
   numerical_events events_;
   std::vector<cgm_em_trace_row> trace_;
