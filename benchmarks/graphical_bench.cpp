@@ -34,9 +34,10 @@ void tree_bp_star(benchmark::State& st) { run(st, star_graph(101, 2)); }
 BENCHMARK(tree_bp_star)->Unit(benchmark::kMicrosecond);
 
 // Loopy BP from uniform messages on the study's third-order chain (T = 10, K = 3, 24 edges; spec target <= 100 us per
-// inference call), theta ~ N(0, 0.3^2) on the edges.
-void loopy_bp_third_order_chain(benchmark::State& st) {
-  loopy_bp bp(kth_order_chain_graph(10, 3, 3));
+// inference call), theta ~ N(0, 0.3^2) on the edges; and on a connected Erdos-Renyi graph G(10, 0.3), K = 3 (the
+// issue's other loopy graph; seed 5 of connected_erdos_renyi_graph, edge count in the counters).
+void run_loopy(benchmark::State& st, const pairwise_graph& graph) {
+  loopy_bp bp(graph);
   std::mt19937_64 g(1);
   std::normal_distribution<double> normal(0.0, 0.3);
   Eigen::VectorXd theta(bp.layout().size()), mu(bp.layout().size());
@@ -48,8 +49,16 @@ void loopy_bp_third_order_chain(benchmark::State& st) {
     benchmark::DoNotOptimize(mu.data());
   }
   st.counters["sweeps"] = sweeps;
+  st.counters["edges"] = graph.num_edges();
 }
+void loopy_bp_third_order_chain(benchmark::State& st) { run_loopy(st, kth_order_chain_graph(10, 3, 3)); }
 BENCHMARK(loopy_bp_third_order_chain)->Unit(benchmark::kMicrosecond);
+
+void loopy_bp_erdos_renyi(benchmark::State& st) {
+  std::mt19937_64 g(5);
+  run_loopy(st, connected_erdos_renyi_graph(10, 0.3, 3, g));
+}
+BENCHMARK(loopy_bp_erdos_renyi)->Unit(benchmark::kMicrosecond);
 
 // Exact inference on the same third-order chain by the junction tree (7 cliques of 81 cells, one two-pass sweep).
 void junction_tree_third_order_chain(benchmark::State& st) {

@@ -7,6 +7,11 @@
 //   log Z_B = sum_uv <b_uv, theta_uv> + sum_v <b_v, theta_v> + sum_uv H(b_uv) - sum_v (deg v - 1) H(b_v),
 // exact on forests. Messages are kept between calls (a warm start for the E-step's nearby thetas). Allocation-free
 // after construction once mu has its size.
+// Each call exponentiates the edge potentials once, psi_e = exp(theta_e - max theta_e), so a message costs K_from
+// exponentials (of the cavity, shifted by its maximum) and K_to logarithms instead of K_from (K_to + 1) exponentials
+// and K_to + 1 logarithms: with sum(x_to) = sum_x psi_e(x, x_to) exp(cavity(x) - max cavity), the normalised message
+// is log(sum(x_to) / sum over x_to). A message with an underflowing sum (psi_e spanning more than ~700 nats) is
+// computed in the log domain instead.
 #pragma once
 
 #include <Eigen/Core>
@@ -51,6 +56,12 @@ class loopy_bp {
     messages_.setZero(at);
     fresh_.setZero(at);
     incoming_.setZero(layout_.edges_begin());
+    psi_.setZero(layout_.released_size());
+    psi_max_.assign(static_cast<std::size_t>(graph_.num_edges()), 0.0);
+    const int k_max = *std::max_element(graph_.cardinalities().begin(), graph_.cardinalities().end());
+    cavity_.setZero(k_max);
+    scaled_.setZero(k_max);
+    sums_.setZero(k_max);
   }
 
   /// Node and edge beliefs into mu (table_layout order) for the log-potentials theta (layout().size() finite entries,
@@ -59,6 +70,7 @@ class loopy_bp {
     detail::check_log_potentials("loopy_bp::marginals", layout_, theta);
     inference_report report;
     report.converged = graph_.num_edges() == 0;
+    exponentiate_edges(theta);
     for (int sweep = 0; sweep < options_.max_sweeps && !report.converged; ++sweep) {
       gather(theta);  // incoming_ = theta_v + sum of messages into v (from the previous sweep)
       double change = 0.0;
@@ -96,21 +108,51 @@ class loopy_bp {
     const int kf = graph_.cardinality(from), kt = graph_.cardinality(to);
     const Eigen::Index out = dir == 0 ? offset_[static_cast<std::size_t>(e)].first : offset_[static_cast<std::size_t>(e)].second;
     const Eigen::Index back = dir == 0 ? offset_[static_cast<std::size_t>(e)].second : offset_[static_cast<std::size_t>(e)].first;
-    const Eigen::Index fo = layout_.node_offset(from), eo = layout_.edge_offset(e);
+    const Eigen::Index fo = layout_.node_offset(from), eo = layout_.edge_offset(e), po = eo - layout_.edges_begin();
     const bool from_first = dir == 0;  // edge cells are (x_u, x_v) at x_u K_v + x_v
+    double cavity_max = -std::numeric_limits<double>::infinity();
+    for (int xf = 0; xf < kf; ++xf) {
+      cavity_(xf) = incoming_(fo + xf) - messages_(back + xf);
+      cavity_max = std::max(cavity_max, cavity_(xf));
+    }
+    for (int xf = 0; xf < kf; ++xf) scaled_(xf) = std::exp(cavity_(xf) - cavity_max);
+    // Normalised to log-sum-exp 0, the shift (max cavity + max theta_e) cancels: m(x_to) = log(sum(x_to) / total).
+    double total = 0.0;
+    bool underflow = false;
+    for (int xt = 0; xt < kt; ++xt) {
+      double sum = 0.0;
+      for (int xf = 0; xf < kf; ++xf) sum += scaled_(xf) * psi_(po + (from_first ? xf * kt + xt : xt * kf + xf));
+      underflow = underflow || !(sum >= std::numeric_limits<double>::min());
+      sums_(xt) = sum;
+      total += sum;
+    }
+    if (!underflow) {
+      for (int xt = 0; xt < kt; ++xt) fresh_(out + xt) = std::log(sums_(xt) / total);
+      return;
+    }
+    // Underflow: the log-domain sums for this message.
     for (int xt = 0; xt < kt; ++xt) {
       double top = -std::numeric_limits<double>::infinity();
-      for (int xf = 0; xf < kf; ++xf) {
-        const double w = incoming_(fo + xf) - messages_(back + xf) + theta(eo + (from_first ? xf * kt + xt : xt * kf + xf));
-        top = std::max(top, w);
-      }
+      for (int xf = 0; xf < kf; ++xf) top = std::max(top, cavity_(xf) + theta(eo + (from_first ? xf * kt + xt : xt * kf + xf)));
       double sum = 0.0;
-      for (int xf = 0; xf < kf; ++xf)
-        sum += std::exp(incoming_(fo + xf) - messages_(back + xf) + theta(eo + (from_first ? xf * kt + xt : xt * kf + xf)) - top);
+      for (int xf = 0; xf < kf; ++xf) sum += std::exp(cavity_(xf) + theta(eo + (from_first ? xf * kt + xt : xt * kf + xf)) - top);
       fresh_(out + xt) = top + std::log(sum);
     }
     const double lz = detail::log_sum_exp(fresh_.segment(out, kt));
     fresh_.segment(out, kt).array() -= lz;
+  }
+
+  // psi_e = exp(theta_e - max theta_e) for every edge (once per call).
+  void exponentiate_edges(const Eigen::VectorXd& theta) {
+    const Eigen::Index begin = layout_.edges_begin();
+    for (int e = 0; e < graph_.num_edges(); ++e) {
+      const auto [u, v] = graph_.edge(e);
+      const Eigen::Index cells = static_cast<Eigen::Index>(graph_.cardinality(u)) * graph_.cardinality(v);
+      const Eigen::Index eo = layout_.edge_offset(e);
+      const double top = theta.segment(eo, cells).maxCoeff();
+      psi_max_[static_cast<std::size_t>(e)] = top;
+      psi_.segment(eo - begin, cells) = (theta.segment(eo, cells).array() - top).exp().matrix();
+    }
   }
 
   void gather(const Eigen::VectorXd& theta) {
@@ -183,6 +225,9 @@ class loopy_bp {
   loopy_bp_options options_;
   std::vector<std::pair<Eigen::Index, Eigen::Index>> offset_;
   Eigen::VectorXd messages_, fresh_, incoming_;
+  Eigen::VectorXd psi_;                     // exp(theta_e - max theta_e), released-cell order
+  std::vector<double> psi_max_;             // max theta_e per edge
+  Eigen::VectorXd cavity_, scaled_, sums_;  // one message's cavity log values, exp(cavity - max), unnormalised sums
   double log_z_ = 0.0;
 };
 
