@@ -26,6 +26,7 @@
 #include "privpost/samplers/cgm/cgm_em.hpp"
 #include "privpost/samplers/cgm/cgm_noise.hpp"
 #include "privpost/samplers/cgm/naive_mle.hpp"
+#include "privpost/testing/cgm_study.hpp"
 
 using namespace privpost;
 using privpost_test::chain_records;
@@ -100,37 +101,16 @@ struct study_medians {
 };
 study_medians chain_study(double n_rec, double epsilon, int models, int releases) {
   const pairwise_graph chain = chain_graph(10, 3);
-  std::mt19937_64 g(2017);
-  const laplace_mechanism mechanism(contingency_l1_sensitivity(chain, neighbour_relation::add_remove), epsilon);
-  tree_bp bp(chain);
-  std::vector<double> cgm, naive4, naive3, naive2, raw3, nonprivate, uniform;
-  int capped = 0;
-  for (int m = 0; m < models; ++m) {
-    const Eigen::VectorXd truth = dirichlet_theta(chain, g);
-    uniform.push_back(exact_kl(bp, truth, Eigen::VectorXd::Zero(truth.size())));
-    const Eigen::VectorXd tables = edge_tables(chain, chain_records(chain, truth, static_cast<int>(n_rec), g));
-    auto naive_kl = [&](const Eigen::VectorXd& data, double lambda, naive_targets targets) {
-      naive_mle_options options;
-      options.lambda = lambda;
-      options.targets = targets;
-      naive_mle naive(chain, data, n_rec, tree_bp(chain), options);
-      return exact_kl(bp, truth, fit(naive, fit_options{5000}).parameter);
-    };
-    nonprivate.push_back(naive_kl(tables, 1e-4, naive_targets::projected));
-    for (int r = 0; r < releases; ++r) {
-      const Eigen::VectorXd y = mechanism.release(tables, g);
-      cgm_em_options em_options;
-      em_options.keep_trace = false;
-      cgm_em em(chain, y, n_rec, make_cgm_noise(mechanism), tree_bp(chain), em_options);
-      const fit_result fitted = fit(em, fit_options{2000});
-      capped += fitted.converged ? 0 : 1;
-      cgm.push_back(exact_kl(bp, truth, fitted.parameter));
-      naive4.push_back(naive_kl(y, 1e-4, naive_targets::projected));
-      naive3.push_back(naive_kl(y, 1e-3, naive_targets::projected));
-      naive2.push_back(naive_kl(y, 1e-2, naive_targets::projected));
-      raw3.push_back(naive_kl(y, 1e-3, naive_targets::raw));
-    }
-  }
+  cgm_point_study_settings settings;
+  settings.n = n_rec;
+  settings.epsilon = epsilon;
+  settings.models = models;
+  settings.releases = releases;
+  const cgm_point_study_result r =
+      cgm_point_study(chain, settings, [&](const Eigen::VectorXd& truth, double n, std::mt19937_64& g) {
+        return edge_tables(chain, chain_records(chain, truth, static_cast<int>(n), g));
+      });
+  const auto& [cgm, naive4, naive3, naive2, raw3, nonprivate, uniform, capped] = r;
   const study_medians out{median(cgm),  median(naive4),     median(naive3),  median(naive2),
                           median(raw3), median(nonprivate), median(uniform), capped};
   WARN("N " << n_rec << ", epsilon " << epsilon << ", " << models << " x " << releases << " trials, median KL: MAP-EM " << out.cgm

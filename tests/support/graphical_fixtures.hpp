@@ -13,6 +13,7 @@
 
 #include "privpost/families/graphical/pairwise_graph.hpp"
 #include "privpost/families/graphical/tree_bp.hpp"
+#include "privpost/testing/cgm_study.hpp"
 
 namespace privpost_test {
 using privpost::pairwise_graph;
@@ -28,17 +29,7 @@ inline Eigen::VectorXd random_theta(const table_layout& layout, std::mt19937_64&
 
 // Edge log-potentials log Dirichlet(1) per table, node potentials 0 (the study models of spec Sec. 4.1).
 inline Eigen::VectorXd dirichlet_theta(const pairwise_graph& graph, std::mt19937_64& g) {
-  const table_layout layout(graph);
-  Eigen::VectorXd theta = Eigen::VectorXd::Zero(layout.size());
-  std::exponential_distribution<double> e(1.0);
-  for (int k = 0; k < graph.num_edges(); ++k) {
-    const auto [u, v] = graph.edge(k);
-    const Eigen::Index cells = static_cast<Eigen::Index>(graph.cardinality(u)) * graph.cardinality(v);
-    Eigen::VectorXd w(cells);
-    for (Eigen::Index i = 0; i < cells; ++i) w(i) = e(g);
-    theta.segment(layout.edge_offset(k), cells) = (w / w.sum()).array().log().matrix();
-  }
-  return theta;
+  return privpost::dirichlet_edge_potentials(graph, g);
 }
 
 // N records of a chain model by forward sampling (x_0 from its marginal, then x_(v+1) | x_v from the edge marginal).

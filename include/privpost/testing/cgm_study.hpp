@@ -1,13 +1,19 @@
 // privpost/testing/cgm_study.hpp
-// tree_cgm_study: simulation-based calibration of the Bayesian CGM on a forest (issue #11, spec cgm.md Sec. 6, AT-B1):
-// all marginals mu from the hyper-Dirichlet prior, the exact edge tables of N records by conditional multinomials
-// (tree_count_sampler), every edge table released through the mechanism, then each method's posterior of a few edge
-// cells. The mechanism's sensitivity comes from the declared graph (contingency_l1/l2_sensitivity, replace-one
-// neighbours), never from the data.
+// The CGM study designs (issue #11):
+// - tree_cgm_study: simulation-based calibration of the Bayesian CGM on a forest (spec cgm.md Sec. 6, AT-B1): all
+//   marginals mu from the hyper-Dirichlet prior, the exact edge tables of N records by conditional multinomials
+//   (tree_count_sampler), every edge table released through the mechanism, then each method's posterior of a few edge
+//   cells. The mechanism's sensitivity comes from the declared graph (contingency_l1/l2_sensitivity, replace-one
+//   neighbours), never from the data.
+// - cgm_point_study: the dissertation's point-estimation study (spec Sec. 4.1): models with Dirichlet(1) edge
+//   potentials, a population of N records each, Laplace releases of its tables, and the exact KL from the truth of
+//   CGM MAP-EM, the naive MLE at three lambdas (projected targets) and at 1e-3 on raw targets, the non-private fit and
+//   the uniform model.
 #pragma once
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -19,9 +25,16 @@
 #include "privpost/families/graphical/contingency_tables.hpp"
 #include "privpost/families/graphical/count_sampling.hpp"
 #include "privpost/families/graphical/hyper_dirichlet.hpp"
+#include "privpost/families/graphical/moments.hpp"
 #include "privpost/families/graphical/pairwise_graph.hpp"
+#include "privpost/families/graphical/tree_bp.hpp"
 #include "privpost/families/graphical/tree_cgm_model.hpp"
 #include "privpost/inference/calibration_study.hpp"
+#include "privpost/inference/fit.hpp"
+#include "privpost/mechanisms/laplace.hpp"
+#include "privpost/samplers/cgm/cgm_em.hpp"
+#include "privpost/samplers/cgm/cgm_noise.hpp"
+#include "privpost/samplers/cgm/naive_mle.hpp"
 #include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/testing/family_study.hpp"
@@ -153,5 +166,96 @@ class tree_cgm_study {
 template <mechanism_factory MakeMechanism>
 tree_cgm_study(const pairwise_graph&, double, MakeMechanism, study_settings, std::vector<Eigen::Index> = {})
     -> tree_cgm_study<std::remove_cvref_t<std::invoke_result_t<const MakeMechanism&, double, double>>>;
+
+/// Edge log-potentials log Dirichlet(1) per edge table, node potentials 0: the study models of spec Sec. 4.1.
+template <random_engine G>
+Eigen::VectorXd dirichlet_edge_potentials(const pairwise_graph& graph, G& g) {
+  const table_layout layout(graph);
+  Eigen::VectorXd theta = Eigen::VectorXd::Zero(layout.size());
+  std::exponential_distribution<double> e(1.0);
+  for (int k = 0; k < graph.num_edges(); ++k) {
+    const auto [u, v] = graph.edge(k);
+    const Eigen::Index cells = static_cast<Eigen::Index>(graph.cardinality(u)) * graph.cardinality(v);
+    Eigen::VectorXd w(cells);
+    for (Eigen::Index i = 0; i < cells; ++i) w(i) = e(g);
+    theta.segment(layout.edge_offset(k), cells) = (w / w.sum()).array().log().matrix();
+  }
+  return theta;
+}
+
+/// Settings of cgm_point_study (the dissertation's study at one N and epsilon).
+struct cgm_point_study_settings {
+  double n = 1e4;        ///< records per population
+  double epsilon = 0.1;  ///< Laplace at contingency_l1_sensitivity(graph, relation) / epsilon
+  int models = 5;        ///< models (Dirichlet(1) edge potentials), one population each
+  int releases = 5;      ///< releases per population
+  neighbour_relation relation = neighbour_relation::add_remove;  ///< the text's scale |E| / epsilon by default (D1)
+  std::uint64_t seed = 2017;
+  int em_iterations = 2000;     ///< MAP-EM's cap (pseudo-count 10)
+  int naive_iterations = 5000;  ///< the naive MLE's cap
+};
+
+/// Per method, the exact KL(truth || estimate) of every trial (models x releases; non-private and uniform: one per
+/// model), and how many MAP-EM fits stopped at the cap.
+struct cgm_point_study_result {
+  std::vector<double> cgm, naive4, naive3, naive2, raw3, nonprivate, uniform;
+  int cgm_capped = 0;
+};
+
+/// Runs the study on a forest with the tree BP back end. population(truth, n, g) returns the edge tables
+/// (table_layout(graph).released_size() entries) of n records of the model with log-potentials truth (for chains:
+/// tree_count_sampler on tree_bp's marginals, or forward-sampled records). Deterministic given settings.seed.
+/// progress(done, total) after every trial when given. std::invalid_argument for a graph with cycles, n not a whole
+/// number >= 1, epsilon not finite and > 0, models or releases < 1.
+template <class Population, class Progress = void (*)(int, int)>
+cgm_point_study_result cgm_point_study(const pairwise_graph& graph, const cgm_point_study_settings& settings,
+                                       Population population, Progress progress = nullptr) {
+  constexpr const char* f = "cgm_point_study";
+  if (!graph.is_forest()) throw_invalid(f, "number of edges", graph.num_edges(), "a forest (the study uses tree BP)");
+  if (!(settings.n >= 1.0 && settings.n <= 1e12 && std::floor(settings.n) == settings.n))
+    throw_invalid(f, "n", settings.n, "a whole number in [1, 1e12]");
+  check_positive_finite(f, "epsilon", settings.epsilon);
+  if (settings.models < 1) throw_invalid(f, "models", settings.models, "an integer >= 1");
+  if (settings.releases < 1) throw_invalid(f, "releases", settings.releases, "an integer >= 1");
+  std::mt19937_64 g(settings.seed);
+  const double n = settings.n;
+  const laplace_mechanism mechanism(contingency_l1_sensitivity(graph, settings.relation), settings.epsilon);
+  tree_bp bp(graph);
+  cgm_point_study_result out;
+  int done = 0;
+  for (int m = 0; m < settings.models; ++m) {
+    const Eigen::VectorXd truth = dirichlet_edge_potentials(graph, g);
+    out.uniform.push_back(exact_kl(bp, truth, Eigen::VectorXd::Zero(truth.size())));
+    const Eigen::VectorXd tables = population(truth, n, g);
+    auto naive_kl = [&](const Eigen::VectorXd& data, double lambda, naive_targets targets) {
+      naive_mle_options options;
+      options.lambda = lambda;
+      options.targets = targets;
+      naive_mle naive(graph, data, n, tree_bp(graph), options);
+      return exact_kl(bp, truth, fit(naive, fit_options{settings.naive_iterations}).parameter);
+    };
+    out.nonprivate.push_back(naive_kl(tables, 1e-4, naive_targets::projected));
+    for (int r = 0; r < settings.releases; ++r) {
+      const Eigen::VectorXd y = mechanism.release(tables, g);
+      cgm_em_options em_options;
+      em_options.keep_trace = false;
+      cgm_em em(graph, y, n, make_cgm_noise(mechanism), tree_bp(graph), em_options);
+      const fit_result fitted = fit(em, fit_options{settings.em_iterations});
+      out.cgm_capped += fitted.converged ? 0 : 1;
+      out.cgm.push_back(exact_kl(bp, truth, fitted.parameter));
+      out.naive4.push_back(naive_kl(y, 1e-4, naive_targets::projected));
+      out.naive3.push_back(naive_kl(y, 1e-3, naive_targets::projected));
+      out.naive2.push_back(naive_kl(y, 1e-2, naive_targets::projected));
+      out.raw3.push_back(naive_kl(y, 1e-3, naive_targets::raw));
+      ++done;
+      if constexpr (std::is_pointer_v<Progress>) {
+        if (progress != nullptr) progress(done, settings.models * settings.releases);
+      } else {
+        progress(done, settings.models * settings.releases);
+      }
+    }
+  }
+  return out;
+}
 
 }  // namespace privpost
