@@ -7,8 +7,9 @@
 //   neighbours), never from the data.
 // - cgm_point_study: the dissertation's point-estimation study (spec Sec. 4.1): models with Dirichlet(1) edge
 //   potentials, a population of N records each, Laplace releases of its tables, and the exact KL from the truth of
-//   CGM MAP-EM, the naive MLE at three lambdas (projected targets) and at 1e-3 on raw targets, the non-private fit and
-//   the uniform model.
+//   CGM MAP-EM, the naive MLE at three lambdas (projected targets) and at 1e-3 on raw targets, the non-private fit, the
+//   uniform model and the text's random estimator (spec Sec. 2.3: random marginals, then the MLE; its distribution is
+//   unstated, E6: here every edge table ~ Dirichlet(1) independently, fitted by the naive MLE at lambda 1e-4).
 #pragma once
 
 #include <Eigen/Core>
@@ -167,19 +168,29 @@ template <mechanism_factory MakeMechanism>
 tree_cgm_study(const pairwise_graph&, double, MakeMechanism, study_settings, std::vector<Eigen::Index> = {})
     -> tree_cgm_study<std::remove_cvref_t<std::invoke_result_t<const MakeMechanism&, double, double>>>;
 
+/// Every edge table ~ Dirichlet(1) independently (released-cell order; not consistent in general): the random
+/// estimator's marginals.
+template <random_engine G>
+Eigen::VectorXd dirichlet_tables(const pairwise_graph& graph, G& g) {
+  const table_layout layout(graph);
+  Eigen::VectorXd out(layout.released_size());
+  std::exponential_distribution<double> e(1.0);
+  for (int k = 0; k < graph.num_edges(); ++k) {
+    const auto [u, v] = graph.edge(k);
+    const Eigen::Index cells = static_cast<Eigen::Index>(graph.cardinality(u)) * graph.cardinality(v);
+    const Eigen::Index o = layout.edge_offset(k) - layout.edges_begin();
+    for (Eigen::Index i = 0; i < cells; ++i) out(o + i) = e(g);
+    out.segment(o, cells) /= out.segment(o, cells).sum();
+  }
+  return out;
+}
+
 /// Edge log-potentials log Dirichlet(1) per edge table, node potentials 0: the study models of spec Sec. 4.1.
 template <random_engine G>
 Eigen::VectorXd dirichlet_edge_potentials(const pairwise_graph& graph, G& g) {
   const table_layout layout(graph);
   Eigen::VectorXd theta = Eigen::VectorXd::Zero(layout.size());
-  std::exponential_distribution<double> e(1.0);
-  for (int k = 0; k < graph.num_edges(); ++k) {
-    const auto [u, v] = graph.edge(k);
-    const Eigen::Index cells = static_cast<Eigen::Index>(graph.cardinality(u)) * graph.cardinality(v);
-    Eigen::VectorXd w(cells);
-    for (Eigen::Index i = 0; i < cells; ++i) w(i) = e(g);
-    theta.segment(layout.edge_offset(k), cells) = (w / w.sum()).array().log().matrix();
-  }
+  theta.tail(layout.released_size()) = dirichlet_tables(graph, g).array().log().matrix();
   return theta;
 }
 
@@ -199,6 +210,7 @@ struct cgm_point_study_settings {
 /// model), and how many MAP-EM fits stopped at the cap.
 struct cgm_point_study_result {
   std::vector<double> cgm, naive4, naive3, naive2, raw3, nonprivate, uniform;
+  std::vector<double> random;  ///< one per trial, from an engine of its own (seed + 1): the other columns are unchanged
   int cgm_capped = 0;
 };
 
@@ -217,7 +229,7 @@ cgm_point_study_result cgm_point_study(const pairwise_graph& graph, const cgm_po
   check_positive_finite(f, "epsilon", settings.epsilon);
   if (settings.models < 1) throw_invalid(f, "models", settings.models, "an integer >= 1");
   if (settings.releases < 1) throw_invalid(f, "releases", settings.releases, "an integer >= 1");
-  std::mt19937_64 g(settings.seed);
+  std::mt19937_64 g(settings.seed), random_tables(settings.seed + 1);
   const double n = settings.n;
   const laplace_mechanism mechanism(contingency_l1_sensitivity(graph, settings.relation), settings.epsilon);
   tree_bp bp(graph);
@@ -247,6 +259,7 @@ cgm_point_study_result cgm_point_study(const pairwise_graph& graph, const cgm_po
       out.naive3.push_back(naive_kl(y, 1e-3, naive_targets::projected));
       out.naive2.push_back(naive_kl(y, 1e-2, naive_targets::projected));
       out.raw3.push_back(naive_kl(y, 1e-3, naive_targets::raw));
+      out.random.push_back(naive_kl(n * dirichlet_tables(graph, random_tables), 1e-4, naive_targets::projected));
       ++done;
       if constexpr (std::is_pointer_v<Progress>) {
         if (progress != nullptr) progress(done, settings.models * settings.releases);
