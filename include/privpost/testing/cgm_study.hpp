@@ -67,9 +67,9 @@ inline std::vector<Eigen::Index> default_reported_cells(const pairwise_graph& gr
 /// all edge tables under replace-one neighbours (2|E| and sqrt(2|E|)). Standard methods: gibbs (Gibbs-SS over
 /// tree_cgm_model, the library's noise-aware method), naive (the conjugate hyper-Dirichlet posterior on the release
 /// after the counted repair of tree_table_support), nonprivate (the conjugate posterior on the exact tables); any other
-/// is one more named_method. The parameters ranked are the marginal cells `cells` (default_reported_cells by default).
+/// is one more named_method. The parameters ranked are the marginal cells `cells` (empty: default_reported_cells).
 /// Errors (std::invalid_argument): a graph with a cycle or an isolated node, alpha0 outside (0, inf), the settings of
-/// check_study_settings, an empty cell list or a cell outside the edge tables, an unknown method name.
+/// check_study_settings, a cell outside the edge tables, an unknown method name.
 template <scale_mixture_noise Mechanism>
 class tree_cgm_study {
  public:
