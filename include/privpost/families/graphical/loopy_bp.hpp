@@ -57,7 +57,6 @@ class loopy_bp {
     fresh_.setZero(at);
     incoming_.setZero(layout_.edges_begin());
     psi_.setZero(layout_.released_size());
-    psi_max_.assign(static_cast<std::size_t>(graph_.num_edges()), 0.0);
     const int k_max = *std::max_element(graph_.cardinalities().begin(), graph_.cardinalities().end());
     cavity_.setZero(k_max);
     scaled_.setZero(k_max);
@@ -150,7 +149,6 @@ class loopy_bp {
       const Eigen::Index cells = static_cast<Eigen::Index>(graph_.cardinality(u)) * graph_.cardinality(v);
       const Eigen::Index eo = layout_.edge_offset(e);
       const double top = theta.segment(eo, cells).maxCoeff();
-      psi_max_[static_cast<std::size_t>(e)] = top;
       psi_.segment(eo - begin, cells) = (theta.segment(eo, cells).array() - top).exp().matrix();
     }
   }
@@ -226,7 +224,6 @@ class loopy_bp {
   std::vector<std::pair<Eigen::Index, Eigen::Index>> offset_;
   Eigen::VectorXd messages_, fresh_, incoming_;
   Eigen::VectorXd psi_;                     // exp(theta_e - max theta_e), released-cell order
-  std::vector<double> psi_max_;             // max theta_e per edge
   Eigen::VectorXd cavity_, scaled_, sums_;  // one message's cavity log values, exp(cavity - max), unnormalised sums
   double log_z_ = 0.0;
 };
