@@ -249,6 +249,8 @@ static_assert(in_place_draw<hyper_dirichlet, Eigen::VectorXd>);
 static_assert(!has_nuisance<tree_cgm_model>);
 static_assert(in_place_draw<nig_regression_prior, regression_parameter>);
 static_assert(!in_place_draw<beta_prior, double>);
+static_assert(blocked_prior<hyper_dirichlet, Eigen::VectorXd>);
+static_assert(!blocked_prior<beta_prior, double>);
 // families and priors
 static_assert(exponential_family<binomial_family>);
 static_assert(exponential_family<normal_family>);

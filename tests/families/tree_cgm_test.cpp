@@ -48,6 +48,39 @@ void enumerated_moments(const pairwise_graph& graph, const Eigen::VectorXd& mu, 
   cov = second - mean * mean.transpose();
 }
 
+// Consistent marginals: node tables sum to 1, every edge's rows and columns give its ends' marginals.
+void require_consistent(const pairwise_graph& graph, const Eigen::VectorXd& mu) {
+  const table_layout layout(graph);
+  for (int v = 0; v < graph.num_nodes(); ++v)
+    REQUIRE(mu.segment(layout.node_offset(v), graph.cardinality(v)).sum() == Approx(1.0).margin(1e-12));
+  for (int e = 0; e < graph.num_edges(); ++e) {
+    const auto [u, v] = graph.edge(e);
+    const int ku = graph.cardinality(u), kv = graph.cardinality(v);
+    for (int a = 0; a < ku; ++a)
+      REQUIRE(mu.segment(layout.edge_offset(e) + a * kv, kv).sum() == Approx(mu(layout.node_offset(u) + a)).margin(1e-12));
+    for (int c = 0; c < kv; ++c) {
+      double column = 0.0;
+      for (int a = 0; a < ku; ++a) column += mu(layout.edge_offset(e) + a * kv + c);
+      REQUIRE(column == Approx(mu(layout.node_offset(v) + c)).margin(1e-12));
+    }
+  }
+}
+
+// Sums of `draws` draws of the marginals against the prior of total pseudo-count A = 6: every cell of every table
+// (node or edge) is marginally Beta(a, A - a), mean a / A and variance a (A - a) / (A^2 (A + 1)). Mean within 5 Monte
+// Carlo standard errors, variance within 6% (its MC error ~2% at 20000 draws).
+void check_prior_moments(const hyper_dirichlet& prior, const Eigen::VectorXd& sum, const Eigen::VectorXd& sum2, int draws) {
+  REQUIRE(prior.total() == Approx(6.0));
+  const Eigen::VectorXd expected = prior.mean();
+  for (Eigen::Index i = 0; i < expected.size(); ++i) {
+    const double m = expected(i), var = m * (1.0 - m) / 7.0;
+    const double mean = sum(i) / draws, sample_var = sum2(i) / draws - mean * mean;
+    INFO("cell " << i << ": mean " << mean << " vs " << m << ", variance " << sample_var << " vs " << var);
+    CHECK(std::abs(mean - m) < 5.0 * std::sqrt(var / draws));
+    CHECK(sample_var == Approx(var).epsilon(0.06));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("hyper_dirichlet draws consistent marginals whose every edge table is Dir(its pseudo-counts)", "[graphical][bayes]") {
@@ -60,36 +93,79 @@ TEST_CASE("hyper_dirichlet draws consistent marginals whose every edge table is 
   Eigen::VectorXd sum = Eigen::VectorXd::Zero(layout.size()), sum2 = sum, mu;
   for (int i = 0; i < draws; ++i) {
     prior.draw(g, mu);
-    // Consistent: node tables sum to 1, every edge's rows and columns give its ends' marginals.
-    for (int v = 0; v < graph.num_nodes(); ++v)
-      REQUIRE(mu.segment(layout.node_offset(v), graph.cardinality(v)).sum() == Approx(1.0).margin(1e-12));
+    require_consistent(graph, mu);
+    sum += mu;
+    sum2 += mu.cwiseProduct(mu);
+  }
+  check_prior_moments(prior, sum, sum2, draws);
+  // The prior mean is alpha_0 / (K_u K_v) / alpha_0 per edge cell, 1 / K_v per node cell.
+  CHECK(prior.mean()(layout.node_offset(1)) == Approx(1.0 / 3.0));
+  CHECK(prior.mean()(layout.edge_offset(3)) == Approx(1.0 / 6.0));
+}
+
+TEST_CASE("hyper_dirichlet's block redraws change one block, keep the marginals consistent and leave the prior invariant",
+          "[graphical][bayes]") {
+  // mixed_tree() (K = 2, 3, 2, 2, 3; root 0): one root marginal and one conditional row per parent state of every
+  // oriented edge: 1 + 2 (0 -> 1) + 2 (0 -> 4) + 3 (1 -> 2) + 3 (1 -> 3) = 11 blocks.
+  const pairwise_graph graph = mixed_tree();
+  const hyper_dirichlet prior(graph, 6.0);
+  const table_layout layout(graph);
+  REQUIRE(prior.blocks() == 11);
+  std::mt19937_64 g(21);
+  Eigen::VectorXd mu = prior.draw(g);
+  // Each edge's conditional table mu_uv / mu_u, for either orientation of the stored edge: the blocks other than the
+  // redrawn one keep theirs. Block b's change shows in the rows of its edge (or in the root's marginal).
+  auto conditionals = [&](const Eigen::VectorXd& m) {
+    Eigen::VectorXd c(layout.size() - layout.edges_begin());
     for (int e = 0; e < graph.num_edges(); ++e) {
       const auto [u, v] = graph.edge(e);
       const int ku = graph.cardinality(u), kv = graph.cardinality(v);
       for (int a = 0; a < ku; ++a)
-        REQUIRE(mu.segment(layout.edge_offset(e) + a * kv, kv).sum() == Approx(mu(layout.node_offset(u) + a)).margin(1e-12));
-      for (int c = 0; c < kv; ++c) {
-        double column = 0.0;
-        for (int a = 0; a < ku; ++a) column += mu(layout.edge_offset(e) + a * kv + c);
-        REQUIRE(column == Approx(mu(layout.node_offset(v) + c)).margin(1e-12));
+        for (int b = 0; b < kv; ++b) {
+          const Eigen::Index cell = layout.edge_offset(e) + a * kv + b;
+          c(cell - layout.edges_begin()) = m(cell) / m(layout.node_offset(u) + a);
+        }
+    }
+    return c;
+  };
+  for (int b = 0; b < prior.blocks(); ++b) {
+    const Eigen::VectorXd before = mu, c_before = conditionals(mu);
+    prior.draw_block(g, b, mu);
+    require_consistent(graph, mu);
+    // Block 0 is the root's marginal: node 0's table changes and every conditional given a parent stays. Blocks 1-2 are
+    // the rows of 0 -> 1 (stored (0, 1)): the conditionals of edges 1 -> 2 and 1 -> 3 given node 1 stay, and the root's
+    // marginal stays.
+    if (b == 0) {
+      CHECK((mu.segment(layout.node_offset(0), 2) - before.segment(layout.node_offset(0), 2)).cwiseAbs().maxCoeff() > 1e-6);
+      const Eigen::VectorXd c_after = conditionals(mu);
+      // Stored edges whose first end is the parent (0 -> 1 and 1 -> 3) keep mu_uv / mu_u exactly.
+      for (const int e : {0, 2}) {
+        const auto [u, v] = graph.edge(e);
+        const Eigen::Index at = layout.edge_offset(e) - layout.edges_begin();
+        const int cells = graph.cardinality(u) * graph.cardinality(v);
+        CHECK((c_after.segment(at, cells) - c_before.segment(at, cells)).cwiseAbs().maxCoeff() < 1e-12);
       }
     }
+    if (b == 1 || b == 2) {
+      CHECK((mu.segment(layout.node_offset(0), 2) - before.segment(layout.node_offset(0), 2)).cwiseAbs().maxCoeff() < 1e-15);
+      CHECK((mu.segment(layout.edge_offset(0), 6) - before.segment(layout.edge_offset(0), 6)).cwiseAbs().maxCoeff() > 1e-6);
+    }
+  }
+  // Invariance: cycling the block redraws from one prior draw is a Gibbs sampler of the prior itself, so every cell
+  // keeps its Beta law (check_prior_moments). 20000 cycles; each redraws every block, and the blocks are independent a
+  // priori, so successive states are independent and the Monte Carlo errors are those of independent draws.
+  constexpr int cycles = 20000;
+  Eigen::VectorXd sum = Eigen::VectorXd::Zero(layout.size()), sum2 = sum;
+  for (int i = 0; i < cycles; ++i) {
+    for (int b = 0; b < prior.blocks(); ++b) prior.draw_block(g, b, mu);
     sum += mu;
     sum2 += mu.cwiseProduct(mu);
   }
-  // Every cell of every table (node or edge) is marginally Beta(a, A - a) with A = 6: mean a / A and variance
-  // a (A - a) / (A^2 (A + 1)). Mean within 5 Monte Carlo standard errors, variance within 6% (its MC error ~2%).
-  const Eigen::VectorXd expected = prior.mean();
-  for (Eigen::Index i = 0; i < layout.size(); ++i) {
-    const double m = expected(i), var = m * (1.0 - m) / 7.0;
-    const double mean = sum(i) / draws, sample_var = sum2(i) / draws - mean * mean;
-    INFO("cell " << i << ": mean " << mean << " vs " << m << ", variance " << sample_var << " vs " << var);
-    CHECK(std::abs(mean - m) < 5.0 * std::sqrt(var / draws));
-    CHECK(sample_var == Approx(var).epsilon(0.06));
-  }
-  // The prior mean is alpha_0 / (K_u K_v) / alpha_0 per edge cell, 1 / K_v per node cell.
-  CHECK(expected(layout.node_offset(1)) == Approx(1.0 / 3.0));
-  CHECK(expected(layout.edge_offset(3)) == Approx(1.0 / 6.0));
+  check_prior_moments(prior, sum, sum2, cycles);
+  CHECK_THROWS_WITH(prior.draw_block(g, -1, mu), Catch::Contains("block"));
+  CHECK_THROWS_WITH(prior.draw_block(g, prior.blocks(), mu), Catch::Contains("[0, blocks())"));
+  Eigen::VectorXd short_mu = mu.head(5);
+  CHECK_THROWS_WITH(prior.draw_block(g, 0, short_mu), Catch::Contains("marginals mu"));
 }
 
 TEST_CASE("hyper_dirichlet's posterior adds the tables; bad input is rejected by name", "[graphical][bayes][errors]") {

@@ -191,6 +191,17 @@ concept in_place_update = conjugate_prior_for<P, M> &&
 template <class P, class Theta>
 concept in_place_draw = requires(const P& p, std::mt19937_64& g, Theta& theta) { p.draw(g, theta); };
 
+/// Optional, detected by gibbs_ss's collapsed moves: a prior that is a product of independent blocks in some
+/// parametrisation of theta. p.blocks() counts them; p.draw_block(g, b, theta) redraws block b (in [0, blocks())) from
+/// its prior and leaves the others as they are, so the proposal is reversible with respect to the prior and a
+/// Metropolis-Hastings move built on it accepts by the likelihood ratio alone (hyper_dirichlet: each root marginal and
+/// each conditional row of the tree). Without it the whole parameter is proposed from the prior at once.
+template <class P, class Theta>
+concept blocked_prior = requires(const P& p, std::mt19937_64& g, Theta& theta, int b) {
+                          { p.blocks() } -> std::convertible_to<int>;
+                          p.draw_block(g, b, theta);
+                        };
+
 // ---------------------------------------------------------------------------------------------------------------------
 // Exponential families as static traits (adapted to statistic_model by family_model<F>, families/family_model.hpp)
 // ---------------------------------------------------------------------------------------------------------------------

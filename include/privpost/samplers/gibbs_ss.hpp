@@ -3,10 +3,15 @@
 // theta | s by conjugacy, the model's nuisance block if it has one, s | theta, w, z by NormProduct on the valid set, and
 // w | s, z from the mechanism's scale-mixture view. Exponential families and linear regression run through this one class;
 // a model with a singular statistic covariance (semidefinite_statistic_model: the tree CGM) has s drawn by Matheron's
-// rule instead of through NormProduct's Cholesky factor.
+// rule instead of through NormProduct's Cholesky factor. Opt-in collapsed moves (set_collapsed_moves) add Metropolis-
+// Hastings steps on theta with s integrated out, for the strong-noise corner where theta and s move together.
 #pragma once
 
+#include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <utility>
 
@@ -14,6 +19,7 @@
 #include "privpost/core/errors.hpp"
 #include "privpost/core/linalg/norm_product.hpp"
 #include "privpost/core/numerical_events.hpp"
+#include "privpost/core/random/uniform.hpp"
 #include "privpost/families/family_model.hpp"
 #include "privpost/samplers/detail/sweep.hpp"
 
@@ -59,7 +65,28 @@ class gibbs_ss {
       : gibbs_ss(Model{}, prior, mechanism, z, n, g) {}
   // clang-format on
 
-  /// One sweep: theta | s; nuisance | s; s | theta, w, z; w | s, z.
+  /// Collapsed moves per sweep (0, the default, is Algorithm 3 as published; at most 1000). After theta | s and the
+  /// nuisance block, each move proposes theta' from the prior (for a blocked_prior such as hyper_dirichlet: one block
+  /// after the other from its prior, each accepted or not, a sweep over the blocks per move) and accepts it with
+  /// probability
+  /// min(1, N(z; n m(theta'), n Sigma(theta') + W) / N(z; n m(theta), n Sigma(theta) + W)): the statistic's CLT law with
+  /// s integrated out, given the current noise variances W = diag(w) (and nuisance). s | theta, w, z is drawn right
+  /// after, so (theta, s) is one block update. Where the noise dominates (for example n = 1000, epsilon = 0.01), theta | s
+  /// is far narrower than theta's posterior and Gibbs-SS moves theta by small steps; these moves jump at once. Where the
+  /// data dominate the prior proposals are mostly rejected and the move only costs time (one moments() call and one
+  /// Cholesky factorisation of a d x d matrix per move). The integrated law ignores the valid set of s (s's law is the
+  /// untruncated CLT normal there), which matters only where that normal puts visible mass outside it (small n, theta
+  /// near the boundary): use it where the noise dominates. A dynamic-size model allocates on the first move only.
+  void set_collapsed_moves(int moves) {
+    if (moves < 0 || moves > 1000) throw_invalid("gibbs_ss::set_collapsed_moves", "moves", moves, "an integer in [0, 1000]");
+    collapsed_moves_ = moves;
+  }
+  int collapsed_moves() const noexcept { return collapsed_moves_; }
+  /// Collapsed proposals made and accepted so far (their ratio is the move's acceptance rate).
+  std::uint64_t collapsed_proposals() const noexcept { return collapsed_proposals_; }
+  std::uint64_t collapsed_accepted() const noexcept { return collapsed_accepted_; }
+
+  /// One sweep: theta | s; nuisance | s; [collapsed moves on theta]; s | theta, w, z; w | s, z.
   template <random_engine G>
   void step(G& g) {
     if constexpr (in_place_update<Model, Prior>) {
@@ -73,6 +100,7 @@ class gibbs_ss {
       theta_ = posterior_.draw(g);
     }
     if constexpr (has_nuisance<Model>) model_.update_nuisance(s_, n_, g);
+    if (collapsed_moves_ > 0) collapsed_theta_moves(g);
     model_.moments(theta_, n_, mean_t_, cov_t_);
     if constexpr (semidefinite_statistic_model<Model>) {
       // Singular n Sigma(theta): exact draws by Matheron's rule, each retry a fresh O(d^2) draw.
@@ -94,6 +122,53 @@ class gibbs_ss {
   const numerical_events& events() const noexcept { return events_; }
 
  private:
+  // log N(z; n m(theta), n Sigma(theta) + W) up to a constant; -infinity when that covariance is not positive definite.
+  double collapsed_log_likelihood(const parameter_type& theta) {
+    model_.moments(theta, n_, mean_c_, cov_c_);
+    cov_c_.diagonal() += w_;
+    llt_.compute(cov_c_);
+    if (llt_.info() != Eigen::Success) return -std::numeric_limits<double>::infinity();
+    r_ = z_ - mean_c_;
+    llt_.matrixL().solveInPlace(r_);
+    const double value = -0.5 * r_.squaredNorm() - llt_.matrixLLT().diagonal().array().log().sum();
+    return std::isfinite(value) ? value : -std::numeric_limits<double>::infinity();
+  }
+
+  // Metropolis-Hastings on theta | z, w (s integrated out) with prior-reversible proposals: the whole parameter from the
+  // prior, or, for a blocked_prior, one block at a time from its prior (a sweep over the blocks per move). The prior
+  // cancels, so the acceptance ratio is the integrated likelihoods' ratio. A current point of likelihood zero accepts
+  // any proposal of positive likelihood; two zeros keep the current point.
+  template <random_engine G>
+  void collapsed_theta_moves(G& g) {
+    double current = collapsed_log_likelihood(theta_);
+    auto metropolis = [&] {
+      const double candidate = collapsed_log_likelihood(proposal_);
+      ++collapsed_proposals_;
+      if (candidate == -std::numeric_limits<double>::infinity()) return;
+      if (current == -std::numeric_limits<double>::infinity() || std::log(draw_uniform(g)) < candidate - current) {
+        std::swap(theta_, proposal_);
+        current = candidate;
+        ++collapsed_accepted_;
+      }
+    };
+    for (int k = 0; k < collapsed_moves_; ++k) {
+      if constexpr (blocked_prior<Prior, parameter_type>) {
+        for (int b = 0; b < prior_.blocks(); ++b) {
+          proposal_ = theta_;
+          prior_.draw_block(g, b, proposal_);
+          metropolis();
+        }
+      } else {
+        if constexpr (in_place_draw<Prior, parameter_type>) {
+          prior_.draw(g, proposal_);
+        } else {
+          proposal_ = prior_.draw(g);
+        }
+        metropolis();
+      }
+    }
+  }
+
   Model model_;
   Prior prior_;
   Prior posterior_;
@@ -108,6 +183,13 @@ class gibbs_ss {
   struct no_workspace {};
   std::conditional_t<semidefinite_statistic_model<Model>, matheron_workspace, no_workspace> matheron_;
   numerical_events events_;
+  // Collapsed moves (set_collapsed_moves): their own workspace, so the sweep's is untouched.
+  int collapsed_moves_ = 0;
+  std::uint64_t collapsed_proposals_ = 0, collapsed_accepted_ = 0;
+  parameter_type proposal_{};
+  vector_type mean_c_, r_;
+  matrix_type cov_c_;
+  Eigen::LLT<matrix_type> llt_;
 };
 
 template <conjugate_prior Prior, scale_mixture_noise Mechanism, class Z, random_engine G>

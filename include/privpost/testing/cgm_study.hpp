@@ -108,8 +108,13 @@ class tree_cgm_study {
     };
     return {{"gibbs",
              [=](const trial_type& t, std::mt19937_64& g) {
-               return reported(single_chain([&](std::mt19937_64& e) { return gibbs_ss(model, prior, mechanism, t.y, t.n, e); },
-                                            st.burnin, st.draws, g, st.thin));
+               return reported(single_chain(
+                   [&](std::mt19937_64& e) {
+                     gibbs_ss chain(model, prior, mechanism, t.y, t.n, e);
+                     chain.set_collapsed_moves(st.collapsed_moves);
+                     return chain;
+                   },
+                   st.burnin, st.draws, g, st.thin));
              }},
             {"naive",
              [=](const trial_type& t, std::mt19937_64& g) {

@@ -30,6 +30,8 @@ struct study_settings {
   int burnin = 500;  ///< Gibbs-SS sweeps discarded per posterior
   int draws = 1000;  ///< draws kept per posterior
   int thin = 1;      ///< Gibbs-SS keeps every thin-th sweep (strong noise mixes slowly: see README)
+  int collapsed_moves =
+      0;  ///< Gibbs-SS's collapsed moves per sweep (gibbs_ss::set_collapsed_moves; bounded and tree-CGM studies)
   std::vector<std::string> methods = {"gibbs", "naive", "nonprivate"};  ///< any of gibbs, naive, nonprivate, ops
   ops_options ops{};  ///< OPS settings (binomial only); its epsilon is the study's epsilon
 };
@@ -41,6 +43,8 @@ inline void check_study_settings(const char* who, const study_settings& s) {
   if (s.burnin < 0) throw_invalid(who, "burnin", s.burnin, "an integer >= 0");
   if (s.draws < 2) throw_invalid(who, "draws", s.draws, "an integer >= 2");
   if (s.thin < 1) throw_invalid(who, "thin", s.thin, "an integer >= 1");
+  if (s.collapsed_moves < 0 || s.collapsed_moves > 1000)
+    throw_invalid(who, "collapsed_moves", s.collapsed_moves, "an integer in [0, 1000]");
 }
 }  // namespace detail
 
@@ -86,8 +90,13 @@ class bounded_family_study {
     std::vector<named_method<trial_type>> m{
         {"gibbs",
          [=](const trial_type& t, std::mt19937_64& g) {
-           return single_chain([&](auto& cg) { return gibbs_ss(prior, mechanism, t.z, t.n, cg); }, st.burnin, st.draws, g,
-                               st.thin);
+           return single_chain(
+               [&](auto& cg) {
+                 gibbs_ss chain(prior, mechanism, t.z, t.n, cg);
+                 chain.set_collapsed_moves(st.collapsed_moves);
+                 return chain;
+               },
+               st.burnin, st.draws, g, st.thin);
          }},
         {"naive",
          [=](const trial_type& t, std::mt19937_64& g) {

@@ -74,6 +74,9 @@ class regression_study {
                                      moments_.sensitivity(covariate_bounds, settings.n))),
         settings_(std::move(settings)) {
     detail::check_study_settings("regression_study", settings_);
+    if (settings_.collapsed_moves != 0)
+      throw_invalid("regression_study", "collapsed_moves", settings_.collapsed_moves,
+                    "0 (its samplers have no collapsed moves yet)");
     const int d = layout_.covariates();
     fixed_cov_ = covariate_prior_.psi / (covariate_prior_.nu - d - 1.0);
     if (!(covariate_prior_.nu > d + 1.0))

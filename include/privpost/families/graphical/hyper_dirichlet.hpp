@@ -139,6 +139,55 @@ class hyper_dirichlet {
     return mu;
   }
 
+  /// The prior's independent blocks (blocked_prior): every component's root marginal and every conditional row
+  /// P(x_v = . | x_u = a) of an edge directed away from its root.
+  int blocks() const noexcept { return static_cast<int>(blocks_.size()); }
+
+  /// Redraws block b of the marginals mu (a consistent table_layout vector, as draw() writes) from its Dirichlet and
+  /// keeps every other block: the other conditional rows are read off mu (mu_uv(a, .) / mu_u(a)), and mu is rebuilt from
+  /// the root down. A row whose parent state has probability 0 in mu is undetermined by it and is drawn from its
+  /// Dirichlet too. std::invalid_argument for b outside [0, blocks()) or mu of the wrong size.
+  template <random_engine G>
+  void draw_block(G& g, int b, Eigen::VectorXd& mu) const {
+    constexpr const char* f = "hyper_dirichlet::draw_block";
+    if (b < 0 || b >= blocks()) throw_invalid(f, "block", b, "an index in [0, blocks())");
+    const auto& t = *tables_;
+    check_size_match(f, "marginals mu", mu.size(), "the graph's table layout", t.layout.size());
+    old_ = mu;
+    const block target = blocks_[static_cast<std::size_t>(b)];
+    mu.head(t.layout.edges_begin()).setZero();
+    for (std::size_t i = 0; i < t.edges.size(); ++i) {
+      const oriented_edge& oe = t.edges[i];
+      const Eigen::Index u_at = t.layout.node_offset(oe.parent), v_at = t.layout.node_offset(oe.child);
+      const bool this_edge = target.edge == static_cast<int>(i);
+      if (t.root_edge[i]) {
+        if (this_edge && target.parent_state < 0) {
+          for (int a = 0; a < oe.k_parent; ++a) alpha_(a) = t.parent_margin(pseudo_counts_, oe, a);
+          auto root = row_.head(oe.k_parent);
+          draw_dirichlet(g, alpha_.head(oe.k_parent), root);
+          mu.segment(u_at, oe.k_parent) = root;
+        } else {
+          mu.segment(u_at, oe.k_parent) = old_.segment(u_at, oe.k_parent);
+        }
+      }
+      for (int a = 0; a < oe.k_parent; ++a) {
+        auto row = row_.head(oe.k_child);
+        const double old_pa = old_(u_at + a);
+        if ((this_edge && target.parent_state == a) || !(old_pa > 0.0)) {
+          for (int c = 0; c < oe.k_child; ++c) alpha_(c) = pseudo_counts_(t.released_index(oe.cell(a, c)));
+          draw_dirichlet(g, alpha_.head(oe.k_child), row);
+        } else {
+          for (int c = 0; c < oe.k_child; ++c) row(c) = old_(oe.cell(a, c)) / old_pa;
+        }
+        const double pa = mu(u_at + a);
+        for (int c = 0; c < oe.k_child; ++c) {
+          mu(oe.cell(a, c)) = pa * row(c);
+          mu(v_at + c) += pa * row(c);
+        }
+      }
+    }
+  }
+
   /// One draw of the node and edge marginals (table_layout order; consistent, every table sums to 1).
   template <random_engine G>
   Eigen::VectorXd draw(G& g) const {
@@ -179,11 +228,22 @@ class hyper_dirichlet {
   void size_scratch() {
     alpha_.setZero(tables_->k_max);
     row_.setZero(tables_->k_max);
+    blocks_.clear();
+    for (std::size_t i = 0; i < tables_->edges.size(); ++i) {
+      if (tables_->root_edge[i]) blocks_.push_back({static_cast<int>(i), -1});
+      for (int a = 0; a < tables_->edges[i].k_parent; ++a) blocks_.push_back({static_cast<int>(i), a});
+    }
   }
+  // One independent block: the root marginal of edges[edge]'s root (parent_state -1) or the row P(. | x_u = parent_state).
+  struct block {
+    int edge;
+    int parent_state;
+  };
 
   std::shared_ptr<const detail::forest_tables> tables_;
   Eigen::VectorXd pseudo_counts_;
-  mutable Eigen::VectorXd alpha_, row_;  // draw()'s scratch
+  std::vector<block> blocks_;
+  mutable Eigen::VectorXd alpha_, row_, old_;  // draw()'s and draw_block()'s scratch
 };
 
 }  // namespace privpost
