@@ -1,10 +1,12 @@
 // Benchmarks of one Gibbs-SS sweep (theta | s, s | theta w z, w | s z) per family, Laplace mechanism, n = 1000,
-// epsilon = 0.1, std::mt19937_64. Issue #3 targets: binomial <= 0.5 us, multinomial K = 3 <= 1.5 us,
-// truncated exponential <= 5 us.
+// epsilon = 0.1, std::mt19937_64; and ESS per second with and without collapsed moves at epsilon = 0.01. Issue #3 targets:
+// binomial <= 0.5 us, multinomial K = 3 <= 1.5 us, truncated exponential <= 5 us.
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
 #include <random>
 
+#include "privpost/diagnostics/convergence.hpp"
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/exponential.hpp"
 #include "privpost/families/multinomial.hpp"
@@ -71,6 +73,39 @@ static void gibbs_sweep_multinomial_k3(benchmark::State& st) {
   }
 }
 BENCHMARK(gibbs_sweep_multinomial_k3);
+
+// Mixing where the noise dominates (issue #12 item 3): n = 1000, epsilon = 0.01, 4 chains x 5000 sweeps after 500
+// burn-in per iteration, without (moves 0) and with (moves 1) one collapsed move per sweep. Counter ess_per_s: bulk ESS
+// of theta_0 over the 4 chains per second of CPU time (Google Benchmark's rate counter), the figure that matters.
+template <class Prior>
+void ess_per_second(benchmark::State& st, const Prior& prior, double sensitivity, const Eigen::VectorXd& z) {
+  const int moves = static_cast<int>(st.range(0));
+  std::uint64_t seed = 1;
+  double ess = 0.0;
+  for (auto _ : st) {
+    Eigen::MatrixXd x(5000, 4);
+    for (int c = 0; c < 4; ++c) {
+      std::mt19937_64 g(seed++);
+      gibbs_ss sampler(prior, laplace_mechanism(sensitivity, 0.01), z, 1000.0, g);
+      sampler.set_collapsed_moves(moves);
+      for (int i = 0; i < 500; ++i) sampler.step(g);
+      for (int i = 0; i < 5000; ++i) {
+        sampler.step(g);
+        x(i, c) = sampler.parameter_vector()(0);
+      }
+    }
+    ess += ess_bulk(x);
+  }
+  st.counters["ess_per_s"] = benchmark::Counter(ess, benchmark::Counter::kIsRate);
+}
+static void ess_per_second_binomial(benchmark::State& st) {
+  ess_per_second(st, beta_prior(1.0, 1.0), 1.0, Eigen::VectorXd::Constant(1, 357.0));
+}
+BENCHMARK(ess_per_second_binomial)->Arg(0)->Arg(1)->ArgName("moves")->Unit(benchmark::kMillisecond);
+static void ess_per_second_multinomial_k3(benchmark::State& st) {
+  ess_per_second(st, dirichlet_prior<3>(Eigen::Vector3d::Ones()), 2.0, Eigen::Vector2d(520.0, 180.0));
+}
+BENCHMARK(ess_per_second_multinomial_k3)->Arg(0)->Arg(1)->ArgName("moves")->Unit(benchmark::kMillisecond);
 
 // Truncated releases (Sec. 4.3): the joint (s, s_c) update with Lemma 1 moments by autodiff. Target: exponential <= 5 us.
 static void gibbs_sweep_truncated_exponential(benchmark::State& st) {

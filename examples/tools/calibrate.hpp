@@ -42,6 +42,7 @@ struct cli_options {
   std::string graph = "chain";     ///< pairwise-tables: chain|star
   int nodes = 4;                   ///< pairwise-tables: number of nodes
   double pseudo_count = 10.0;      ///< pairwise-tables: hyper-Dirichlet alpha_0
+  int collapsed_moves = 0;         ///< binomial, multinomial, pairwise-tables: Gibbs-SS's collapsed moves per sweep
   bool mechanism_given = false, methods_given = false, thin_given = false;
 };
 

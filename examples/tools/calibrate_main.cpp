@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <stdexcept>
 #include <string>
 
 #include "calibrate.hpp"
@@ -17,10 +18,13 @@ int dispatch(const cli_options& o) {
   settings.burnin = o.burnin;
   settings.draws = o.draws;
   settings.thin = o.thin;
+  settings.collapsed_moves = o.collapsed_moves;
   settings.methods = privpost::tools::split_list(o.methods);
   if (o.model == "binomial" || o.model == "multinomial") return run_bounded_model(o, settings);
   if (o.model == "linreg") return run_regression_model(o, settings);
   if (o.model == "logistic" || o.model == "poisson-glm") {
+    if (o.collapsed_moves != 0)
+      throw std::invalid_argument("--collapsed-moves applies to binomial, multinomial and pairwise-tables only");
     cli_options g = o;
     if (!o.mechanism_given) g.mechanism = "gaussian";
     if (!o.methods_given) settings.methods = {"noise-aware", "naive"};
@@ -63,6 +67,10 @@ int main(int argc, char** argv) {
   auto* thin_option = app.add_option("--thin", o.thin, "Gibbs-SS keeps every thin-th sweep (default 5; pairwise-tables 10)")
                           ->check(CLI::Range(1, 100000));
   app.add_option("--seed", o.seed, "seed of the whole study (trial t uses stream t)");
+  app.add_option("--collapsed-moves", o.collapsed_moves,
+                 "binomial, multinomial, pairwise-tables: Gibbs-SS's Metropolis-Hastings moves with the statistic "
+                 "integrated out, per sweep (default 0)")
+      ->check(CLI::Range(0, 1000));
   app.add_option("--categories", o.categories,
                  "K for the multinomial model (2 to 5); states per node of pairwise-tables (2 to 10)");
   app.add_option("--graph", o.graph, "pairwise-tables: the graph, chain or star (of --nodes nodes)")

@@ -128,16 +128,22 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
         run_chains([&](auto& g) { return privpost::gibbs_ss_truncated(prior, mechanism, z, rec.n, rec.lower, rec.upper, g); }, o,
                    io, tick));
   } else {
-    results.emplace_back("gibbs",
-                         run_chains([&](auto& g) { return privpost::gibbs_ss(prior, mechanism, z, rec.n, g); }, o, io, tick));
+    results.emplace_back("gibbs", run_chains(
+                                      [&](auto& g) {
+                                        privpost::gibbs_ss chain(prior, mechanism, z, rec.n, g);
+                                        chain.set_collapsed_moves(o.collapsed_moves);
+                                        return chain;
+                                      },
+                                      o, io, tick));
   }
   if (o.compare_naive)
     results.emplace_back("naive", privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, z, rec.n, g); }, io));
   std::printf("release: model %s, n %.0f, %s mechanism (epsilon %g%s), privpost %s\n", rec.model.c_str(), rec.n,
               rec.mechanism.c_str(), rec.epsilon,
               rec.mechanism == "gaussian" ? (", delta " + std::to_string(rec.delta)).c_str() : "", rec.version.c_str());
-  std::printf("%d chains x %d draws (burn-in %d, thin %d, seed %llu)\n\n", o.chains, o.draws, o.burnin, o.thin,
-              static_cast<unsigned long long>(o.seed));
+  std::printf("%d chains x %d draws (burn-in %d, thin %d, seed %llu%s)\n\n", o.chains, o.draws, o.burnin, o.thin,
+              static_cast<unsigned long long>(o.seed),
+              o.collapsed_moves > 0 ? (", collapsed moves " + std::to_string(o.collapsed_moves)).c_str() : "");
   std::size_t warnings = 0;
   for (const auto& [method, r] : results) {
     summarise(method == "gibbs"

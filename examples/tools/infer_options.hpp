@@ -22,6 +22,7 @@ struct options {
   std::int64_t max_sweeps = 200000;  ///< per chain, with --target-ess
   int max_iterations = 2000;         ///< pairwise-tables: EM iterations at most
   bool point_estimate = false;       ///< pairwise-tables: MAP-EM only, no posterior sampling
+  int collapsed_moves = 0;           ///< binomial, multinomial, pairwise-tables: gibbs_ss::set_collapsed_moves
 };
 
 /// Default thinning of the families' chains.

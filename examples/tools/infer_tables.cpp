@@ -127,13 +127,20 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
   const inference_options io = driver_options(run);
   progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
-  const inference_result r = run_chains([&](auto& g) { return gibbs_ss(model, prior, mechanism, y, rec.n, g); }, run, io, tick);
+  const inference_result r = run_chains(
+      [&](auto& g) {
+        gibbs_ss chain(model, prior, mechanism, y, rec.n, g);
+        chain.set_collapsed_moves(o.collapsed_moves);
+        return chain;
+      },
+      run, io, tick);
   const auto names = cell_names(rec, graph);
   const table_layout layout(graph);
   std::printf(
       "\nnoise-aware posterior (Bayesian CGM, Gibbs-SS; hyper-Dirichlet alpha_0 = %g): %d chains x %d draws (burn-in "
-      "%d, thin %d, seed %llu)\nposterior marginal of each column: mean [5%%, 95%%]\n",
-      alpha0, run.chains, run.draws, run.burnin, run.thin, static_cast<unsigned long long>(run.seed));
+      "%d, thin %d, seed %llu%s)\nposterior marginal of each column: mean [5%%, 95%%]\n",
+      alpha0, run.chains, run.draws, run.burnin, run.thin, static_cast<unsigned long long>(run.seed),
+      o.collapsed_moves > 0 ? (", collapsed moves " + std::to_string(o.collapsed_moves)).c_str() : "");
   for (int v = 0; v < graph.num_nodes(); ++v) {
     std::printf("  %s:", rec.nodes[static_cast<std::size_t>(v)].c_str());
     for (int a = 0; a < graph.cardinality(v); ++a) {
