@@ -19,6 +19,7 @@
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
+#include "privpost/core/progress.hpp"
 #include "privpost/diagnostics/calibration.hpp"
 #include "privpost/diagnostics/mmd.hpp"
 #include "privpost/inference/infer.hpp"
@@ -215,11 +216,7 @@ calibration_accumulator run_calibration(const Study& study, const calibration_op
   for (int t = 0; t < trials; ++t) {
     std::mt19937_64 g = chain_engine(seed, t);
     acc.add(study.trial(g));
-    if constexpr (std::is_pointer_v<Progress>) {
-      if (progress != nullptr) progress(t + 1, trials);
-    } else {
-      progress(t + 1, trials);
-    }
+    detail::report_progress(progress, t + 1, trials);
   }
   return acc;
 }

@@ -6,11 +6,11 @@
 
 #include <Eigen/Core>
 #include <cstdint>
-#include <type_traits>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
 #include "privpost/core/numerical_events.hpp"
+#include "privpost/core/progress.hpp"
 
 namespace privpost {
 
@@ -46,9 +46,7 @@ fit_result fit(E& estimator, const fit_options& options = {}, Progress progress 
     const auto status = estimator.iterate();
     ++out.iterations;
     out.inner_iterations += status.inner_iterations;
-    bool report = true;
-    if constexpr (std::is_pointer_v<Progress>) report = progress != nullptr;
-    if (report) progress(fit_progress{out.iterations, options.max_iterations, static_cast<double>(status.change)});
+    detail::report_progress(progress, fit_progress{out.iterations, options.max_iterations, static_cast<double>(status.change)});
   }
   out.converged = estimator.converged();
   out.parameter = estimator.parameter_vector();

@@ -19,6 +19,7 @@
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
 #include "privpost/core/numerical_events.hpp"
+#include "privpost/core/progress.hpp"
 #include "privpost/inference/posterior.hpp"
 
 namespace privpost {
@@ -94,9 +95,7 @@ inference_result infer(MakeSampler make, const inference_options& options, Progr
   std::int64_t done = 0;
 
   auto tick = [&](std::int64_t sweeps) {
-    if constexpr (std::is_pointer_v<Progress>) {
-      if (progress == nullptr) return;
-    }
+    if (!detail::wants_progress(progress)) return;
     std::lock_guard lock(progress_mutex);
     done += sweeps;
     progress(inference_progress{done, total});
@@ -213,9 +212,7 @@ extended_inference_result infer_until(MakeSampler make, const inference_options&
         const std::int64_t kept = i - burn;
         if (kept >= 0 && (kept + 1) % options.thin == 0) m.row(start + kept / options.thin) = s.parameter_vector().transpose();
       }
-      if constexpr (std::is_pointer_v<Progress>) {
-        if (progress == nullptr) return;
-      }
+      if (!detail::wants_progress(progress)) return;
       std::lock_guard lock(progress_mutex);
       done += sweeps;
       progress(inference_progress{done, planned});

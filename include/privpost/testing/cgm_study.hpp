@@ -23,6 +23,7 @@
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
+#include "privpost/core/progress.hpp"
 #include "privpost/families/graphical/contingency_tables.hpp"
 #include "privpost/families/graphical/count_sampling.hpp"
 #include "privpost/families/graphical/hyper_dirichlet.hpp"
@@ -225,8 +226,10 @@ struct cgm_point_study_result {
 /// progress(done, total) after every trial when given. std::invalid_argument for a graph with cycles, n not a whole
 /// number >= 1, epsilon not finite and > 0, models or releases < 1.
 template <class Population, class Progress = void (*)(int, int)>
-cgm_point_study_result cgm_point_study(const pairwise_graph& graph, const cgm_point_study_settings& settings,
-                                       Population population, Progress progress = nullptr) {
+requires std::is_invocable_r_v<Eigen::VectorXd, Population&, const Eigen::VectorXd&, double, std::mt19937_64&> &&
+    std::is_invocable_v<Progress&, int, int>
+        cgm_point_study_result cgm_point_study(const pairwise_graph& graph, const cgm_point_study_settings& settings,
+                                               Population population, Progress progress = nullptr) {
   constexpr const char* f = "cgm_point_study";
   if (!graph.is_forest()) throw_invalid(f, "number of edges", graph.num_edges(), "a forest (the study uses tree BP)");
   if (!(settings.n >= 1.0 && settings.n <= 1e12 && std::floor(settings.n) == settings.n))
@@ -266,11 +269,7 @@ cgm_point_study_result cgm_point_study(const pairwise_graph& graph, const cgm_po
       out.raw3.push_back(naive_kl(y, 1e-3, naive_targets::raw));
       out.random.push_back(naive_kl(n * dirichlet_tables(graph, random_tables), 1e-4, naive_targets::projected));
       ++done;
-      if constexpr (std::is_pointer_v<Progress>) {
-        if (progress != nullptr) progress(done, settings.models * settings.releases);
-      } else {
-        progress(done, settings.models * settings.releases);
-      }
+      detail::report_progress(progress, done, settings.models * settings.releases);
     }
   }
   return out;
