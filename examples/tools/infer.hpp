@@ -123,10 +123,19 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
     if (!rec.has_bounds) throw std::invalid_argument("release record: the " + rec.model + " model needs bounds");
     if (rec.policy != "drop")
       throw std::invalid_argument("release record: truncation_policy '" + rec.policy + "'; accepted: drop");
+    if (o.method != "gibbs") throw std::invalid_argument("--method exact applies to binomial releases only");
     results.emplace_back(
         "gibbs",
         run_chains([&](auto& g) { return privpost::gibbs_ss_truncated(prior, mechanism, z, rec.n, rec.lower, rec.upper, g); }, o,
                    io, tick));
+  } else if (o.method == "exact") {
+    if constexpr (privpost::finite_sum_family<family>) {
+      if (o.collapsed_moves != 0) throw std::invalid_argument("--collapsed-moves applies to --method gibbs only");
+      results.emplace_back(
+          "exact", run_chains([&](auto& g) { return privpost::gibbs_ss_exact(prior, mechanism, z, rec.n, g); }, o, io, tick));
+    } else {
+      throw std::invalid_argument("--method exact applies to binomial releases only (the " + rec.model + " model has none)");
+    }
   } else {
     results.emplace_back("gibbs", run_chains(
                                       [&](auto& g) {
@@ -148,9 +157,10 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
   for (const auto& [method, r] : results) {
     summarise(method == "gibbs"
                   ? (privpost::truncatable_family<family> ? "noise-aware Gibbs-SS (truncated release)" : "noise-aware Gibbs-SS")
-                  : "naive (treats the release as exact; for comparison only)",
+              : method == "exact" ? "noise-aware exact (the integer sum enumerated; no CLT)"
+                                  : "naive (treats the release as exact; for comparison only)",
               r, names);
-    if (method == "gibbs") warnings += warn("noise-aware", r, names);
+    if (method != "naive") warnings += warn("noise-aware", r, names);
   }
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
   return (o.strict && warnings > 0) ? strict_exit_status : 0;

@@ -251,6 +251,9 @@ static_assert(in_place_draw<nig_regression_prior, regression_parameter>);
 static_assert(!in_place_draw<beta_prior, double>);
 static_assert(blocked_prior<hyper_dirichlet, Eigen::VectorXd>);
 static_assert(!blocked_prior<beta_prior, double>);
+static_assert(finite_sum_family<binomial_family>);
+static_assert(!finite_sum_family<poisson_family>);
+static_assert(!finite_sum_family<multinomial_family<3>>);
 // families and priors
 static_assert(exponential_family<binomial_family>);
 static_assert(exponential_family<normal_family>);

@@ -270,6 +270,18 @@ concept conjugate_prior = exponential_family<typename P::family> &&
                             { p.draw(g) } -> std::convertible_to<typename P::family::parameter_type>;
                           };
 
+/// Optional, for exact samplers (samplers/gibbs_ss_exact.hpp): a one-dimensional family whose sum of n records lives
+/// on the integers {0, ..., F::sum_upper(n)} with the closed-form law exp(F::log_sum_probability(s, n, theta))
+/// (binomial: Binomial(n, theta)). Being the sum of n records of the family, that law is h_n(s) exp(eta s - n A(eta))
+/// with eta = F::natural_parameter(theta), which the sampler uses to skip h_n's log-gamma terms in every sweep.
+template <class F>
+concept finite_sum_family = exponential_family<F> && F::dimension == 1 &&
+                            requires(double s, double n, const typename F::parameter_type& theta) {
+                              { F::sum_upper(n) } -> std::convertible_to<double>;
+                              { F::log_sum_probability(s, n, theta) } -> std::convertible_to<double>;
+                              { F::natural_parameter(theta) } -> std::convertible_to<statistic_t<F>>;
+                            };
+
 /// A family that can simulate one record (simulation-based calibration, the record-level samplers).
 template <class F>
 concept record_generating_family = exponential_family<F> && requires(const typename F::parameter_type& theta, std::mt19937_64& g) {

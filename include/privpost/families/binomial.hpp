@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
+#include "privpost/core/math/log_gamma.hpp"
 #include "privpost/core/random/beta.hpp"
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/families/support.hpp"
@@ -47,6 +49,16 @@ struct binomial_family {
   /// max ||t(x) - t(x')|| over two records, L1 and L2: t is 0 or 1.
   static constexpr double l1_sensitivity = 1.0;
   static constexpr double l2_sensitivity = 1.0;
+  /// The exact law of the sum of n records (finite_sum_family): log Binomial(s; n, theta) for s in {0, ..., n}, with
+  /// 0 log 0 = 0 at theta = 0 or 1 (-infinity where the probability is 0).
+  static double sum_upper(double n) { return n; }
+  static double log_sum_probability(double s, double n, double theta) {
+    const double log_choose = log_gamma(n + 1.0) - log_gamma(s + 1.0) - log_gamma(n - s + 1.0);
+    const double ninf = -std::numeric_limits<double>::infinity();
+    const double success = s > 0.0 ? (theta > 0.0 ? s * std::log(theta) : ninf) : 0.0;
+    const double failure = n - s > 0.0 ? (theta < 1.0 ? (n - s) * std::log1p(-theta) : ninf) : 0.0;
+    return log_choose + success + failure;
+  }
 };
 
 /// Beta(a, b) prior on the success probability.

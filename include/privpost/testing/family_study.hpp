@@ -20,6 +20,7 @@
 #include "privpost/inference/infer.hpp"
 #include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
+#include "privpost/samplers/gibbs_ss_exact.hpp"
 #include "privpost/samplers/ops.hpp"
 
 namespace privpost {
@@ -32,7 +33,7 @@ struct study_settings {
   int thin = 1;      ///< Gibbs-SS keeps every thin-th sweep (strong noise mixes slowly: see README)
   int collapsed_moves =
       0;  ///< Gibbs-SS's collapsed moves per sweep (gibbs_ss::set_collapsed_moves; bounded and tree-CGM studies)
-  std::vector<std::string> methods = {"gibbs", "naive", "nonprivate"};  ///< any of gibbs, naive, nonprivate, ops
+  std::vector<std::string> methods = {"gibbs", "naive", "nonprivate"};  ///< any of gibbs, naive, nonprivate, ops, exact
   ops_options ops{};  ///< OPS settings (binomial only); its epsilon is the study's epsilon
 };
 
@@ -82,7 +83,8 @@ class bounded_family_study {
   }
 
   /// gibbs (Gibbs-SS), naive (the conjugate update on the release), nonprivate (on the exact statistic), and for the
-  /// binomial ops (one posterior sample per release, Sec. 4.4 of the dissertation; it spends its own budget).
+  /// binomial ops (one posterior sample per release, Sec. 4.4 of the dissertation; it spends its own budget) and exact
+  /// (gibbs_ss_exact, any finite_sum_family).
   std::vector<named_method<trial_type>> standard_methods() const {
     const Prior prior = prior_;
     const Mechanism mechanism = mechanism_;
@@ -105,6 +107,13 @@ class bounded_family_study {
         {"nonprivate", [=](const trial_type& t, std::mt19937_64& g) {
            return single_chain([&](auto& cg) { return conjugate_sampler(prior, t.s, t.n, cg); }, 0, st.draws, g);
          }}};
+    if constexpr (finite_sum_family<typename Prior::family>) {
+      // Exact Gibbs (samplers/gibbs_ss_exact.hpp): the sum enumerated over its integer support, no CLT.
+      m.push_back({"exact", [=](const trial_type& t, std::mt19937_64& g) {
+                     return single_chain([&](auto& cg) { return gibbs_ss_exact(prior, mechanism, t.z, t.n, cg); }, st.burnin,
+                                         st.draws, g, st.thin);
+                   }});
+    }
     if constexpr (std::is_same_v<Prior, beta_prior>) {
       ops_options o = st.ops;
       o.epsilon = mechanism.budget().epsilon;
