@@ -46,6 +46,7 @@ std::atomic<long> eigen_malloc_checks_failed{0};  // Eigen allocations (or other
 #include "privpost/samplers/cgm/m_step.hpp"
 #include "privpost/samplers/cgm/naive_mle.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
+#include "privpost/samplers/gibbs_ss_exact.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
 #include "privpost/samplers/glm/glm_collapsed_gibbs.hpp"
 #include "privpost/samplers/glm/logistic_moment_model.hpp"
@@ -103,6 +104,14 @@ TEST_CASE("Gibbs-SS sweeps allocate nothing", "[allocation]") {
   CHECK(allocations_in_sweeps(binomial, g) == 0);
   gibbs_ss multinomial(dirichlet_prior<3>(Eigen::Vector3d::Ones()), gaussian_mechanism::analytic(1.5, 0.1, 1e-5), z2, 1000.0, g);
   CHECK(allocations_in_sweeps(multinomial, g) == 0);
+  // With collapsed moves (prior proposals, an LLT of the fixed-size covariance per move).
+  binomial.set_collapsed_moves(2);
+  multinomial.set_collapsed_moves(2);
+  CHECK(allocations_in_sweeps(binomial, g) == 0);
+  CHECK(allocations_in_sweeps(multinomial, g) == 0);
+  // The exact sampler: the enumeration's buffers are sized at construction.
+  gibbs_ss_exact exact(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.1), z1, 1000.0, g);
+  CHECK(allocations_in_sweeps(exact, g) == 0);
 }
 
 TEST_CASE("truncated Gibbs-SS sweeps allocate nothing", "[allocation]") {
@@ -261,6 +270,9 @@ TEST_CASE("Gibbs-SS sweeps of the Bayesian tree CGM allocate nothing (Matheron d
   const laplace_mechanism mechanism(contingency_l1_sensitivity(tree), 0.05);  // strong noise: rejections happen
   const Eigen::VectorXd y = mechanism.release(Eigen::VectorXd(counts.tail(table_layout(tree).released_size())), g);
   gibbs_ss chain(tree_cgm_model(tree), prior, mechanism, y, 2000.0, g);
+  CHECK(allocations_in_sweeps(chain, g) == 0);
+  // Collapsed moves with the hyper-Dirichlet's block proposals: their workspace is sized by the first sweep.
+  chain.set_collapsed_moves(1);
   CHECK(allocations_in_sweeps(chain, g) == 0);
   Eigen::VectorXd bad = y;
   numerical_events events;
