@@ -71,6 +71,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
     spread(k) = (hi - lo) * (hi - lo) / 16.0;
   }
   const std::string moments = o.moments.empty() ? (rec.noisy_moments.empty() ? "update" : "noisy") : o.moments;
+  double moment_shrinkage = 0.0;  // --moments noisy: the weight valid_covariate_moments gave the normal reference
   const inference_options io = driver_options(o);
   tools::progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const inference_progress& pr) { progress(static_cast<long>(pr.done), static_cast<long>(pr.total)); };
@@ -99,7 +100,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
     const moment_release_layout ml(layout);
     const Eigen::VectorXd zm =
         Eigen::Map<const Eigen::VectorXd>(rec.noisy_moments.data(), static_cast<Eigen::Index>(rec.noisy_moments.size()));
-    const auto cm = ml.moments_from_release(zm);
+    const auto cm = ml.moments_from_release(zm, nullptr, &moment_shrinkage);
     results.emplace_back("gibbs", run_chains(
                                       [&](auto& g) {
                                         return gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, mechanism,
@@ -128,6 +129,11 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   if (rec.unit_scaled)
     std::printf(
         "sampled on [-1, 1] by the declared box (prior on that scale); coefficients and sigma^2 reported on the data's scale\n");
+  if (moment_shrinkage > 0.0)
+    std::printf(
+        "the noisy moments were no distribution's (their moment matrix was indefinite): mixed with a normal of their own "
+        "means and variances at weight %.3g, the smallest that makes them valid\n",
+        moment_shrinkage);
   std::printf("\n");
   std::size_t total_warnings = 0;
   for (const auto& [method, r] : results) {

@@ -6,7 +6,8 @@
 //  3. the mean and covariance of t(x, y) (Eqs. 2-3 generalised) equal Monte Carlo of simulated records (d = 2 + intercept);
 //  4. the NIG update equals the textbook formulas and its draws have the posterior mean;
 //  5. the PSD projection keeps n c^2 and the sums and yields a PSD Gram matrix;
-//  6. bad input: d = 0, non-finite data, a release of the wrong length, a non-PD prior precision.
+//  6. bad input: d = 0, non-finite data, a release of the wrong length, a non-PD prior precision;
+//  7. noisy covariate moments that no distribution has are repaired (valid_covariate_moments), valid ones untouched.
 #include <catch2/catch.hpp>
 
 #include <Eigen/Eigenvalues>
@@ -240,12 +241,15 @@ TEST_CASE("Gibbs-SS-Noisy uses the released (noisy, normalised) moments, not the
   const auto [l1, l2] = moments.sensitivity({interval(-1.0, 1.0)}, 50.0);
   CHECK(l1 == Approx((2.0 + 1.0 + 2.0 + 1.0) / 50.0));
   (void)l2;
-  const Eigen::VectorXd released = laplace_mechanism(l1, 0.05).release(exact, g);
+  // epsilon 50: noise small enough that the released moments remain some distribution's (no repair), yet not exact.
+  const Eigen::VectorXd released = laplace_mechanism(l1, 50.0).release(exact, g);
   const nig_regression_prior prior(Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity(), 2.0, 1.0);
   const laplace_mechanism m(8.0, 0.05);
   Eigen::VectorXd z = Eigen::VectorXd::Zero(5);
-  const gibbs_ss sampler(linear_regression_model(layout, fixed_covariates(moments.moments_from_release(released))), prior, m, z,
-                         50.0, g);
+  double shrinkage = -1.0;
+  const covariate_moments cm = moments.moments_from_release(released, nullptr, &shrinkage);
+  CHECK(shrinkage == 0.0);
+  const gibbs_ss sampler(linear_regression_model(layout, fixed_covariates(cm)), prior, m, z, 50.0, g);
   const covariate_moments& used = sampler.model().covariates().moments();
   for (int k = 0; k < moments.size(); ++k) {
     const auto& s = moments.index_set(k);
@@ -255,6 +259,152 @@ TEST_CASE("Gibbs-SS-Noisy uses the released (noisy, normalised) moments, not the
   }
   CHECK(used.m2(1, 1) == released(1));  // E[x^2] = m4(0, 0, 1, 1) / c^2
   CHECK(used.m2(0, 1) == released(0));
+}
+
+// A release of privpost-release (tests/tools/linreg_invalid_moments.json: tests/tools/regression.csv, two covariates and
+// an intercept on [-1, 1], n = 300, epsilon 5 split evenly) whose noisy fourth moments are no distribution's. Before
+// valid_covariate_moments, Gibbs-SS-Noisy on it drew s from an indefinite "covariance" (smallest eigenvalue of
+// n Sigma(theta) near -40), drifted to |s| ~ 1e17 and threw from the NIG update at sweep 330 of the chain below.
+namespace {
+Eigen::VectorXd invalid_release_statistics() {
+  Eigen::VectorXd z(9);
+  z << 6.563755027285362, 56.47633424767229, 12.549521152956707, 33.92467516166454, -2.5042787420400203, 13.801126645990676,
+      34.19649244899727, -7.805049121531342, 21.57226728797429;
+  return z;
+}
+Eigen::VectorXd invalid_release_moments() {
+  Eigen::VectorXd zm(14);
+  zm << -0.016152291331695982, 0.18212324614674621, 0.10005065867187905, 0.0010810393628823993, 0.15465977698165842,
+      -0.015995859854894736, 0.05092156202878127, -0.05186390429137863, 0.06752515619832786, 0.022222355925625686,
+      -0.015315333868724199, -0.04700457688158903, -0.0016564378342915323, 0.005077146723332988;
+  return zm;
+}
+}  // namespace
+
+TEST_CASE("valid_covariate_moments: released moments no distribution has are mixed with the smallest weight of a normal",
+          "[regression]") {
+  const regression_layout layout(2, true);
+  const moment_release_layout ml(layout);
+  const Eigen::VectorXd zm = invalid_release_moments();
+  // The raw tensor (what moments_from_release built before the repair) is indefinite.
+  covariate_moments raw;
+  {
+    double ignored = 0.0;
+    raw = ml.moments_from_release(zm, nullptr, &ignored);
+    CHECK(ignored > 0.0);
+  }
+  // Rebuild the raw moments by hand (m4 by symmetry from the released sets, m2 from the intercept rows).
+  raw.m4.assign(81, 0.0);
+  auto put = [&](std::array<int, 4> q, double v) {
+    std::sort(q.begin(), q.end());
+    do {
+      raw.m4[static_cast<std::size_t>(((q[0] * 3 + q[1]) * 3 + q[2]) * 3 + q[3])] = v;
+    } while (std::next_permutation(q.begin(), q.end()));
+  };
+  put({0, 0, 0, 0}, 1.0);
+  for (int k = 0; k < ml.size(); ++k) put(ml.index_set(k), zm(k));
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) raw.m2(a, b) = raw.fourth(0, 0, a, b);
+  const double raw_low = detail::smallest_moment_eigenvalue(raw, true);
+  INFO("smallest eigenvalue of the released moments' monomial matrix " << raw_low);
+  CHECK(raw_low < -0.05);
+
+  covariate_moments fixed = raw;
+  const double lambda = valid_covariate_moments(layout, fixed);
+  INFO("mixture weight " << lambda);
+  CHECK(lambda > 0.0);
+  CHECK(lambda <= 1.0);
+  CHECK(detail::smallest_moment_eigenvalue(fixed, true) > 0.0);
+  // The weight is the smallest that reaches the margin (1e-3 of the reference's smallest eigenvalue): the reference is
+  // recovered from fixed = (1 - lambda) raw + lambda ref, and the smallest eigenvalue of the mixture sits at the margin.
+  covariate_moments ref = raw;
+  ref.m2 = raw.m2 + (fixed.m2 - raw.m2) / lambda;
+  for (std::size_t i = 0; i < ref.m4.size(); ++i) ref.m4[i] = raw.m4[i] + (fixed.m4[i] - raw.m4[i]) / lambda;
+  const double target = 1e-3 * detail::smallest_moment_eigenvalue(ref, true);
+  CHECK(target > 0.0);
+  CHECK(detail::smallest_moment_eigenvalue(fixed, true) == Approx(target).epsilon(1e-6));
+  CHECK(detail::smallest_moment_eigenvalue(detail::mix_moments(raw, ref, 0.99 * lambda), true) < target);
+  covariate_moments again = raw;
+  valid_covariate_moments(layout, again);
+  CHECK(again.m4 == fixed.m4);  // deterministic
+  // moments_from_release applies the same repair.
+  double shrinkage = -1.0;
+  const covariate_moments from_release = ml.moments_from_release(zm, nullptr, &shrinkage);
+  CHECK(shrinkage == lambda);
+  CHECK(from_release.m4 == fixed.m4);
+  CHECK(from_release.m2 == fixed.m2);
+  // Valid moments make Sigma(theta) a covariance for every theta: checked at 500 draws from a wide prior.
+  const linear_regression_model model(layout, fixed_covariates(fixed));
+  std::mt19937_64 g(41);
+  Eigen::VectorXd mean;
+  Eigen::MatrixXd cov;
+  double worst = 0.0;
+  for (int i = 0; i < 500; ++i) {
+    regression_parameter theta;
+    theta.theta = Eigen::VectorXd(3);
+    for (int k = 0; k < 3; ++k) theta.theta(k) = 3.0 * draw_normal(g);
+    theta.variance = std::exp(draw_normal(g));
+    model.moments(theta, 300.0, mean, cov);
+    const Eigen::VectorXd e = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(cov, Eigen::EigenvaluesOnly).eigenvalues();
+    worst = std::min(worst, e(0) / e(e.size() - 1));
+  }
+  INFO("smallest relative eigenvalue of n Sigma(theta) " << worst);
+  CHECK(worst > -1e-10);
+  // ... and the chain that diverged before the repair runs 2000 sweeps with its statistic inside the box's reach
+  // (|sum x_a x_b| <= n, |sum x_a y| <= n, y^T y <= n on [-1, 1]: the normal approximation may exceed these, by little).
+  const nig_regression_prior prior(Eigen::VectorXd::Zero(3), Eigen::MatrixXd::Identity(3, 3), 2.0, 1.0);
+  std::mt19937_64 chain_g(35);
+  gibbs_ss chain(linear_regression_model(layout, fixed_covariates(from_release)), prior, laplace_mechanism(15.0, 2.5),
+                 invalid_release_statistics(), 300.0, chain_g);
+  double largest = 0.0;
+  for (int i = 0; i < 2000; ++i) {
+    chain.step(chain_g);
+    largest = std::max(largest, chain.statistic().cwiseAbs().maxCoeff());
+  }
+  INFO("largest |s| entry over the chain " << largest);
+  CHECK(largest < 2.0 * 300.0);
+}
+
+TEST_CASE("valid_covariate_moments: valid moments are left as they are; bad input is refused", "[regression]") {
+  const regression_layout layout(2, true);
+  const moment_release_layout ml(layout);
+  std::mt19937_64 g(43);
+  std::vector<Eigen::VectorXd> xs;
+  for (int i = 0; i < 40; ++i) {
+    Eigen::VectorXd x(2);
+    x << 2.0 * std::uniform_real_distribution<double>()(g) - 1.0, 0.5 * draw_normal(g);
+    xs.push_back(x);
+  }
+  double shrinkage = -1.0;
+  const covariate_moments exact = ml.moments_from_release(ml.sample_moments(xs), nullptr, &shrinkage);
+  CHECK(shrinkage == 0.0);
+  covariate_moments copy = exact;
+  CHECK(valid_covariate_moments(layout, copy) == 0.0);
+  CHECK(copy.m4 == exact.m4);
+  CHECK(copy.m2 == exact.m2);
+  // Binary covariates: x^2 = 1, so the moment matrix is singular (yet valid) and stays as it is.
+  std::vector<Eigen::VectorXd> bits;
+  for (int i = 0; i < 40; ++i) bits.push_back(Eigen::Vector2d(i % 2 ? 1.0 : -1.0, i % 3 ? 1.0 : -1.0));
+  covariate_moments binary = ml.moments_from_release(ml.sample_moments(bits), nullptr, &shrinkage);
+  CHECK(shrinkage == 0.0);
+  // Without an intercept the second moments count too: an indefinite m2 is repaired.
+  const regression_layout bare(2, false);
+  covariate_moments nm = normal_covariate_moments(bare, Eigen::VectorXd::Zero(2), Eigen::Matrix2d::Identity());
+  nm.m2(0, 1) = nm.m2(1, 0) = 1.5;  // |correlation| > 1
+  CHECK(detail::smallest_moment_eigenvalue(nm, false) < 0.0);
+  CHECK(valid_covariate_moments(bare, nm) > 0.0);
+  CHECK(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(nm.m2).eigenvalues()(0) > 0.0);
+  // Bad input.
+  covariate_moments bad = exact;
+  bad.m4[5] = std::nan("");
+  CHECK_THROWS_WITH(valid_covariate_moments(layout, bad), Catch::Contains("m4 entry is nan"));
+  bad = exact;
+  bad.m4.pop_back();
+  CHECK_THROWS_AS(valid_covariate_moments(layout, bad), std::invalid_argument);
+  CHECK_THROWS_AS(valid_covariate_moments(regression_layout(3, true), copy), std::invalid_argument);
+  Eigen::VectorXd released = ml.sample_moments(xs);
+  released(2) = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH(ml.moments_from_release(released), Catch::Contains("m2 entry is inf"));
 }
 
 TEST_CASE("posterior predictive draws: mean and spread of y* = theta^T x + sigma e", "[regression]") {

@@ -1,10 +1,12 @@
 // privpost/families/regression/noisy_moments.hpp
 // moment_release_layout and moments_from_release: Gibbs-SS-Noisy's covariate moments (001 Sec. 3.4.4). The data owner
 // releases the normalised fourth sample moments (1/n) sum x~_a x~_b x~_c x~_d (unique index sets; the all-intercept
-// entry c^4 is public) with their own share of the budget; the analyst rebuilds the moment tensor from the release.
+// entry c^4 is public) with their own share of the budget; the analyst rebuilds the moment tensor from the release, and
+// repairs it if the noise made it a set of moments no distribution has (valid_covariate_moments).
 #pragma once
 
 #include <Eigen/Core>
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -18,6 +20,101 @@
 #include "privpost/families/regression/regression_layout.hpp"
 
 namespace privpost {
+
+namespace detail {
+
+// The moment matrix of the monomials of degree <= 2 of a design row, built from m2 and m4: with an intercept the
+// monomials x~_a x~_b (a <= b; they include the constant c^2 and c x_k), without one 1 and x_a x_b. A distribution's
+// moments make it positive semidefinite; an indefinite one makes Sigma(theta) of 001 Eqs. 2-3 indefinite for some theta.
+inline Eigen::MatrixXd monomial_moment_matrix(const covariate_moments& cm, bool intercept) {
+  std::vector<std::pair<int, int>> pairs;
+  for (int a = 0; a < cm.p; ++a)
+    for (int b = a; b < cm.p; ++b) pairs.emplace_back(a, b);
+  const int shift = intercept ? 0 : 1;
+  const auto size = static_cast<Eigen::Index>(pairs.size()) + shift;
+  Eigen::MatrixXd g(size, size);
+  if (!intercept) {
+    g(0, 0) = 1.0;
+    for (std::size_t i = 0; i < pairs.size(); ++i)
+      g(0, static_cast<Eigen::Index>(i) + 1) = g(static_cast<Eigen::Index>(i) + 1, 0) = cm.m2(pairs[i].first, pairs[i].second);
+  }
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    for (std::size_t j = 0; j < pairs.size(); ++j)
+      g(static_cast<Eigen::Index>(i) + shift, static_cast<Eigen::Index>(j) + shift) =
+          cm.fourth(pairs[i].first, pairs[i].second, pairs[j].first, pairs[j].second);
+  return g;
+}
+
+// The smallest eigenvalue of the moment matrix and (without an intercept, where the covariates' linear forms are not
+// among the monomials) of m2.
+inline double smallest_moment_eigenvalue(const covariate_moments& cm, bool intercept) {
+  const Eigen::MatrixXd g = monomial_moment_matrix(cm, intercept);
+  double low = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(g, Eigen::EigenvaluesOnly).eigenvalues()(0);
+  if (!intercept)
+    low = std::min(low, Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(cm.m2, Eigen::EigenvaluesOnly).eigenvalues()(0));
+  return low;
+}
+
+// (1 - lambda) a + lambda b, entry by entry.
+inline covariate_moments mix_moments(const covariate_moments& a, const covariate_moments& b, double lambda) {
+  covariate_moments out = a;
+  out.m2 = (1.0 - lambda) * a.m2 + lambda * b.m2;
+  for (std::size_t i = 0; i < out.m4.size(); ++i) out.m4[i] = (1.0 - lambda) * a.m4[i] + lambda * b.m4[i];
+  return out;
+}
+
+}  // namespace detail
+
+/// Makes a set of covariate moments valid: the moment matrix of the degree-<= 2 monomials of a design row (and m2)
+/// positive semidefinite, which a distribution's moments always are and which makes Sigma(theta) of 001 Eqs. 2-3 a
+/// covariance for every theta. Noise on released fourth moments usually breaks it (998 of 1000 releases of
+/// tests/tools/regression.csv's moments, n = 300, two covariates, epsilon 2.5 for the moments; eigenvalues near -0.1);
+/// Gibbs-SS on such moments draws s from an indefinite "covariance" and can diverge (|s| ~ 1e16, then the NIG update
+/// fails: about 1 chain in 300 there). Moments that are valid already (smallest eigenvalue at
+/// least -1e-10 times the largest) are left unchanged and 0 is returned. Otherwise they are replaced by the mixture
+/// (1 - lambda) cm + lambda ref, where ref are the moments of a normal with cm's means (m2's intercept row / c; 0
+/// without an intercept) and variances (m2's diagonal minus the squared means, floored at a tenth of the diagonal and at
+/// 1e-12), and lambda in (0, 1] is the smallest weight (bisection, 60 halvings) whose mixture's smallest eigenvalue is
+/// at least 1e-3 of ref's; lambda is returned. Valid moment sets form a convex set, so the mixture is valid, and a
+/// mixture with a distribution is again a distribution's moments. It is post-processing of the release: it costs no
+/// privacy. m2 and m4 must hold p = layout.columns() rows and p^4 entries (std::invalid_argument otherwise) and be
+/// finite (std::invalid_argument naming the entry otherwise).
+inline double valid_covariate_moments(const regression_layout& layout, covariate_moments& cm) {
+  const int p = layout.columns();
+  check_size_match("valid_covariate_moments", "moments p", cm.p, "design columns", p);
+  check_size_match("valid_covariate_moments", "m2 rows", cm.m2.rows(), "design columns", p);
+  check_size_match("valid_covariate_moments", "m2 cols", cm.m2.cols(), "design columns", p);
+  check_size_match("valid_covariate_moments", "m4 entries", static_cast<Eigen::Index>(cm.m4.size()), "p^4",
+                   static_cast<Eigen::Index>(p) * p * p * p);
+  for (Eigen::Index i = 0; i < cm.m2.size(); ++i) check_finite("valid_covariate_moments", "m2 entry", cm.m2.data()[i]);
+  for (double v : cm.m4) check_finite("valid_covariate_moments", "m4 entry", v);
+  const bool intercept = layout.intercept();
+  const Eigen::MatrixXd g = detail::monomial_moment_matrix(cm, intercept);
+  const Eigen::VectorXd eig = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(g, Eigen::EigenvaluesOnly).eigenvalues();
+  const double scale = std::max(std::abs(eig(0)), std::abs(eig(eig.size() - 1)));
+  if (detail::smallest_moment_eigenvalue(cm, intercept) >= -1e-10 * scale) return 0.0;
+  // The normal reference with the release's own means and variances.
+  const int d = layout.covariates();
+  Eigen::VectorXd mu(d), var(d);
+  for (int k = 0; k < d; ++k) {
+    const int col = intercept ? k + 1 : k;
+    mu(k) = intercept ? cm.m2(0, col) / layout.intercept_value() : 0.0;
+    const double second = cm.m2(col, col);
+    var(k) = std::max({second - mu(k) * mu(k), 0.1 * second, 1e-12});
+  }
+  const covariate_moments ref = normal_covariate_moments(layout, mu, Eigen::MatrixXd(var.asDiagonal()));
+  const double target = 1e-3 * detail::smallest_moment_eigenvalue(ref, intercept);
+  double lo = 0.0, hi = 1.0;  // the smallest eigenvalue is concave in lambda: the valid weights are an interval [l*, 1]
+  for (int it = 0; it < 60; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    if (detail::smallest_moment_eigenvalue(detail::mix_moments(cm, ref, mid), intercept) >= target)
+      hi = mid;
+    else
+      lo = mid;
+  }
+  cm = detail::mix_moments(cm, ref, hi);
+  return hi;
+}
 
 class moment_release_layout {
  public:
@@ -79,8 +176,11 @@ class moment_release_layout {
   }
 
   /// The covariate_moments the sampler uses, built from a (noisy) release of the normalised moments: m4 by symmetry,
-  /// m2(a, b) = m4(0, 0, a, b) / c^2 with an intercept (without one, m2 is taken from `second_moments`).
-  covariate_moments moments_from_release(const Eigen::VectorXd& released, const Eigen::MatrixXd* second_moments = nullptr) const {
+  /// m2(a, b) = m4(0, 0, a, b) / c^2 with an intercept (without one, m2 is taken from `second_moments`), then made
+  /// valid by valid_covariate_moments (its mixture weight written to `*shrinkage` if given; 0 when the release was
+  /// valid as it stood).
+  covariate_moments moments_from_release(const Eigen::VectorXd& released, const Eigen::MatrixXd* second_moments = nullptr,
+                                         double* shrinkage = nullptr) const {
     check_size_match("moment_release_layout::moments_from_release", "released moments", released.size(), "moment count", size());
     const int p = layout_.columns();
     covariate_moments cm;
@@ -108,6 +208,8 @@ class moment_release_layout {
         throw std::invalid_argument("moments_from_release: without an intercept the second moments must be given");
       cm.m2 = *second_moments;
     }
+    const double lambda = valid_covariate_moments(layout_, cm);
+    if (shrinkage != nullptr) *shrinkage = lambda;
     return cm;
   }
 
