@@ -8,8 +8,6 @@
 #include <catch2/catch.hpp>
 
 #include <array>
-#include <boost/math/special_functions/beta.hpp>
-#include <boost/math/tools/roots.hpp>
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -17,51 +15,32 @@
 
 #include "privpost/diagnostics/convergence.hpp"
 #include "privpost/families/binomial.hpp"
+#include "privpost/families/multinomial.hpp"
+#include "privpost/families/poisson.hpp"
 #include "privpost/inference/infer.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/gibbs_ss_exact.hpp"
 #include "privpost/testing/family_study.hpp"
+#include "support/beta_mixture_oracle.hpp"
 #include "support/calibration_checks.hpp"
 
 using namespace privpost;
 
-namespace {
-
-// The exact posterior of theta given z: binomial n = 10, Beta(1, 1) prior, Laplace noise of scale 1/epsilon. The
-// prior predictive of s is BetaBinomial(10, 1, 1), uniform on {0..10}, so w_s is proportional to exp(-epsilon |z - s|)
-// and theta | z = sum_s w_s Beta(1 + s, 11 - s).
-struct beta_mixture {
-  std::array<double, 11> w{};
-  explicit beta_mixture(double epsilon, double z) {
-    double total = 0.0;
-    for (int s = 0; s <= 10; ++s) total += (w[s] = std::exp(-epsilon * std::abs(z - s)));
-    for (double& x : w) x /= total;
-  }
-  double mean() const {
-    double m = 0.0;
-    for (int s = 0; s <= 10; ++s) m += w[s] * (1.0 + s) / 12.0;
-    return m;
-  }
-  double sd() const {
-    double second = 0.0;
-    for (int s = 0; s <= 10; ++s) second += w[s] * (1.0 + s) * (2.0 + s) / (12.0 * 13.0);
-    return std::sqrt(second - mean() * mean());
-  }
-  double cdf(double x) const {
-    double c = 0.0;
-    for (int s = 0; s <= 10; ++s) c += w[s] * boost::math::ibeta(1.0 + s, 11.0 - s, x);
-    return c;
-  }
-  double quantile(double p) const {
-    boost::math::tools::eps_tolerance<double> tol(50);
-    std::uintmax_t iterations = 200;
-    const auto [lo, hi] = boost::math::tools::bisect([&](double x) { return cdf(x) - p; }, 0.0, 1.0, tol, iterations);
-    return 0.5 * (lo + hi);
-  }
+// The sampler's constraint: a finite_sum_family with its conjugate prior (the binomial) is accepted; a family whose sum
+// is unbounded (Poisson) or a vector (multinomial) is refused at compile time, as are a non-mechanism and a non-prior.
+template <class P, class M>
+concept exact_sampler_for = requires {
+  typename gibbs_ss_exact<P, M>;
 };
-
-}  // namespace
+static_assert(finite_sum_family<binomial_family>);
+static_assert(exact_sampler_for<beta_prior, laplace_mechanism>);
+static_assert(exact_sampler_for<beta_prior, gaussian_mechanism>);
+static_assert(!finite_sum_family<poisson_family>);
+static_assert(!exact_sampler_for<poisson_gamma_prior, laplace_mechanism>);
+static_assert(!exact_sampler_for<dirichlet_prior<3>, laplace_mechanism>);
+static_assert(!exact_sampler_for<beta_prior, double>);
+static_assert(!exact_sampler_for<double, laplace_mechanism>);
 
 TEST_CASE("the exact-posterior oracle reproduces the spec's epsilon = 1 table", "[exact]") {
   struct row {
@@ -73,7 +52,7 @@ TEST_CASE("the exact-posterior oracle reproduces the spec's epsilon = 1 table", 
                                   {7.5, 0.699778, 0.163933, 0.402227, 0.717351, 0.937535, 0.122897},
                                   {15.0, 0.868184, 0.121210, 0.622885, 0.903392, 0.992640, 0.015301}};
   for (const row& r : table) {
-    const beta_mixture oracle(1.0, r.z);
+    const test::beta_mixture oracle(1.0, r.z);
     INFO("z = " << r.z);
     CHECK(std::abs(oracle.mean() - r.mean) < 1e-6);
     CHECK(std::abs(oracle.sd() - r.sd) < 1e-6);
@@ -84,8 +63,8 @@ TEST_CASE("the exact-posterior oracle reproduces the spec's epsilon = 1 table", 
   }
   // Every z <= 0 gives the same posterior, and so does every z >= n.
   for (const double eps : {0.1, 1.0}) {
-    CHECK(std::abs(beta_mixture(eps, -5.0).mean() - beta_mixture(eps, 0.0).mean()) < 1e-12);
-    CHECK(std::abs(beta_mixture(eps, 15.0).mean() - beta_mixture(eps, 10.0).mean()) < 1e-12);
+    CHECK(std::abs(test::beta_mixture(eps, -5.0).mean() - test::beta_mixture(eps, 0.0).mean()) < 1e-12);
+    CHECK(std::abs(test::beta_mixture(eps, 15.0).mean() - test::beta_mixture(eps, 10.0).mean()) < 1e-12);
   }
 }
 
@@ -123,30 +102,11 @@ TEST_CASE("gibbs_ss_exact's sum kernel is the exact conditional law", "[exact]")
 // (bulk ESS ~ 10% of the draws), and at 20000 draws the median missed by 0.0147 at z = 0, about 3 Monte Carlo sds
 // (4 x 200000 draws on three seeds gave means 0.4189 / 0.4184 / 0.4180 against the oracle's 0.4183).
 TEST_CASE("gibbs_ss_exact matches the exact posterior at binomial n = 10", "[exact]") {
-  for (const double eps : {0.1, 1.0}) {
-    for (const double zv : {-5.0, 0.0, 3.0, 7.5, 15.0}) {
-      const beta_mixture oracle(eps, zv);
-      Eigen::VectorXd z(1);
-      z << zv;
-      inference_options o;
-      o.chains = 4;
-      o.burnin = 1000;
-      o.draws = 100000;
-      o.seed = 11 + static_cast<std::uint64_t>(eps * 10 + zv);
-      const auto result = infer(
-          [&](std::mt19937_64& g) { return gibbs_ss_exact(beta_prior(1.0, 1.0), laplace_mechanism(1.0, eps), z, 10.0, g); }, o);
-      const Eigen::VectorXd all = result.draws.draw_matrix().col(0);
-      const double ess = result.draws.ess_bulk(0);
-      const double below = static_cast<double>((all.array() <= 0.5).count()) / static_cast<double>(all.size());
-      INFO("epsilon " << eps << ", z " << zv << ": mean " << result.draws.mean(0) << " vs " << oracle.mean() << " (ESS " << ess
-                      << "); q05 " << result.draws.quantile(0.05, 0) << " vs " << oracle.quantile(0.05) << "; q95 "
-                      << result.draws.quantile(0.95, 0) << " vs " << oracle.quantile(0.95));
-      CHECK(std::abs(result.draws.mean(0) - oracle.mean()) <= 4.0 * oracle.sd() / std::sqrt(ess));
-      for (const double p : {0.05, 0.5, 0.95}) CHECK(std::abs(result.draws.quantile(p, 0) - oracle.quantile(p)) <= 0.01);
-      CHECK(std::abs(below - oracle.cdf(0.5)) <= 0.01);
-      CHECK(result.events == numerical_events{});
-    }
-  }
+  test::check_oracle_settings(
+      100000, [](double eps, double zv) { return 11 + static_cast<std::uint64_t>(static_cast<std::int64_t>(eps * 10 + zv)); },
+      [](double eps, const Eigen::VectorXd& z, std::mt19937_64& g) {
+        return gibbs_ss_exact(beta_prior(1.0, 1.0), laplace_mechanism(1.0, eps), z, 10.0, g);
+      });
 }
 
 // Spec C.7-3: binomial n = 10, Beta(1, 1), M = 1000 trials, 500 burn-in + 2000 kept sweeps, Laplace at epsilon 0.1 and 1

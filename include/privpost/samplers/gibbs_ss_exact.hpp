@@ -56,7 +56,9 @@ class gibbs_ss_exact {
     const auto points = static_cast<std::size_t>(upper) + 1;
     log_release_.resize(points);
     weights_.resize(points);
-    typename Mechanism::vector_type zv(1), sv(1);
+    // Fixed-size 1-vectors (converted where a mechanism takes its dynamic vector_type): GCC 12 inlines Eigen's packet
+    // path for a dynamic vector of constant size 1 and warns, wrongly, that its second lane is uninitialised.
+    Eigen::Matrix<double, 1, 1> zv, sv;
     zv(0) = z(0);
     bool any = false;
     for (std::size_t k = 0; k < points; ++k) {
@@ -70,12 +72,12 @@ class gibbs_ss_exact {
     s_ = std::clamp(std::round(z(0)), 0.0, upper);
     // h_n(s) + log p(z | s) at a reference parameter (the first draw, interior almost surely): each sweep then adds
     // eta(theta) s. Kept only if every term is finite where the release's is (else every sweep computes directly).
-    eta_ref_ = family::natural_parameter(theta_)(0);
+    const double eta_ref = family::natural_parameter(theta_)(0);
     base_.resize(points);
-    fast_ = std::isfinite(eta_ref_);
+    fast_ = std::isfinite(eta_ref);
     for (std::size_t k = 0; k < points && fast_; ++k) {
       const double kd = static_cast<double>(k);
-      base_[k] = family::log_sum_probability(kd, n_, theta_) - eta_ref_ * kd + log_release_[k];
+      base_[k] = family::log_sum_probability(kd, n_, theta_) - eta_ref * kd + log_release_[k];
       fast_ = std::isfinite(base_[k]) || !std::isfinite(log_release_[k]);
     }
   }
@@ -138,7 +140,6 @@ class gibbs_ss_exact {
   parameter_type theta_{};
   double s_ = 0.0;
   std::vector<double> log_release_, weights_, base_;
-  double eta_ref_ = 0.0;
   bool fast_ = false;
   numerical_events events_;
 };

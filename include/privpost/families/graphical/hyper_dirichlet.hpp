@@ -155,37 +155,10 @@ class hyper_dirichlet {
     check_size_match(f, "marginals mu", mu.size(), "the graph's table layout", t.layout.size());
     old_ = mu;
     const block target = blocks_[static_cast<std::size_t>(b)];
-    mu.head(t.layout.edges_begin()).setZero();
-    for (std::size_t i = 0; i < t.edges.size(); ++i) {
-      const oriented_edge& oe = t.edges[i];
-      const Eigen::Index u_at = t.layout.node_offset(oe.parent), v_at = t.layout.node_offset(oe.child);
-      const bool this_edge = target.edge == static_cast<int>(i);
-      if (t.root_edge[i]) {
-        if (this_edge && target.parent_state < 0) {
-          for (int a = 0; a < oe.k_parent; ++a) alpha_(a) = t.parent_margin(pseudo_counts_, oe, a);
-          auto root = row_.head(oe.k_parent);
-          draw_dirichlet(g, alpha_.head(oe.k_parent), root);
-          mu.segment(u_at, oe.k_parent) = root;
-        } else {
-          mu.segment(u_at, oe.k_parent) = old_.segment(u_at, oe.k_parent);
-        }
-      }
-      for (int a = 0; a < oe.k_parent; ++a) {
-        auto row = row_.head(oe.k_child);
-        const double old_pa = old_(u_at + a);
-        if ((this_edge && target.parent_state == a) || !(old_pa > 0.0)) {
-          for (int c = 0; c < oe.k_child; ++c) alpha_(c) = pseudo_counts_(t.released_index(oe.cell(a, c)));
-          draw_dirichlet(g, alpha_.head(oe.k_child), row);
-        } else {
-          for (int c = 0; c < oe.k_child; ++c) row(c) = old_(oe.cell(a, c)) / old_pa;
-        }
-        const double pa = mu(u_at + a);
-        for (int c = 0; c < oe.k_child; ++c) {
-          mu(oe.cell(a, c)) = pa * row(c);
-          mu(v_at + c) += pa * row(c);
-        }
-      }
-    }
+    forward_pass(g, mu, [&](std::size_t i, int a) {
+      if (target.edge == static_cast<int>(i) && target.parent_state == a) return true;
+      return a >= 0 && !(old_(t.layout.node_offset(t.edges[i].parent) + a) > 0.0);  // an undetermined row
+    });
   }
 
   /// One draw of the node and edge marginals (table_layout order; consistent, every table sums to 1).
@@ -198,29 +171,8 @@ class hyper_dirichlet {
   /// One draw written into mu (resized once; no allocation afterwards).
   template <random_engine G>
   void draw(G& g, Eigen::VectorXd& mu) const {
-    const auto& t = *tables_;
-    if (mu.size() != t.layout.size()) mu.resize(t.layout.size());
-    mu.head(t.layout.edges_begin()).setZero();
-    for (std::size_t i = 0; i < t.edges.size(); ++i) {
-      const oriented_edge& oe = t.edges[i];
-      const Eigen::Index u_at = t.layout.node_offset(oe.parent), v_at = t.layout.node_offset(oe.child);
-      if (t.root_edge[i]) {  // the component's root marginal from the root edge's pseudo-count margin
-        for (int a = 0; a < oe.k_parent; ++a) alpha_(a) = t.parent_margin(pseudo_counts_, oe, a);
-        auto root = row_.head(oe.k_parent);
-        draw_dirichlet(g, alpha_.head(oe.k_parent), root);
-        mu.segment(u_at, oe.k_parent) = root;
-      }
-      for (int a = 0; a < oe.k_parent; ++a) {
-        for (int c = 0; c < oe.k_child; ++c) alpha_(c) = pseudo_counts_(t.released_index(oe.cell(a, c)));
-        auto row = row_.head(oe.k_child);
-        draw_dirichlet(g, alpha_.head(oe.k_child), row);
-        const double pa = mu(u_at + a);
-        for (int c = 0; c < oe.k_child; ++c) {
-          mu(oe.cell(a, c)) = pa * row(c);
-          mu(v_at + c) += pa * row(c);
-        }
-      }
-    }
+    if (mu.size() != tables_->layout.size()) mu.resize(tables_->layout.size());
+    forward_pass(g, mu, [](std::size_t, int) { return true; });
   }
 
  private:
@@ -234,6 +186,45 @@ class hyper_dirichlet {
       for (int a = 0; a < tables_->edges[i].k_parent; ++a) blocks_.push_back({static_cast<int>(i), a});
     }
   }
+  // The forward pass draw() and draw_block() share: edge by edge (roots first, as edges are ordered), the root marginal
+  // (a = -1, root edges only) and then every conditional row P(x_v = . | x_u = a), each drawn from its Dirichlet where
+  // redraw(edge, a) is true and otherwise read off old_ (the root's marginal, or mu_uv(a, .) / mu_u(a)); mu is rebuilt
+  // from the root down. The random draws come in the same order as ever (fixed-seed results depend on it).
+  template <random_engine G, class Redraw>
+  void forward_pass(G& g, Eigen::VectorXd& mu, Redraw redraw) const {
+    const auto& t = *tables_;
+    mu.head(t.layout.edges_begin()).setZero();
+    for (std::size_t i = 0; i < t.edges.size(); ++i) {
+      const oriented_edge& oe = t.edges[i];
+      const Eigen::Index u_at = t.layout.node_offset(oe.parent), v_at = t.layout.node_offset(oe.child);
+      if (t.root_edge[i]) {  // the component's root marginal from the root edge's pseudo-count margin
+        if (redraw(i, -1)) {
+          for (int a = 0; a < oe.k_parent; ++a) alpha_(a) = t.parent_margin(pseudo_counts_, oe, a);
+          auto root = row_.head(oe.k_parent);
+          draw_dirichlet(g, alpha_.head(oe.k_parent), root);
+          mu.segment(u_at, oe.k_parent) = root;
+        } else {
+          mu.segment(u_at, oe.k_parent) = old_.segment(u_at, oe.k_parent);
+        }
+      }
+      for (int a = 0; a < oe.k_parent; ++a) {
+        auto row = row_.head(oe.k_child);
+        if (redraw(i, a)) {
+          for (int c = 0; c < oe.k_child; ++c) alpha_(c) = pseudo_counts_(t.released_index(oe.cell(a, c)));
+          draw_dirichlet(g, alpha_.head(oe.k_child), row);
+        } else {
+          const double old_pa = old_(u_at + a);
+          for (int c = 0; c < oe.k_child; ++c) row(c) = old_(oe.cell(a, c)) / old_pa;
+        }
+        const double pa = mu(u_at + a);
+        for (int c = 0; c < oe.k_child; ++c) {
+          mu(oe.cell(a, c)) = pa * row(c);
+          mu(v_at + c) += pa * row(c);
+        }
+      }
+    }
+  }
+
   // One independent block: the root marginal of edges[edge]'s root (parent_state -1) or the row P(. | x_u = parent_state).
   struct block {
     int edge;
