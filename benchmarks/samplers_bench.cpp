@@ -19,6 +19,7 @@
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_exact.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/samplers/record_augmented.hpp"
 
 using namespace privpost;
 
@@ -87,6 +88,31 @@ static void gibbs_exact_sweep_binomial(benchmark::State& st) {
   }
 }
 BENCHMARK(gibbs_exact_sweep_binomial)->Arg(10)->Arg(1000)->ArgName("n");
+
+// One sweep of the record-level sampler (samplers/record_augmented.hpp), Laplace epsilon 0.1: theta | records and n
+// record updates (a Bernoulli draw, and for a changed record one Laplace log-density and perhaps a uniform).
+static void record_sweep_binomial(benchmark::State& st) {
+  std::mt19937_64 g(1);
+  const double n = static_cast<double>(st.range(0));
+  record_gibbs sampler(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.1), Eigen::VectorXd::Constant(1, 0.31 * n), n, g);
+  for (auto _ : st) {
+    sampler.step(g);
+    benchmark::DoNotOptimize(sampler.parameter());
+  }
+}
+BENCHMARK(record_sweep_binomial)->Arg(10)->Arg(1000)->ArgName("n");
+
+// The same for Poisson records under a truncated release (drop outside [0, 20]), n = 1000, lambda ~ Gamma(10, 1).
+static void record_sweep_truncated_poisson(benchmark::State& st) {
+  std::mt19937_64 g(1);
+  record_gibbs sampler(poisson_gamma_prior(10.0, 1.0), laplace_mechanism(20.0, 0.1), Eigen::VectorXd::Constant(1, 10000.0),
+                       1000.0, g, dropped_contribution<poisson_family>(0.0, 20.0));
+  for (auto _ : st) {
+    sampler.step(g);
+    benchmark::DoNotOptimize(sampler.parameter());
+  }
+}
+BENCHMARK(record_sweep_truncated_poisson);
 
 // Mixing where the noise dominates (issue #12 item 3): n = 1000, epsilon = 0.01, 4 chains x 5000 sweeps after 500
 // burn-in per iteration, without (moves 0) and with (moves 1) one collapsed move per sweep. Counter ess_per_s: bulk ESS

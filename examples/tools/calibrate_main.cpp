@@ -52,8 +52,9 @@ int main(int argc, char** argv) {
   app.add_option("--dim", o.dim, "linreg, logistic, poisson-glm: number of covariates D (an intercept is added)");
   app.add_option("--moments", o.moments, "linreg: covariate moments for Gibbs-SS: noisy|prior|update");
   auto* methods_option = app.add_option("--methods", o.methods,
-                                        "comma list of gibbs, naive, nonprivate, ops, exact (ops, exact: binomial "
-                                        "only); logistic, poisson-glm: noise-aware, naive (their default)");
+                                        "comma list of gibbs, naive, nonprivate, ops, exact, records (ops, exact: "
+                                        "binomial only; records: binomial, multinomial); logistic, poisson-glm: "
+                                        "noise-aware, naive (their default)");
   app.add_option("--n", o.n, "records per trial")->check(CLI::Range(1.0, 1e7));
   app.add_option("--epsilon", o.epsilon, "privacy budget epsilon");
   auto* mechanism_option =

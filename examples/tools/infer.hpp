@@ -123,11 +123,31 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
     if (!rec.has_bounds) throw std::invalid_argument("release record: the " + rec.model + " model needs bounds");
     if (rec.policy != "drop")
       throw std::invalid_argument("release record: truncation_policy '" + rec.policy + "'; accepted: drop");
-    if (o.method != "gibbs") throw std::invalid_argument("--method exact applies to binomial releases only");
-    results.emplace_back(
-        "gibbs",
-        run_chains([&](auto& g) { return privpost::gibbs_ss_truncated(prior, mechanism, z, rec.n, rec.lower, rec.upper, g); }, o,
-                   io, tick));
+    if (o.method == "exact") throw std::invalid_argument("--method exact applies to binomial releases only");
+    if (o.method == "records") {
+      if constexpr (privpost::record_generating_family<family>) {
+        // The records latent, each contributing its statistic inside [lower, upper] and nothing outside (the drop policy
+        // the release record names): exact, no CLT and no truncated-moment approximation; O(n) a sweep.
+        results.emplace_back("records", run_chains(
+                                            [&](auto& g) {
+                                              return privpost::record_gibbs(
+                                                  prior, mechanism, z, rec.n, g,
+                                                  privpost::dropped_contribution<family>(rec.lower, rec.upper));
+                                            },
+                                            o, io, tick));
+      } else {
+        throw std::invalid_argument("--method records: the " + rec.model + " model cannot draw records");
+      }
+    } else {
+      results.emplace_back(
+          "gibbs",
+          run_chains([&](auto& g) { return privpost::gibbs_ss_truncated(prior, mechanism, z, rec.n, rec.lower, rec.upper, g); },
+                     o, io, tick));
+    }
+  } else if (o.method == "records") {
+    if (o.collapsed_moves != 0) throw std::invalid_argument("--collapsed-moves applies to --method gibbs only");
+    results.emplace_back("records",
+                         run_chains([&](auto& g) { return privpost::record_gibbs(prior, mechanism, z, rec.n, g); }, o, io, tick));
   } else if (o.method == "exact") {
     if constexpr (privpost::finite_sum_family<family>) {
       if (o.collapsed_moves != 0) throw std::invalid_argument("--collapsed-moves applies to --method gibbs only");
@@ -157,8 +177,9 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
   for (const auto& [method, r] : results) {
     summarise(method == "gibbs"
                   ? (privpost::truncatable_family<family> ? "noise-aware Gibbs-SS (truncated release)" : "noise-aware Gibbs-SS")
-              : method == "exact" ? "noise-aware exact (the integer sum enumerated; no CLT)"
-                                  : "naive (treats the release as exact; for comparison only)",
+              : method == "exact"   ? "noise-aware exact (the integer sum enumerated; no CLT)"
+              : method == "records" ? "noise-aware record-level (the records latent; exact, no CLT)"
+                                    : "naive (treats the release as exact; for comparison only)",
               r, names);
     if (method != "naive") warnings += warn("noise-aware", r, names);
   }

@@ -101,6 +101,7 @@
 #include "privpost/samplers/glm/poisson_record_model.hpp"
 #include "privpost/samplers/nuts.hpp"
 #include "privpost/samplers/ops.hpp"
+#include "privpost/samplers/record_augmented.hpp"
 
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/inference/convergence_check.hpp"

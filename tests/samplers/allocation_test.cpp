@@ -54,6 +54,7 @@ std::atomic<long> eigen_malloc_checks_failed{0};  // Eigen allocations (or other
 #include "privpost/samplers/glm/poisson_moment_model.hpp"
 #include "privpost/samplers/glm/poisson_record_model.hpp"
 #include "privpost/samplers/nuts.hpp"
+#include "privpost/samplers/record_augmented.hpp"
 
 // The replacement operators below pair malloc with free on purpose; GCC 12 sees the inlined std::allocator calls of the
 // test bodies and reports a mismatch it cannot see through.
@@ -112,6 +113,9 @@ TEST_CASE("Gibbs-SS sweeps allocate nothing", "[allocation]") {
   // The exact sampler: the enumeration's buffers are sized at construction.
   gibbs_ss_exact exact(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.1), z1, 1000.0, g);
   CHECK(allocations_in_sweeps(exact, g) == 0);
+  // The record-level sampler: the records and their contributions are sized at construction.
+  record_gibbs records(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.1), z1, 1000.0, g);
+  CHECK(allocations_in_sweeps(records, g) == 0);
 }
 
 TEST_CASE("truncated Gibbs-SS sweeps allocate nothing", "[allocation]") {
@@ -123,6 +127,15 @@ TEST_CASE("truncated Gibbs-SS sweeps allocate nothing", "[allocation]") {
   z1 << 2400.0;
   gibbs_ss_truncated poisson(poisson_gamma_prior(10.0, 2.0), laplace_mechanism(11.0, 0.5), z1, 500.0, 1.0, 11.0, g);
   CHECK(allocations_in_sweeps(poisson, g) == 0);
+  // Record-level, truncated: real-valued exponential records (the sums re-summed every sweep) and Poisson counts.
+  z1 << 450.0;
+  record_gibbs exponential_records(exponential_gamma_prior(20.0, 20.0), laplace_mechanism(4.0, 0.5), z1, 500.0, g,
+                                   dropped_contribution<exponential_rate_family>(0.0, 4.0));
+  CHECK(allocations_in_sweeps(exponential_records, g) == 0);
+  z1 << 2400.0;
+  record_gibbs poisson_records(poisson_gamma_prior(10.0, 2.0), laplace_mechanism(11.0, 0.5), z1, 500.0, g,
+                               clamped_contribution<poisson_family>(1.0, 11.0));
+  CHECK(allocations_in_sweeps(poisson_records, g) == 0);
   z2 << 10.0, 480.0;
   gibbs_ss_truncated normal(normal_inverse_gamma_prior(0.0, 1.0, 10.0, 10.0), laplace_mechanism(12.0, 0.5), z2, 500.0, -3.0, 3.0,
                             g);

@@ -22,6 +22,7 @@
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_exact.hpp"
 #include "privpost/samplers/ops.hpp"
+#include "privpost/samplers/record_augmented.hpp"
 
 namespace privpost {
 
@@ -33,7 +34,7 @@ struct study_settings {
   int thin = 1;      ///< Gibbs-SS keeps every thin-th sweep (strong noise mixes slowly: see README)
   int collapsed_moves =
       0;  ///< Gibbs-SS's collapsed moves per sweep (gibbs_ss::set_collapsed_moves; bounded and tree-CGM studies)
-  std::vector<std::string> methods = {"gibbs", "naive", "nonprivate"};  ///< any of gibbs, naive, nonprivate, ops, exact
+  std::vector<std::string> methods = {"gibbs", "naive", "nonprivate"};  ///< gibbs, naive, nonprivate, ops, exact, records
   ops_options ops{};  ///< OPS settings (binomial only); its epsilon is the study's epsilon
 };
 
@@ -83,8 +84,8 @@ class bounded_family_study {
   }
 
   /// gibbs (Gibbs-SS), naive (the conjugate update on the release), nonprivate (on the exact statistic), and for the
-  /// binomial ops (one posterior sample per release, Sec. 4.4 of the dissertation; it spends its own budget) and exact
-  /// (gibbs_ss_exact, any finite_sum_family).
+  /// binomial ops (one posterior sample per release, Sec. 4.4 of the dissertation; it spends its own budget), exact
+  /// (gibbs_ss_exact, any finite_sum_family) and records (record_gibbs, any family that draws records).
   std::vector<named_method<trial_type>> standard_methods() const {
     const Prior prior = prior_;
     const Mechanism mechanism = mechanism_;
@@ -111,6 +112,13 @@ class bounded_family_study {
       // Exact Gibbs (samplers/gibbs_ss_exact.hpp): the sum enumerated over its integer support, no CLT.
       m.push_back({"exact", [=](const trial_type& t, std::mt19937_64& g) {
                      return single_chain([&](auto& cg) { return gibbs_ss_exact(prior, mechanism, t.z, t.n, cg); }, st.burnin,
+                                         st.draws, g, st.thin);
+                   }});
+    }
+    if constexpr (record_generating_family<typename Prior::family>) {
+      // The record-level sampler (samplers/record_augmented.hpp): the n records latent, exact for any n (O(n) a sweep).
+      m.push_back({"records", [=](const trial_type& t, std::mt19937_64& g) {
+                     return single_chain([&](auto& cg) { return record_gibbs(prior, mechanism, t.z, t.n, cg); }, st.burnin,
                                          st.draws, g, st.thin);
                    }});
     }
