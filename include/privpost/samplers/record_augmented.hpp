@@ -138,12 +138,13 @@ class record_gibbs {
     const record_type x = family::draw_record(theta_, g);
     const vector_type c = contribution_(x);
     ++proposed_;
-    double log_alpha = 0.0;
+    double log_alpha = 0.0, log_new = 0.0;
     vector_type proposed;
     const bool same = c == contributions_[i];
     if (!same) {
       proposed = release_sum_ - contributions_[i] + c;
-      log_alpha = mechanism_.log_likelihood(z_, proposed) - log_release_;
+      log_new = mechanism_.log_likelihood(z_, proposed);
+      log_alpha = log_new - log_release_;
       smallest_log_alpha_ = std::min(smallest_log_alpha_, log_alpha);
       if (log_alpha < 0.0 && !(std::log(draw_uniform(g)) < log_alpha)) return false;
     }
@@ -153,7 +154,7 @@ class record_gibbs {
     total_ += t_new - family::statistic(records_[i]);
     if (!same) {
       release_sum_ = proposed;
-      log_release_ += log_alpha;
+      log_release_ = log_new;  // the new density itself, not a running sum of differences
       contributions_[i] = c;
     }
     records_[i] = x;
