@@ -103,6 +103,7 @@ class record_gibbs {
     theta_ = prior_.draw(g);
     const auto count = static_cast<std::size_t>(n);
     records_.resize(count);
+    statistics_.resize(count);
     contributions_.resize(count);
     for (std::size_t i = 0; i < count; ++i) records_[i] = family::draw_record(theta_, g);
     resum();
@@ -151,7 +152,8 @@ class record_gibbs {
     ++accepted_;
     const vector_type t_new = family::statistic(x);
     whole_sums_ = whole_sums_ && whole(t_new) && whole(c);
-    total_ += t_new - family::statistic(records_[i]);
+    total_ += t_new - statistics_[i];
+    statistics_[i] = t_new;
     if (!same) {
       release_sum_ = proposed;
       log_release_ = log_new;  // the new density itself, not a running sum of differences
@@ -199,11 +201,11 @@ class record_gibbs {
     release_sum_.setZero();
     whole_sums_ = true;
     for (std::size_t i = 0; i < records_.size(); ++i) {
-      const vector_type t = family::statistic(records_[i]);
+      statistics_[i] = family::statistic(records_[i]);
       contributions_[i] = contribution_(records_[i]);
-      total_ += t;
+      total_ += statistics_[i];
       release_sum_ += contributions_[i];
-      whole_sums_ = whole_sums_ && whole(t) && whole(contributions_[i]);
+      whole_sums_ = whole_sums_ && whole(statistics_[i]) && whole(contributions_[i]);
     }
     log_release_ = mechanism_.log_likelihood(z_, release_sum_);
   }
@@ -215,7 +217,7 @@ class record_gibbs {
   vector_type z_;
   parameter_type theta_{};
   std::vector<record_type> records_;
-  std::vector<vector_type> contributions_;
+  std::vector<vector_type> statistics_, contributions_;  // per record: t(x_i) and c(x_i)
   vector_type total_ = vector_type::Zero(), release_sum_ = vector_type::Zero();
   double log_release_ = 0.0;
   std::uint64_t proposed_ = 0, accepted_ = 0;

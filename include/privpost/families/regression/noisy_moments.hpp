@@ -45,14 +45,18 @@ inline Eigen::MatrixXd monomial_moment_matrix(const covariate_moments& cm, bool 
   return g;
 }
 
-// The smallest eigenvalue of the moment matrix and (without an intercept, where the covariates' linear forms are not
-// among the monomials) of m2.
-inline double smallest_moment_eigenvalue(const covariate_moments& cm, bool intercept) {
-  const Eigen::MatrixXd g = monomial_moment_matrix(cm, intercept);
+// The smallest eigenvalue of a monomial moment matrix g and (without an intercept, where the covariates' linear forms
+// are not among the monomials) of m2.
+inline double smallest_moment_eigenvalue(const Eigen::MatrixXd& g, const Eigen::MatrixXd& m2, bool intercept) {
   double low = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(g, Eigen::EigenvaluesOnly).eigenvalues()(0);
   if (!intercept)
-    low = std::min(low, Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(cm.m2, Eigen::EigenvaluesOnly).eigenvalues()(0));
+    low = std::min(low, Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(m2, Eigen::EigenvaluesOnly).eigenvalues()(0));
   return low;
+}
+
+// The same for a set of moments.
+inline double smallest_moment_eigenvalue(const covariate_moments& cm, bool intercept) {
+  return smallest_moment_eigenvalue(monomial_moment_matrix(cm, intercept), cm.m2, intercept);
 }
 
 // (1 - lambda) a + lambda b, entry by entry.
@@ -92,7 +96,10 @@ inline double valid_covariate_moments(const regression_layout& layout, covariate
   const Eigen::MatrixXd g = detail::monomial_moment_matrix(cm, intercept);
   const Eigen::VectorXd eig = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(g, Eigen::EigenvaluesOnly).eigenvalues();
   const double scale = std::max(std::abs(eig(0)), std::abs(eig(eig.size() - 1)));
-  if (detail::smallest_moment_eigenvalue(cm, intercept) >= -1e-10 * scale) return 0.0;
+  double low = eig(0);
+  if (!intercept)
+    low = std::min(low, Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(cm.m2, Eigen::EigenvaluesOnly).eigenvalues()(0));
+  if (low >= -1e-10 * scale) return 0.0;
   // The normal reference with the release's own means and variances.
   const int d = layout.covariates();
   Eigen::VectorXd mu(d), var(d);
@@ -103,11 +110,15 @@ inline double valid_covariate_moments(const regression_layout& layout, covariate
     var(k) = std::max({second - mu(k) * mu(k), 0.1 * second, 1e-12});
   }
   const covariate_moments ref = normal_covariate_moments(layout, mu, Eigen::MatrixXd(var.asDiagonal()));
-  const double target = 1e-3 * detail::smallest_moment_eigenvalue(ref, intercept);
+  const Eigen::MatrixXd g_ref = detail::monomial_moment_matrix(ref, intercept);
+  const double target = 1e-3 * detail::smallest_moment_eigenvalue(g_ref, ref.m2, intercept);
+  // Both matrices are linear in the moments, so the mixture's matrices are the mixtures of the matrices.
   double lo = 0.0, hi = 1.0;  // the smallest eigenvalue is concave in lambda: the valid weights are an interval [l*, 1]
   for (int it = 0; it < 60; ++it) {
     const double mid = 0.5 * (lo + hi);
-    if (detail::smallest_moment_eigenvalue(detail::mix_moments(cm, ref, mid), intercept) >= target)
+    const Eigen::MatrixXd g_mid = (1.0 - mid) * g + mid * g_ref;
+    const Eigen::MatrixXd m2_mid = (1.0 - mid) * cm.m2 + mid * ref.m2;
+    if (detail::smallest_moment_eigenvalue(g_mid, m2_mid, intercept) >= target)
       hi = mid;
     else
       lo = mid;
