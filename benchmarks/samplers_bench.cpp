@@ -17,6 +17,7 @@
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/mechanism_variant.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
+#include "privpost/samplers/gibbs_ss_corrected.hpp"
 #include "privpost/samplers/gibbs_ss_exact.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
 #include "privpost/samplers/record_augmented.hpp"
@@ -88,6 +89,19 @@ static void gibbs_exact_sweep_binomial(benchmark::State& st) {
   }
 }
 BENCHMARK(gibbs_exact_sweep_binomial)->Arg(10)->Arg(1000)->ArgName("n");
+
+// One sweep of Gibbs-SS with the MH-corrected sum draw (samplers/gibbs_ss_corrected.hpp), binomial, Laplace epsilon 0.1,
+// against gibbs_sweep_binomial (issue #12: the correction may cost at most 2x today's sweep). O(1) in n.
+static void gibbs_corrected_sweep_binomial(benchmark::State& st) {
+  std::mt19937_64 g(1);
+  const double n = static_cast<double>(st.range(0));
+  gibbs_ss_corrected sampler(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.1), Eigen::VectorXd::Constant(1, 0.31 * n), n, g);
+  for (auto _ : st) {
+    sampler.step(g);
+    benchmark::DoNotOptimize(sampler.parameter());
+  }
+}
+BENCHMARK(gibbs_corrected_sweep_binomial)->Arg(10)->Arg(1000)->Arg(1000000)->ArgName("n");
 
 // One sweep of the record-level sampler (samplers/record_augmented.hpp), Laplace epsilon 0.1: theta | records and n
 // record updates (a Bernoulli draw, and for a changed record one Laplace log-density and perhaps a uniform).

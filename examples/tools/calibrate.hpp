@@ -10,6 +10,7 @@
 #include <privpost/mechanisms/laplace.hpp>
 #include <privpost/mechanisms/mechanism_variant.hpp>
 #include <privpost/mechanisms/published_bounds.hpp>
+#include <privpost/samplers/sampler_policy.hpp>
 #include <privpost/testing/family_study.hpp>
 
 #include "tool_support.hpp"
@@ -65,6 +66,19 @@ inline int run(const Study& study, const cli_options& o) {
   }
   if (!o.ranks.empty()) privpost::tools::write_ranks(acc, rows, o.ranks);
   return 0;
+}
+
+/// --methods auto: the library's default sampler for family F at the study's n (samplers/sampler_policy.hpp), named on
+/// stderr; the table's row carries the chosen sampler's name.
+template <class F>
+privpost::study_settings resolve_auto(privpost::study_settings settings) {
+  for (auto& m : settings.methods)
+    if (m == "auto") {
+      m = privpost::to_string(privpost::default_sampler<F>(settings.n));
+      std::cerr << "privpost-calibrate: --methods auto chose " << m << " (n = " << settings.n
+                << "; the policy of privpost/samplers/sampler_policy.hpp)\n";
+    }
+  return settings;
 }
 
 int run_bounded_model(const cli_options& o, const privpost::study_settings& settings);

@@ -18,7 +18,7 @@ int run_bounded(const Prior& prior, const cli_options& o, const privpost::study_
       o.mechanism == "laplace"
           ? tool_mechanism(privpost::laplace_mechanism(Family::l1_sensitivity, o.epsilon))
           : tool_mechanism(privpost::gaussian_mechanism::analytic(Family::l2_sensitivity, o.epsilon, o.delta));
-  return run(privpost::bounded_family_study(prior, m, settings), o);
+  return run(privpost::bounded_family_study(prior, m, resolve_auto<Family>(settings)), o);
 }
 
 template <int K>

@@ -52,8 +52,10 @@ int main(int argc, char** argv) {
   app.add_option("--dim", o.dim, "linreg, logistic, poisson-glm: number of covariates D (an intercept is added)");
   app.add_option("--moments", o.moments, "linreg: covariate moments for Gibbs-SS: noisy|prior|update");
   auto* methods_option = app.add_option("--methods", o.methods,
-                                        "comma list of gibbs, naive, nonprivate, ops, exact, records (ops, exact: "
-                                        "binomial only; records: binomial, multinomial); logistic, poisson-glm: "
+                                        "comma list of gibbs, naive, nonprivate, ops, exact, corrected, records, auto "
+                                        "(ops, exact, corrected: binomial only; records: binomial, multinomial and the "
+                                        "unbounded models; auto: the library's default sampler at this n, as "
+                                        "privpost-infer --method auto); logistic, poisson-glm: "
                                         "noise-aware, naive (their default)");
   app.add_option("--n", o.n, "records per trial")->check(CLI::Range(1.0, 1e7));
   app.add_option("--epsilon", o.epsilon, "privacy budget epsilon");

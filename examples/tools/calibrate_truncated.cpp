@@ -29,7 +29,7 @@ int run_truncated(const Prior& prior, const cli_options& o, const privpost::stud
         return laplace ? tool_mechanism(privpost::laplace_mechanism(l1, o.epsilon))
                        : tool_mechanism(privpost::gaussian_mechanism::analytic(l2, o.epsilon, o.delta));
       },
-      settings);
+      resolve_auto<typename Prior::family>(settings));
   std::cerr << "privpost-calibrate: declared bounds [" << study.lower() << ", " << study.upper() << "], "
             << (laplace ? "L1" : "L2") << " sensitivity "
             << (laplace ? study.statistic().l1_sensitivity() : study.statistic().l2_sensitivity())

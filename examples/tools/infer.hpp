@@ -116,6 +116,9 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
     throw std::invalid_argument("release record: " + std::to_string(z.size()) + " noisy statistics; the " + rec.model +
                                 " model has " + std::to_string(family::dimension));
   const privpost::inference_options io = driver_options(o);
+  // --method auto: the library's default policy (samplers/sampler_policy.hpp), named in the output.
+  const bool automatic = o.method == "auto";
+  const std::string method = automatic ? privpost::to_string(privpost::default_sampler<family>(rec.n)) : o.method;
   privpost::tools::progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const privpost::inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
   std::vector<std::pair<std::string, privpost::inference_result>> results;
@@ -123,8 +126,9 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
     if (!rec.has_bounds) throw std::invalid_argument("release record: the " + rec.model + " model needs bounds");
     if (rec.policy != "drop")
       throw std::invalid_argument("release record: truncation_policy '" + rec.policy + "'; accepted: drop");
-    if (o.method == "exact") throw std::invalid_argument("--method exact applies to binomial releases only");
-    if (o.method == "records") {
+    if (method == "exact" || method == "corrected")
+      throw std::invalid_argument("--method " + method + " applies to binomial releases only");
+    if (method == "records") {
       if constexpr (privpost::record_generating_family<family>) {
         // The records latent, each contributing its statistic inside [lower, upper] and nothing outside (the drop policy
         // the release record names): exact, no CLT and no truncated-moment approximation; O(n) a sweep.
@@ -144,17 +148,26 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
           run_chains([&](auto& g) { return privpost::gibbs_ss_truncated(prior, mechanism, z, rec.n, rec.lower, rec.upper, g); },
                      o, io, tick));
     }
-  } else if (o.method == "records") {
+  } else if (method == "records") {
     if (o.collapsed_moves != 0) throw std::invalid_argument("--collapsed-moves applies to --method gibbs only");
     results.emplace_back("records",
                          run_chains([&](auto& g) { return privpost::record_gibbs(prior, mechanism, z, rec.n, g); }, o, io, tick));
-  } else if (o.method == "exact") {
+  } else if (method == "exact") {
     if constexpr (privpost::finite_sum_family<family>) {
       if (o.collapsed_moves != 0) throw std::invalid_argument("--collapsed-moves applies to --method gibbs only");
       results.emplace_back(
           "exact", run_chains([&](auto& g) { return privpost::gibbs_ss_exact(prior, mechanism, z, rec.n, g); }, o, io, tick));
     } else {
       throw std::invalid_argument("--method exact applies to binomial releases only (the " + rec.model + " model has none)");
+    }
+  } else if (method == "corrected") {
+    if constexpr (privpost::finite_sum_family<family>) {
+      if (o.collapsed_moves != 0) throw std::invalid_argument("--collapsed-moves applies to --method gibbs only");
+      results.emplace_back(
+          "corrected",
+          run_chains([&](auto& g) { return privpost::gibbs_ss_corrected(prior, mechanism, z, rec.n, g); }, o, io, tick));
+    } else {
+      throw std::invalid_argument("--method corrected applies to binomial releases only (the " + rec.model + " model has none)");
     }
   } else {
     results.emplace_back("gibbs", run_chains(
@@ -170,18 +183,21 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
   std::printf("release: model %s, n %.0f, %s mechanism (epsilon %g%s), privpost %s\n", rec.model.c_str(), rec.n,
               rec.mechanism.c_str(), rec.epsilon,
               rec.mechanism == "gaussian" ? (", delta " + std::to_string(rec.delta)).c_str() : "", rec.version.c_str());
+  if (automatic)
+    std::printf("--method auto chose %s (n = %.0f; the policy of privpost/samplers/sampler_policy.hpp)\n", method.c_str(), rec.n);
   std::printf("%d chains x %d draws (burn-in %d, thin %d, seed %llu%s)\n\n", o.chains, o.draws, o.burnin, o.thin,
               static_cast<unsigned long long>(o.seed),
               o.collapsed_moves > 0 ? (", collapsed moves " + std::to_string(o.collapsed_moves)).c_str() : "");
   std::size_t warnings = 0;
-  for (const auto& [method, r] : results) {
-    summarise(method == "gibbs"
+  for (const auto& [name, r] : results) {
+    summarise(name == "gibbs"
                   ? (privpost::truncatable_family<family> ? "noise-aware Gibbs-SS (truncated release)" : "noise-aware Gibbs-SS")
-              : method == "exact"   ? "noise-aware exact (the integer sum enumerated; no CLT)"
-              : method == "records" ? "noise-aware record-level (the records latent; exact, no CLT)"
+              : name == "exact"     ? "noise-aware exact (the integer sum enumerated; no CLT)"
+              : name == "corrected" ? "noise-aware Gibbs-SS with the Metropolis-Hastings-corrected sum (exact; no CLT)"
+              : name == "records"   ? "noise-aware record-level (the records latent; exact, no CLT)"
                                     : "naive (treats the release as exact; for comparison only)",
               r, names);
-    if (method != "naive") warnings += warn("noise-aware", r, names);
+    if (name != "naive") warnings += warn("noise-aware", r, names);
   }
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
   return (o.strict && warnings > 0) ? strict_exit_status : 0;

@@ -24,16 +24,17 @@ namespace {
 int dispatch(const privpost::tools::release_record& rec, options o) {
   const std::string& m = rec.model;
   if (m == "pairwise-tables") {
-    if (o.method != "gibbs")
+    if (o.method != "gibbs" && o.method != "auto")
       throw std::invalid_argument("--method " + o.method + " does not apply to pairwise-tables releases (CGM inference)");
     return run_pairwise_tables(rec, o);
   }
   const bool glm = m == "logistic" || m == "poisson-glm";
   if (o.thin == 0) o.thin = m == "linreg" ? regression_default_thin : glm ? nuts_default_thin : default_thin;
-  if ((m == "linreg" || glm) && o.method != "gibbs")
+  // --method auto keeps the model's own sampler for linreg and the GLMs (samplers/sampler_policy.hpp).
+  if ((m == "linreg" || glm) && o.method != "gibbs" && o.method != "auto")
     throw std::invalid_argument(o.method == "records"
                                     ? "--method records applies to binomial, multinomial and the unbounded models' releases only"
-                                    : "--method exact applies to binomial releases only");
+                                    : "--method " + o.method + " applies to binomial releases only");
   if ((m == "linreg" || glm) && o.collapsed_moves != 0)
     throw std::invalid_argument("--collapsed-moves applies to binomial, multinomial and pairwise-tables releases only");
   if (m == "linreg") return run_regression(rec, o);
@@ -42,7 +43,8 @@ int dispatch(const privpost::tools::release_record& rec, options o) {
   if (o.target_accept != 0.8) throw std::invalid_argument("--target-accept applies to logistic and poisson-glm releases only");
   if (!o.moments.empty()) throw std::invalid_argument("--moments applies to linreg releases only");
   if (m == "binomial" || m == "multinomial") return infer_bounded(rec, o);
-  if (o.method == "exact") throw std::invalid_argument("--method exact applies to binomial releases only");
+  if (o.method == "exact" || o.method == "corrected")
+    throw std::invalid_argument("--method " + o.method + " applies to binomial releases only");
   if (o.collapsed_moves != 0)
     throw std::invalid_argument("--collapsed-moves applies to binomial, multinomial and pairwise-tables releases only");
   return infer_unbounded(rec, o);
@@ -81,9 +83,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   app.add_option("--seed", o.seed, "seed (inference is reproducible from it)");
   app.add_option("--method", o.method,
-                 "gibbs (Gibbs-SS, default), exact (binomial: the integer sum enumerated, exact at any n; O(n) a sweep) "
-                 "or records (binomial, multinomial, the unbounded models: the records latent, exact; O(n) a sweep)")
-      ->check(CLI::IsMember({"gibbs", "exact", "records"}));
+                 "gibbs (Gibbs-SS, default), exact (binomial: the integer sum enumerated, exact at any n; O(n) a sweep), "
+                 "corrected (binomial: Gibbs-SS with a Metropolis-Hastings-corrected sum, exact; O(1) a sweep), records "
+                 "(binomial, multinomial, the unbounded models: the records latent, exact; O(n) a sweep) or auto (the "
+                 "library's policy: binomial exact up to n = 50 then corrected; multinomial records up to n = 2000 then "
+                 "gibbs; the other models their own sampler)")
+      ->check(CLI::IsMember({"gibbs", "exact", "corrected", "records", "auto"}));
   app.add_option("--collapsed-moves", o.collapsed_moves,
                  "binomial, multinomial, pairwise-tables: Metropolis-Hastings moves on the parameters with the exact "
                  "statistic integrated out, per sweep (default 0); where the noise dominates they mix far faster")

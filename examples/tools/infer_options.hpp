@@ -23,7 +23,7 @@ struct options {
   int max_iterations = 2000;         ///< pairwise-tables: EM iterations at most
   bool point_estimate = false;       ///< pairwise-tables: MAP-EM only, no posterior sampling
   int collapsed_moves = 0;           ///< binomial, multinomial, pairwise-tables: gibbs_ss::set_collapsed_moves
-  std::string method = "gibbs";      ///< binomial, multinomial: gibbs (Gibbs-SS) or exact (gibbs_ss_exact, binomial)
+  std::string method = "gibbs";      ///< gibbs|exact|corrected|records|auto (samplers/sampler_policy.hpp)
 };
 
 /// Default thinning of the families' chains.

@@ -88,6 +88,7 @@
 #include "privpost/samplers/cgm/nlbp.hpp"
 #include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
+#include "privpost/samplers/gibbs_ss_corrected.hpp"
 #include "privpost/samplers/gibbs_ss_exact.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
 #include "privpost/samplers/glm/glm_collapsed_gibbs.hpp"
@@ -102,6 +103,7 @@
 #include "privpost/samplers/nuts.hpp"
 #include "privpost/samplers/ops.hpp"
 #include "privpost/samplers/record_augmented.hpp"
+#include "privpost/samplers/sampler_policy.hpp"
 
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/inference/convergence_check.hpp"

@@ -20,6 +20,7 @@
 #include "privpost/inference/infer.hpp"
 #include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
+#include "privpost/samplers/gibbs_ss_corrected.hpp"
 #include "privpost/samplers/gibbs_ss_exact.hpp"
 #include "privpost/samplers/ops.hpp"
 #include "privpost/samplers/record_augmented.hpp"
@@ -85,7 +86,8 @@ class bounded_family_study {
 
   /// gibbs (Gibbs-SS), naive (the conjugate update on the release), nonprivate (on the exact statistic), and for the
   /// binomial ops (one posterior sample per release, Sec. 4.4 of the dissertation; it spends its own budget), exact
-  /// (gibbs_ss_exact, any finite_sum_family) and records (record_gibbs, any family that draws records).
+  /// (gibbs_ss_exact, any finite_sum_family), corrected (gibbs_ss_corrected, the same families) and records (record_gibbs, any
+  /// family that draws records).
   std::vector<named_method<trial_type>> standard_methods() const {
     const Prior prior = prior_;
     const Mechanism mechanism = mechanism_;
@@ -112,6 +114,13 @@ class bounded_family_study {
       // Exact Gibbs (samplers/gibbs_ss_exact.hpp): the sum enumerated over its integer support, no CLT.
       m.push_back({"exact", [=](const trial_type& t, std::mt19937_64& g) {
                      return single_chain([&](auto& cg) { return gibbs_ss_exact(prior, mechanism, t.z, t.n, cg); }, st.burnin,
+                                         st.draws, g, st.thin);
+                   }});
+    }
+    if constexpr (finite_sum_family<typename Prior::family>) {
+      // Gibbs-SS with the MH-corrected sum draw (samplers/gibbs_ss_corrected.hpp): exact at O(1) a sweep.
+      m.push_back({"corrected", [=](const trial_type& t, std::mt19937_64& g) {
+                     return single_chain([&](auto& cg) { return gibbs_ss_corrected(prior, mechanism, t.z, t.n, cg); }, st.burnin,
                                          st.draws, g, st.thin);
                    }});
     }

@@ -23,6 +23,7 @@
 #include "privpost/mechanisms/ssp.hpp"
 #include "privpost/samplers/conjugate.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/samplers/record_augmented.hpp"
 #include "privpost/testing/family_study.hpp"
 
 namespace privpost {
@@ -59,7 +60,7 @@ struct truncated_trial {
 /// Calibration trials for a truncated release. make_mechanism(l1, l2) builds the mechanism from the bounded
 /// statistic's sensitivities. Standard methods: gibbs (gibbs_ss_truncated), naive (the dissertation's "cheating" naive:
 /// the conjugate update on a noisy release of the untruncated statistic with the same noise scale, NOT private),
-/// nonprivate; any other is one more named_method.
+/// nonprivate, records (record_gibbs with the drop rule; a whole n up to 1e7); any other is one more named_method.
 template <conjugate_prior Prior, scale_mixture_noise Mechanism>
 requires truncatable_family<typename Prior::family> && record_generating_family<typename Prior::family> &&
     generic_statistic_family<typename Prior::family>
@@ -102,8 +103,15 @@ class truncated_family_study {
              [=](const trial_type& t, std::mt19937_64& g) {
                return single_chain([&](auto& cg) { return conjugate_sampler(prior, t.z_full, t.n, cg); }, 0, st.draws, g);
              }},
-            {"nonprivate", [=](const trial_type& t, std::mt19937_64& g) {
+            {"nonprivate",
+             [=](const trial_type& t, std::mt19937_64& g) {
                return single_chain([&](auto& cg) { return conjugate_sampler(prior, t.full, t.n, cg); }, 0, st.draws, g);
+             }},
+            {"records", [=](const trial_type& t, std::mt19937_64& g) {
+               // The record-level sampler with the release's drop rule: exact, O(n) a sweep (samplers/record_augmented.hpp).
+               return single_chain(
+                   [&](auto& cg) { return record_gibbs(prior, mechanism, t.z, t.n, cg, dropped_contribution<family>(t.a, t.b)); },
+                   st.burnin, st.draws, g, st.thin);
              }}};
   }
   /// Replaces the methods (adding one is one more named_method).
