@@ -168,7 +168,7 @@ TEST_CASE("gibbs_ss_corrected: bad input and extreme releases", "[corrected][err
   CHECK_THROWS_AS(gibbs_ss_corrected(beta_prior(1.0, 1.0), mech, nan, 10.0, g), std::invalid_argument);
   CHECK_THROWS_WITH(gibbs_ss_corrected(beta_prior(1.0, 1.0), mech, one, 10.5, g), Catch::Contains("whole number"));
   CHECK_THROWS_AS(gibbs_ss_corrected(beta_prior(1.0, 1.0), mech, one, 0.0, g), std::invalid_argument);
-  CHECK_THROWS_WITH(gibbs_ss_corrected(beta_prior(1.0, 1.0), mech, one, 1e16, g), Catch::Contains("4.5e15"));
+  CHECK_THROWS_WITH(gibbs_ss_corrected(beta_prior(1.0, 1.0), mech, one, 2e12, g), Catch::Contains("1e12"));
   gibbs_ss_corrected chain(beta_prior(1.0, 1.0), mech, one, 10.0, g);
   CHECK_THROWS_WITH(chain.set_state(0.5, 10.6, 1.0), Catch::Contains("y") && Catch::Contains("[-1/2"));
   CHECK_THROWS_WITH(chain.set_state(0.5, std::nan(""), 1.0), Catch::Contains("y"));

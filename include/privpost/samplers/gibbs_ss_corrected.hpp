@@ -51,8 +51,9 @@ class gibbs_ss_corrected {
   using parameter_type = typename Prior::family::parameter_type;
   /// The probability of the defensive (uniform) proposal.
   static constexpr double defensive_weight = 0.05;
-  /// The largest support: its points must be whole numbers a double holds exactly.
-  static constexpr double max_support = 4.5e15;
+  /// The largest support (sum_upper(n) + 1 points). y must resolve positions inside a cell: doubles near 1e12 are
+  /// spaced 1.2e-4 apart (near 4.5e15, 0.5: the cells would have no inside).
+  static constexpr double max_support = 1e12;
 
   /// The normal component of the sum proposal at (theta, w): N(mean, sd^2), truncated to [-1/2, upper + 1/2].
   struct proposal {
@@ -60,7 +61,7 @@ class gibbs_ss_corrected {
   };
 
   /// z: the release (one entry, finite), n: the public number of records (a whole number >= 1 whose support has at
-  /// most 4.5e15 points). theta starts from the prior, s at the support point nearest z, w from the mechanism's prior.
+  /// most 1e12 points). theta starts from the prior, s at the support point nearest z, w from the mechanism's prior.
   /// std::invalid_argument for a wrong size, a non-finite z, or n outside that range.
   template <random_engine G>
   gibbs_ss_corrected(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g)
@@ -72,7 +73,7 @@ class gibbs_ss_corrected {
     if (std::floor(n) != n) throw_invalid(f, "n", n, "a whole number >= 1");
     upper_ = family::sum_upper(n);
     if (!(upper_ >= 0.0 && upper_ + 1.0 <= max_support && std::floor(upper_) == upper_))
-      throw_invalid(f, "support size sum_upper(n) + 1", upper_ + 1.0, "a whole number in [1, 4.5e15]");
+      throw_invalid(f, "support size sum_upper(n) + 1", upper_ + 1.0, "a whole number in [1, 1e12]");
     z_ = z(0);
     theta_ = prior_.draw(g);
     y_ = std::clamp(std::round(z_), 0.0, upper_);
