@@ -70,7 +70,7 @@ inline int run(const Study& study, const cli_options& o) {
 
 /// --methods auto: the library's default sampler for family F at the study's n (samplers/sampler_policy.hpp), named on
 /// stderr; the table's row carries the chosen sampler's name.
-template <class F>
+template <privpost::exponential_family F>
 privpost::study_settings resolve_auto(privpost::study_settings settings) {
   for (auto& m : settings.methods)
     if (m == "auto") {

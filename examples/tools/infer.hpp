@@ -126,8 +126,7 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
     if (!rec.has_bounds) throw std::invalid_argument("release record: the " + rec.model + " model needs bounds");
     if (rec.policy != "drop")
       throw std::invalid_argument("release record: truncation_policy '" + rec.policy + "'; accepted: drop");
-    if (method == "exact" || method == "corrected")
-      throw std::invalid_argument("--method " + method + " applies to binomial releases only");
+    // --method exact|corrected never reaches here: infer_main.cpp refuses them for every model but the binomial.
     if (method == "records") {
       if constexpr (privpost::record_generating_family<family>) {
         // The records latent, each contributing its statistic inside [lower, upper] and nothing outside (the drop policy

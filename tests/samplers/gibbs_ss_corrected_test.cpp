@@ -220,3 +220,13 @@ TEST_CASE("default_sampler: exact where cheap, corrected or Gibbs-SS where n is 
   CHECK_THROWS_WITH(default_sampler<binomial_family>(0.0), Catch::Contains("n"));
   CHECK_THROWS_AS(default_sampler<binomial_family>(std::nan("")), std::invalid_argument);
 }
+
+// The policy is for exponential families only: anything else is refused at compile time, not mapped to gibbs.
+template <class F>
+concept has_default_sampler = requires(double n) {
+  default_sampler<F>(n);
+};
+static_assert(has_default_sampler<binomial_family>);
+static_assert(has_default_sampler<poisson_family>);
+static_assert(!has_default_sampler<double>);
+static_assert(!has_default_sampler<beta_prior>);
