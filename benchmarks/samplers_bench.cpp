@@ -21,6 +21,7 @@
 #include "privpost/samplers/gibbs_ss_exact.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
 #include "privpost/samplers/record_augmented.hpp"
+#include "privpost/samplers/record_regression.hpp"
 
 using namespace privpost;
 
@@ -231,3 +232,28 @@ BENCHMARK(gibbs_sweep_regression_update)
     ->Args({4, 1000000})
     ->Args({10, 1000})
     ->Args({10, 1000000});
+
+// The record-level regression sampler (samplers/record_regression.hpp, issue #12 item 1): one sweep with D design
+// columns (D - 1 covariates plus an intercept), NIW covariates, records clamped into [-1, 1], Laplace epsilon 1, at
+// n = 20 (the calibration test's size) and n = 1000. O(n D^2) a sweep (spec exact-small-n.md C.6 estimated 3 us at
+// n = 10, D = 3).
+static void record_sweep_regression(benchmark::State& st) {
+  const int columns = static_cast<int>(st.range(0));
+  const double n = static_cast<double>(st.range(1));
+  const int d = columns - 1;
+  const regression_layout layout(d, true);
+  std::mt19937_64 g(1);
+  const nig_regression_prior prior(Eigen::VectorXd::Zero(columns), Eigen::MatrixXd::Identity(columns, columns) * 38.0, 20.0, 0.5);
+  const niw_hyperprior h{Eigen::VectorXd::Zero(d), 1.0, Eigen::MatrixXd::Identity(d, d), 50.0};
+  Eigen::MatrixXd bb = n * Eigen::MatrixXd::Identity(columns + 1, columns + 1) * 0.02;
+  bb(0, 0) = n;
+  const std::vector<interval> box(static_cast<std::size_t>(d), interval(-1, 1));
+  const laplace_mechanism mech(layout.sensitivity(box, interval(-1, 1)).first, 1.0);
+  const Eigen::VectorXd z = mech.release(layout.statistic_of(bb), g);
+  record_regression sampler(layout, prior, h, box, interval(-1, 1), mech, z, n, g);
+  for (auto _ : st) {
+    sampler.step(g);
+    benchmark::DoNotOptimize(sampler.parameter().variance);
+  }
+}
+BENCHMARK(record_sweep_regression)->Args({2, 20})->Args({2, 1000})->Args({4, 20})->Args({4, 1000});

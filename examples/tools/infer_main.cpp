@@ -31,10 +31,13 @@ int dispatch(const privpost::tools::release_record& rec, options o) {
   const bool glm = m == "logistic" || m == "poisson-glm";
   if (o.thin == 0) o.thin = m == "linreg" ? regression_default_thin : glm ? nuts_default_thin : default_thin;
   // --method auto keeps the model's own sampler for linreg and the GLMs (samplers/sampler_policy.hpp).
-  if ((m == "linreg" || glm) && o.method != "gibbs" && o.method != "auto")
-    throw std::invalid_argument(o.method == "records"
-                                    ? "--method records applies to binomial, multinomial and the unbounded models' releases only"
-                                    : "--method " + o.method + " applies to binomial releases only");
+  if (m == "linreg" && o.method != "gibbs" && o.method != "auto" && o.method != "records")
+    throw std::invalid_argument("--method " + o.method + " applies to binomial releases only");
+  if (glm && o.method != "gibbs" && o.method != "auto")
+    throw std::invalid_argument(
+        o.method == "records"
+            ? "--method records applies to binomial, multinomial, linreg and the unbounded models' releases only"
+            : "--method " + o.method + " applies to binomial releases only");
   if ((m == "linreg" || glm) && o.collapsed_moves != 0)
     throw std::invalid_argument("--collapsed-moves applies to binomial, multinomial and pairwise-tables releases only");
   if (m == "linreg") return run_regression(rec, o);
@@ -85,7 +88,8 @@ int main(int argc, char** argv) {
   app.add_option("--method", o.method,
                  "gibbs (Gibbs-SS, default), exact (binomial: the integer sum enumerated, exact at any n; O(n) a sweep), "
                  "corrected (binomial: Gibbs-SS with a Metropolis-Hastings-corrected sum, exact; O(1) a sweep), records "
-                 "(binomial, multinomial, the unbounded models: the records latent, exact; O(n) a sweep) or auto (the "
+                 "(binomial, multinomial, the unbounded models, linreg with --moments update or prior: the records latent, "
+                 "clamped as released, exact; O(n) a sweep) or auto (the "
                  "library's policy: binomial exact up to n = 50 then corrected; multinomial records up to n = 2000 then "
                  "gibbs; the other models their own sampler)")
       ->check(CLI::IsMember({"gibbs", "exact", "corrected", "records", "auto"}));

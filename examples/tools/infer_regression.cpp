@@ -1,5 +1,6 @@
-// privpost-infer, linear regression: Gibbs-SS-Update (default), -Prior or -Noisy covariate moments; releases made on
-// the declared box's [-1, 1] scale are sampled there and reported on the data's scale.
+// privpost-infer, linear regression: Gibbs-SS-Update (default), -Prior or -Noisy covariate moments, or the record-level
+// sampler (--method records, with the NIW or fixed normal covariate law); releases made on the declared box's [-1, 1]
+// scale are sampled there and reported on the data's scale.
 #include <string>
 #include <vector>
 
@@ -76,7 +77,33 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   tools::progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const inference_progress& pr) { progress(static_cast<long>(pr.done), static_cast<long>(pr.total)); };
   std::vector<std::pair<std::string, inference_result>> results;
-  if (moments == "update") {
+  const bool records = o.method == "records";
+  if (records) {
+    // The record-level sampler (samplers/record_regression.hpp): the records latent, clamped into the declared box
+    // exactly as privpost-release clamped them (on the unit scale when the release was made there). It needs a
+    // covariate law: the NIW model of --moments update, or the fixed normal of --moments prior; noisy moments are none.
+    if (moments != "update" && moments != "prior")
+      throw std::invalid_argument("--method records needs a covariate law: --moments update or prior (the moments '" + moments +
+                                  "' are no distribution)");
+    std::vector<interval> box;
+    for (int k = 0; k < d; ++k) {
+      const auto& b = rec.covariate_bounds[static_cast<std::size_t>(k)];
+      box.push_back(rec.unit_scaled ? interval(-1.0, 1.0) : interval(b.first, b.second));
+    }
+    const interval ybox = rec.unit_scaled ? interval(-1.0, 1.0) : interval(rec.response_bounds.first, rec.response_bounds.second);
+    if (moments == "update") {
+      const double nu = d + 3.0;
+      const niw_hyperprior h{centre, 1.0, Eigen::MatrixXd(spread.asDiagonal()) * (nu - d - 1.0), nu};
+      results.emplace_back(
+          "records", run_chains([&](auto& g) { return record_regression(layout, prior, h, box, ybox, mechanism, z, rec.n, g); },
+                                o, io, tick));
+    } else {
+      const normal_covariate_law law{centre, Eigen::MatrixXd(spread.asDiagonal())};
+      results.emplace_back(
+          "records", run_chains([&](auto& g) { return record_regression(layout, prior, law, box, ybox, mechanism, z, rec.n, g); },
+                                o, io, tick));
+    }
+  } else if (moments == "update") {
     const double nu = d + 3.0;
     const niw_hyperprior h{centre, 1.0, Eigen::MatrixXd(spread.asDiagonal()) * (nu - d - 1.0), nu};
     results.emplace_back("gibbs", run_chains(
@@ -137,10 +164,13 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   std::printf("\n");
   std::size_t total_warnings = 0;
   for (const auto& [method, r] : results) {
-    summarise(method == "gibbs" ? ("noise-aware Gibbs-SS-" + moments).c_str()
-                                : "naive (treats the release as exact; for comparison only)",
-              r, names);
-    if (method == "gibbs") total_warnings += warn("noise-aware", r, names);
+    const std::string title =
+        method == "gibbs" ? "noise-aware Gibbs-SS-" + moments
+        : method == "records"
+            ? "noise-aware record-level (the records latent and clamped; exact, no CLT; covariates: " + moments + ")"
+            : "naive (treats the release as exact; for comparison only)";
+    summarise(title.c_str(), r, names);
+    if (method != "naive") total_warnings += warn("noise-aware", r, names);
   }
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
   return (o.strict && total_warnings > 0) ? strict_exit_status : 0;

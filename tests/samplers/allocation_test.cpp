@@ -55,6 +55,7 @@ std::atomic<long> eigen_malloc_checks_failed{0};  // Eigen allocations (or other
 #include "privpost/samplers/glm/poisson_record_model.hpp"
 #include "privpost/samplers/nuts.hpp"
 #include "privpost/samplers/record_augmented.hpp"
+#include "privpost/samplers/record_regression.hpp"
 
 // The replacement operators below pair malloc with free on purpose; GCC 12 sees the inlined std::allocator calls of the
 // test bodies and reports a mismatch it cannot see through.
@@ -171,6 +172,14 @@ TEST_CASE("regression Gibbs-SS sweeps allocate nothing", "[allocation]") {
     const auto update_repairs_before = update.events().psd_repairs;
     CHECK(allocations_in_sweeps(update, g) == 0);
     CHECK(update.events().psd_repairs == update_repairs_before);
+    // The record-level regression sampler (clamped records; fixed and NIW covariate laws) at n = 200.
+    const std::vector<interval> box(static_cast<std::size_t>(d), interval(-1, 1));
+    record_regression fixed_records(layout, prior,
+                                    normal_covariate_law{Eigen::VectorXd::Zero(d), Eigen::MatrixXd::Identity(d, d)}, box,
+                                    interval(-1, 1), mechanism, z / 5.0, 200.0, g);
+    CHECK(allocations_in_sweeps(fixed_records, g) == 0);
+    record_regression niw_records(layout, prior, h, box, interval(-1, 1), mechanism, z / 5.0, 200.0, g);
+    CHECK(allocations_in_sweeps(niw_records, g) == 0);
   }
 }
 

@@ -15,8 +15,8 @@
 //     infer([&](auto& g) { return record_gibbs(prior, mechanism, z, n, g); }, options);
 //     record_gibbs truncated(poisson_gamma_prior(10, 2), mechanism, z, n, g, dropped_contribution<poisson_family>(0, 8));
 //
-// Not yet (issue #12): several releases of the same records, regression records, an initialisation placing records
-// near the release (the chain starts from records drawn from the prior).
+// Linear regression records: samplers/record_regression.hpp. Not yet (issue #12): several releases of the same records,
+// an initialisation placing records near the release (the chain starts from records drawn from the prior).
 #pragma once
 
 #include <Eigen/Core>

@@ -1,0 +1,319 @@
+// privpost/samplers/record_regression.hpp
+// record_regression: the record-level data-augmentation sampler (Ju et al. 2022; spec exact-small-n.md C.3-C.4) for
+// Bayesian linear regression released by sufficient-statistic perturbation with clamped records. The n records
+// (x_i, y_i) are latent:
+//     theta, sigma^2 ~ NIG;   x_i ~ N(mu_x, Sigma_x);   y_i | x_i ~ N(theta^T x~_i, sigma^2);
+//     z ~ p(z | S),   S = sum_i c(x_i, y_i),   c = the layout's entries of u u^T, u = (clamp(x~_i), clamp(y_i)),
+// where the clamp is into the declared box the data owner used (each covariate into its interval, y into its interval),
+// exactly what `privpost-release --model linreg` sums. The covariate law is either hierarchical, (mu_x, Sigma_x) ~ NIW
+// updated from the latent covariates each sweep (the record-level Gibbs-SS-Update), or a fixed normal law.
+//
+// A sweep: (theta, sigma^2) | records by the NIG update on the Gram matrix of the *unclamped* records; (mu_x, Sigma_x) |
+// covariates (hierarchical law); then every record in turn by Metropolis-Hastings with the model as proposal,
+//     (x*, y*) ~ f(. | theta, sigma^2, mu_x, Sigma_x),   alpha = min(1, p(z | S - c(x_i, y_i) + c(x*, y*)) / p(z | S)).
+// The f terms cancel, so only the mechanism's density enters (any release_mechanism: Laplace, Gaussian, ...). The
+// target's (theta, sigma^2) marginal is the exact posterior given the release: no central limit theorem, no moment
+// approximation, and clamping modelled exactly, which Gibbs-SS (an unclamped CLT model) does not. A sweep costs
+// O(n D) with D = layout.size(); the running sums are recomputed from the records at the end of every sweep, so
+// rounding never accumulates. For an eps-DP Laplace release every alpha is at least e^-eps (clamped contributions
+// stay in the declared ranges the sensitivity came from).
+//
+// Regression needs a full covariate law here (like MCMC-Ind, 001 Sec. 3.3); Gibbs-SS-Noisy and -Prior need only its
+// moments.
+//
+//     record_regression chain(layout, nig_prior, niw_hyperprior{...}, box_x, box_y, laplace_mechanism(l1, eps), z, n, g);
+//     infer([&](auto& g) { return record_regression(layout, prior, covariate_law, bx, by, mechanism, z, n, g); }, o);
+#pragma once
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/interval.hpp"
+#include "privpost/core/numerical_events.hpp"
+#include "privpost/core/random/normal.hpp"
+#include "privpost/core/random/uniform.hpp"
+#include "privpost/families/regression/covariate_models.hpp"
+#include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
+#include "privpost/families/regression/regression_layout.hpp"
+
+namespace privpost {
+
+/// A fixed normal covariate law x ~ N(mean, covariance) (no nuisance update; covariance symmetric positive definite).
+struct normal_covariate_law {
+  Eigen::VectorXd mean;
+  Eigen::MatrixXd covariance;
+};
+
+/// The record-level regression sampler over (theta, sigma^2[, mu_x, Sigma_x], records). Models privpost::sampler;
+/// parameter_vector() is (theta, sigma^2), as the regression studies and `privpost-infer` report.
+template <release_mechanism Mechanism>
+requires std::same_as<typename Mechanism::vector_type, Eigen::VectorXd>
+class record_regression {
+ public:
+  /// The most records a chain holds (a sweep is O(n D)).
+  static constexpr double max_records = 1e7;
+
+  /// Hierarchical covariates: (mu_x, Sigma_x) ~ covariate_prior (NIW), updated each sweep. The layout needs its
+  /// intercept column (as hierarchical_normal_covariates does).
+  template <random_engine G>
+  record_regression(const regression_layout& layout, const nig_regression_prior& prior, const niw_hyperprior& covariate_prior,
+                    const std::vector<interval>& covariate_bounds, interval response_bounds, const Mechanism& mechanism,
+                    const Eigen::VectorXd& z, double n, G& g)
+      : record_regression(layout, prior, covariate_bounds, response_bounds, mechanism, z, n) {
+    hierarchical_.emplace(layout_, covariate_prior, g);
+    set_covariate_law(hierarchical_->mean(), hierarchical_->covariance());
+    start(g);
+  }
+
+  /// Fixed covariates: x ~ N(law.mean, law.covariance) in every sweep.
+  template <random_engine G>
+  record_regression(const regression_layout& layout, const nig_regression_prior& prior, const normal_covariate_law& law,
+                    const std::vector<interval>& covariate_bounds, interval response_bounds, const Mechanism& mechanism,
+                    const Eigen::VectorXd& z, double n, G& g)
+      : record_regression(layout, prior, covariate_bounds, response_bounds, mechanism, z, n) {
+    constexpr const char* f = "record_regression";
+    check_size_match(f, "covariate law mean", law.mean.size(), "covariates d", layout_.covariates());
+    check_finite(f, "covariate law mean", law.mean);
+    check_symmetric_positive_definite(f, "covariate law covariance", law.covariance);
+    set_covariate_law(law.mean, law.covariance);
+    start(g);
+  }
+
+  /// One sweep: (theta, sigma^2) | records, (mu_x, Sigma_x) | covariates (hierarchical law), then every record in turn
+  /// (systematic scan); the sums are recomputed from the records at the end.
+  template <random_engine G>
+  void step(G& g) {
+    update_parameters(g);
+    for (Eigen::Index i = 0; i < records_x_.cols(); ++i) update_record(i, g);
+    resum();
+  }
+
+  /// log alpha of replacing record i by (x, y) (before the min with 0): log p(z | S - c_i + c(x, y)) - log p(z | S).
+  /// The acceptance function of update_record (the kernel tests build the kernel from it).
+  double log_acceptance(Eigen::Index i, const Eigen::VectorXd& x, double y) const {
+    check_size_match("record_regression::log_acceptance", "x", x.size(), "covariates d", layout_.covariates());
+    Eigen::VectorXd c(layout_.size());
+    contribution(x, y, c);
+    if (c == contributions_.col(i)) return 0.0;
+    const Eigen::VectorXd proposed = release_sum_ - contributions_.col(i) + c;
+    return mechanism_.log_likelihood(z_, proposed) - log_release_;
+  }
+
+  /// One Metropolis-Hastings update of record i at the current parameters: (x*, y*) from the model, accepted with
+  /// probability min(1, exp(log_acceptance(i, x*, y*))) (no uniform is drawn when that is 1). Returns whether it was.
+  template <random_engine G>
+  bool update_record(Eigen::Index i, G& g) {
+    const int d = layout_.covariates();
+    for (int j = 0; j < d; ++j) e_(j) = draw_normal(g);
+    x_new_.noalias() = chol_x_.template triangularView<Eigen::Lower>() * e_;
+    x_new_ += mu_x_;
+    const int off = layout_.intercept() ? 1 : 0;
+    double mean_y = layout_.intercept() ? layout_.intercept_value() * theta_.theta(0) : 0.0;
+    for (int j = 0; j < d; ++j) mean_y += theta_.theta(off + j) * x_new_(j);
+    const double y_new = mean_y + std::sqrt(theta_.variance) * draw_normal(g);
+    contribution(x_new_, y_new, c_new_);
+    ++proposed_;
+    double log_new = log_release_;
+    const bool same = c_new_ == contributions_.col(i);
+    if (!same) {
+      proposed_sum_ = release_sum_;
+      proposed_sum_ -= contributions_.col(i);
+      proposed_sum_ += c_new_;
+      log_new = mechanism_.log_likelihood(z_, proposed_sum_);
+      const double log_alpha = log_new - log_release_;
+      smallest_log_alpha_ = std::min(smallest_log_alpha_, log_alpha);
+      if (log_alpha < 0.0 && !(std::log(draw_uniform(g)) < log_alpha)) return false;
+      release_sum_.swap(proposed_sum_);
+      log_release_ = log_new;
+      contributions_.col(i) = c_new_;
+    }
+    ++accepted_;
+    records_x_.col(i) = x_new_;
+    records_y_(i) = y_new;
+    return true;
+  }
+
+  /// (theta, sigma^2).
+  Eigen::VectorXd parameter_vector() const {
+    Eigen::VectorXd v(theta_.theta.size() + 1);
+    v << theta_.theta, theta_.variance;
+    return v;
+  }
+  const regression_parameter& parameter() const noexcept { return theta_; }
+  /// Sets (theta, sigma^2) (the kernel tests hold it fixed and call update_record). std::invalid_argument for a wrong
+  /// size or a variance that is not positive and finite.
+  void set_parameter(const regression_parameter& p) {
+    check_size_match("record_regression::set_parameter", "theta", p.theta.size(), "design columns", layout_.columns());
+    check_finite("record_regression::set_parameter", "theta", p.theta);
+    check_positive_finite("record_regression::set_parameter", "variance", p.variance);
+    theta_ = p;
+  }
+  /// Replaces the records (d x n covariates, n responses; finite); the sums are recomputed.
+  void set_records(const Eigen::MatrixXd& x, const Eigen::VectorXd& y) {
+    constexpr const char* f = "record_regression::set_records";
+    check_size_match(f, "covariate rows", x.rows(), "covariates d", layout_.covariates());
+    check_size_match(f, "covariate columns", x.cols(), "n", records_x_.cols());
+    check_size_match(f, "responses", y.size(), "n", records_y_.size());
+    check_finite(f, "covariates", x);
+    check_finite(f, "responses", y);
+    records_x_ = x;
+    records_y_ = y;
+    resum();
+  }
+  /// The latent covariates (d x n) and responses.
+  const Eigen::MatrixXd& covariates() const noexcept { return records_x_; }
+  const Eigen::VectorXd& responses() const noexcept { return records_y_; }
+  /// The Gram matrix [X~ y]^T [X~ y] of the unclamped records (what the NIG update is conditioned on).
+  const Eigen::MatrixXd& gram() const noexcept { return gram_; }
+  /// S: the sum of the clamped records' statistics (what the mechanism released a noisy copy of).
+  const Eigen::VectorXd& release_sum() const noexcept { return release_sum_; }
+  /// The covariate law's current mean and covariance (fixed, or the last NIW draw).
+  const Eigen::VectorXd& covariate_mean() const noexcept { return mu_x_; }
+  const Eigen::MatrixXd& covariate_covariance() const noexcept { return sigma_x_; }
+  /// Accepted / proposed record updates so far (1 before any).
+  double record_acceptance() const noexcept {
+    return proposed_ == 0 ? 1.0 : static_cast<double>(accepted_) / static_cast<double>(proposed_);
+  }
+  /// The smallest log alpha computed so far (0 before any change of contribution was proposed).
+  double smallest_log_acceptance() const noexcept { return smallest_log_alpha_; }
+  /// Nothing is ever repaired or retried: all zero.
+  const numerical_events& events() const noexcept { return events_; }
+
+ private:
+  // The checks and storage shared by both constructors.
+  record_regression(const regression_layout& layout, const nig_regression_prior& prior,
+                    const std::vector<interval>& covariate_bounds, interval response_bounds, const Mechanism& mechanism,
+                    const Eigen::VectorXd& z, double n)
+      : layout_(layout), prior_(prior), posterior_(prior), mechanism_(mechanism), response_bounds_(response_bounds), n_(n) {
+    constexpr const char* f = "record_regression";
+    check_size_match(f, "prior dimension", prior_.dimension(), "design columns", layout_.columns());
+    check_size_match(f, "covariate bounds", static_cast<Eigen::Index>(covariate_bounds.size()), "covariates d",
+                     layout_.covariates());
+    for (const auto& b : covariate_bounds) {
+      check_finite(f, "covariate lower bound", b.lo);
+      check_finite(f, "covariate upper bound", b.hi);
+    }
+    check_finite(f, "response lower bound", response_bounds.lo);
+    check_finite(f, "response upper bound", response_bounds.hi);
+    check_size_match(f, "release z", z.size(), "layout size", layout_.size());
+    check_finite(f, "z", z);
+    check_record_count(f, n);
+    if (!(std::floor(n) == n && n <= max_records)) throw_invalid(f, "n", n, "a whole number in [1, 1e7]");
+    covariate_bounds_ = covariate_bounds;
+    z_ = z;
+    const int d = layout_.covariates();
+    const auto count = static_cast<Eigen::Index>(n);
+    records_x_.resize(d, count);
+    records_y_.resize(count);
+    contributions_.resize(layout_.size(), count);
+    release_sum_.resize(layout_.size());
+    proposed_sum_.resize(layout_.size());
+    c_new_.resize(layout_.size());
+    x_new_.resize(d);
+    e_.resize(d);
+    u_.resize(layout_.columns() + 1);
+  }
+
+  void set_covariate_law(const Eigen::VectorXd& mean, const Eigen::MatrixXd& covariance) {
+    mu_x_ = mean;
+    sigma_x_ = covariance;
+    llt_x_.compute(sigma_x_);
+    if (llt_x_.info() != Eigen::Success)
+      throw std::domain_error("record_regression: the covariate covariance is not positive definite");
+    chol_x_ = llt_x_.matrixL();
+  }
+
+  // theta from the prior, records from the model, then the sums; the release must have positive density there.
+  template <random_engine G>
+  void start(G& g) {
+    prior_.draw(g, theta_);
+    for (Eigen::Index i = 0; i < records_x_.cols(); ++i) {
+      for (int j = 0; j < layout_.covariates(); ++j) e_(j) = draw_normal(g);
+      x_new_.noalias() = chol_x_.template triangularView<Eigen::Lower>() * e_;
+      records_x_.col(i) = x_new_ + mu_x_;
+      records_y_(i) = layout_.design_row(records_x_.col(i)).dot(theta_.theta) + std::sqrt(theta_.variance) * draw_normal(g);
+    }
+    resum();
+    if (!(log_release_ > -std::numeric_limits<double>::infinity()))
+      throw std::domain_error("record_regression: the release has zero density at the initial records (log density " +
+                              std::to_string(log_release_) + "); accepted: a mechanism with positive density there");
+  }
+
+  template <random_engine G>
+  void update_parameters(G& g) {
+    const int p = layout_.columns();
+    prior_.update(gram_.topLeftCorner(p, p), gram_.col(p).head(p), gram_(p, p), n_, posterior_);
+    posterior_.draw(g, theta_);
+    if (hierarchical_) {
+      hierarchical_->update(layout_, gram_, n_, g);
+      set_covariate_law(hierarchical_->mean(), hierarchical_->covariance());
+    }
+  }
+
+  // c(x, y): the layout's entries of u u^T for u = (clamp(x~), clamp(y)), into out.
+  void contribution(const Eigen::Ref<const Eigen::VectorXd>& x, double y, Eigen::VectorXd& out) const {
+    const int off = layout_.intercept() ? 1 : 0;
+    if (layout_.intercept()) u_(0) = layout_.intercept_value();
+    for (int j = 0; j < layout_.covariates(); ++j) {
+      const auto& b = covariate_bounds_[static_cast<std::size_t>(j)];
+      u_(off + j) = std::clamp(x(j), b.lo, b.hi);
+    }
+    u_(layout_.columns()) = std::clamp(y, response_bounds_.lo, response_bounds_.hi);
+    for (int k = 0; k < layout_.size(); ++k) out(k) = u_(layout_.pair(k).first) * u_(layout_.pair(k).second);
+  }
+
+  // The unclamped Gram matrix, the contributions and S from the records; then log p(z | S).
+  void resum() {
+    const int p = layout_.columns();
+    gram_.setZero(p + 1, p + 1);
+    release_sum_.setZero();
+    for (Eigen::Index i = 0; i < records_x_.cols(); ++i) {
+      const int off = layout_.intercept() ? 1 : 0;
+      if (layout_.intercept()) u_(0) = layout_.intercept_value();
+      for (int j = 0; j < layout_.covariates(); ++j) u_(off + j) = records_x_(j, i);
+      u_(p) = records_y_(i);
+      gram_.template selfadjointView<Eigen::Lower>().rankUpdate(u_);
+      contribution(records_x_.col(i), records_y_(i), c_new_);
+      contributions_.col(i) = c_new_;
+      release_sum_ += c_new_;
+    }
+    for (int j = 0; j <= p; ++j)
+      for (int i = 0; i < j; ++i) gram_(i, j) = gram_(j, i);
+    log_release_ = mechanism_.log_likelihood(z_, release_sum_);
+  }
+
+  regression_layout layout_;
+  nig_regression_prior prior_, posterior_;
+  Mechanism mechanism_;
+  std::vector<interval> covariate_bounds_;
+  interval response_bounds_;
+  double n_;
+  Eigen::VectorXd z_;
+  std::optional<hierarchical_normal_covariates> hierarchical_;
+  Eigen::VectorXd mu_x_;
+  Eigen::MatrixXd sigma_x_, chol_x_;
+  Eigen::LLT<Eigen::MatrixXd> llt_x_;
+  regression_parameter theta_;
+  Eigen::MatrixXd records_x_;      // d x n
+  Eigen::VectorXd records_y_;      // n
+  Eigen::MatrixXd contributions_;  // D x n: c(x_i, y_i)
+  Eigen::MatrixXd gram_;           // (p + 1) x (p + 1), unclamped
+  Eigen::VectorXd release_sum_, proposed_sum_, c_new_, x_new_, e_;
+  mutable Eigen::VectorXd u_;  // scratch of contribution()
+  double log_release_ = 0.0;
+  std::uint64_t proposed_ = 0, accepted_ = 0;
+  double smallest_log_alpha_ = 0.0;
+  numerical_events events_;
+};
+
+}  // namespace privpost
