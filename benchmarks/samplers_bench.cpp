@@ -22,6 +22,7 @@
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
 #include "privpost/samplers/record_augmented.hpp"
 #include "privpost/samplers/record_regression.hpp"
+#include "privpost/samplers/record_releases.hpp"
 
 using namespace privpost;
 
@@ -116,6 +117,21 @@ static void record_sweep_binomial(benchmark::State& st) {
   }
 }
 BENCHMARK(record_sweep_binomial)->Arg(10)->Arg(1000)->ArgName("n");
+
+// The same records under two Laplace releases (samplers/record_releases.hpp), epsilon 0.05 each: a record update
+// evaluates up to two log-densities.
+static void record_sweep_binomial_two_releases(benchmark::State& st) {
+  std::mt19937_64 g(1);
+  const double n = static_cast<double>(st.range(0));
+  const laplace_mechanism half(1.0, 0.05);
+  record_gibbs_releases sampler(beta_prior(1.0, 1.0), n, g, record_release(half, Eigen::VectorXd::Constant(1, 0.31 * n)),
+                                record_release(half, Eigen::VectorXd::Constant(1, 0.29 * n)));
+  for (auto _ : st) {
+    sampler.step(g);
+    benchmark::DoNotOptimize(sampler.parameter());
+  }
+}
+BENCHMARK(record_sweep_binomial_two_releases)->Arg(10)->Arg(1000)->ArgName("n");
 
 // The same for Poisson records under a truncated release (drop outside [0, 20]), n = 1000, lambda ~ Gamma(10, 1).
 static void record_sweep_truncated_poisson(benchmark::State& st) {

@@ -104,6 +104,7 @@
 #include "privpost/samplers/ops.hpp"
 #include "privpost/samplers/record_augmented.hpp"
 #include "privpost/samplers/record_regression.hpp"
+#include "privpost/samplers/record_releases.hpp"
 #include "privpost/samplers/sampler_policy.hpp"
 
 #include "privpost/inference/calibration_study.hpp"

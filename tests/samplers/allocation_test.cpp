@@ -56,6 +56,7 @@ std::atomic<long> eigen_malloc_checks_failed{0};  // Eigen allocations (or other
 #include "privpost/samplers/nuts.hpp"
 #include "privpost/samplers/record_augmented.hpp"
 #include "privpost/samplers/record_regression.hpp"
+#include "privpost/samplers/record_releases.hpp"
 
 // The replacement operators below pair malloc with free on purpose; GCC 12 sees the inlined std::allocator calls of the
 // test bodies and reports a mismatch it cannot see through.
@@ -137,6 +138,17 @@ TEST_CASE("truncated Gibbs-SS sweeps allocate nothing", "[allocation]") {
   record_gibbs poisson_records(poisson_gamma_prior(10.0, 2.0), laplace_mechanism(11.0, 0.5), z1, 500.0, g,
                                clamped_contribution<poisson_family>(1.0, 11.0));
   CHECK(allocations_in_sweeps(poisson_records, g) == 0);
+  // Two releases of the same Poisson records (clamped and dropped) and of real-valued exponential records.
+  record_gibbs_releases two_poisson(
+      poisson_gamma_prior(10.0, 2.0), 500.0, g,
+      record_release(laplace_mechanism(11.0, 0.5), z1, clamped_contribution<poisson_family>(1.0, 11.0)),
+      record_release(laplace_mechanism(11.0, 0.5), z1, dropped_contribution<poisson_family>(1.0, 11.0)));
+  CHECK(allocations_in_sweeps(two_poisson, g) == 0);
+  z1 << 450.0;
+  record_gibbs_releases two_exponential(
+      exponential_gamma_prior(20.0, 20.0), 500.0, g, record_release(laplace_mechanism(4.0, 0.5), z1),
+      record_release(gaussian_mechanism::analytic(4.0, 0.5, 1e-5), z1, dropped_contribution<exponential_rate_family>(0.0, 4.0)));
+  CHECK(allocations_in_sweeps(two_exponential, g) == 0);
   z2 << 10.0, 480.0;
   gibbs_ss_truncated normal(normal_inverse_gamma_prior(0.0, 1.0, 10.0, 10.0), laplace_mechanism(12.0, 0.5), z2, 500.0, -3.0, 3.0,
                             g);

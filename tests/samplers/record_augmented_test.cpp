@@ -31,6 +31,7 @@
 #include "privpost/testing/truncated_study.hpp"
 #include "support/beta_mixture_oracle.hpp"
 #include "support/calibration_checks.hpp"
+#include "support/record_kernel.hpp"
 
 using namespace privpost;
 
@@ -99,37 +100,9 @@ TEST_CASE("record_gibbs: one record update leaves the target invariant to 1e-12"
     record_gibbs chain(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 1.0), z, 2.0, g);
     const double theta = 0.3;
     chain.set_parameter(theta);
-    auto f = [&](double x) { return x > 0.5 ? theta : 1.0 - theta; };
-    auto state = [](int k) { return std::vector<double>{static_cast<double>(k & 1), static_cast<double>((k >> 1) & 1)}; };
-    std::array<double, 4> pi{};
-    double total = 0.0;
-    for (int k = 0; k < 4; ++k) {
-      const auto x = state(k);
-      total += (pi[k] = f(x[0]) * f(x[1]) * std::exp(-std::abs(zv - x[0] - x[1])));
-    }
-    for (double& v : pi) v /= total;
+    const auto pi = test::two_record_target(theta, [&](double sum) { return std::exp(-std::abs(zv - sum)); });
     for (std::size_t r = 0; r < 2; ++r) {
-      std::array<std::array<double, 4>, 4> kernel{};
-      for (int k = 0; k < 4; ++k) {
-        const auto x = state(k);
-        chain.set_records(x);
-        double stay = 1.0;
-        for (const double proposal : {0.0, 1.0}) {
-          auto y = x;
-          y[r] = proposal;
-          const int to = static_cast<int>(y[0]) + 2 * static_cast<int>(y[1]);
-          const double move = f(proposal) * std::min(1.0, std::exp(chain.log_acceptance(r, proposal)));
-          kernel[k][to] += move;
-          stay -= move;
-        }
-        kernel[k][k] += stay;
-      }
-      double worst = 0.0;
-      for (int to = 0; to < 4; ++to) {
-        double flow = 0.0;
-        for (int from = 0; from < 4; ++from) flow += pi[from] * kernel[from][to];
-        worst = std::max(worst, std::abs(flow - pi[to]));
-      }
+      const double worst = test::two_record_invariance_error(chain, theta, pi, r);
       INFO("z " << zv << ", record " << r << ": max |pi K - pi| " << worst);
       CHECK(worst <= 1e-12);
     }

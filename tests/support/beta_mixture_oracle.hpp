@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <boost/math/special_functions/beta.hpp>
 #include <boost/math/tools/roots.hpp>
@@ -21,6 +22,13 @@ struct beta_mixture {
   explicit beta_mixture(double epsilon, double z) {
     double total = 0.0;
     for (int s = 0; s <= 10; ++s) total += (w[s] = std::exp(-epsilon * std::abs(z - s)));
+    for (double& x : w) x /= total;
+  }
+  /// From log p(z | s) at s = 0..10 of any release (or several: their sum), as the same mixture.
+  explicit beta_mixture(const std::array<double, 11>& log_likelihood) {
+    double top = log_likelihood[0], total = 0.0;
+    for (const double l : log_likelihood) top = std::max(top, l);
+    for (int s = 0; s <= 10; ++s) total += (w[s] = std::exp(log_likelihood[s] - top));
     for (double& x : w) x /= total;
   }
   double mean() const {

@@ -1,0 +1,328 @@
+// privpost/samplers/record_releases.hpp
+// record_gibbs_releases: the record-level sampler (samplers/record_augmented.hpp; spec exact-small-n.md C.2-C.3) for
+// several releases of the same records. Release r is z_r ~ p_r(z_r | S_r) with S_r = sum_i c_r(x_i), its own mechanism
+// and its own contribution rule (the statistic, the clamped statistic, or the dropped one): for example the same count
+// released twice with different budgets, or a clamped and a dropped release of one column. The target is
+//     p(theta) prod_i f(x_i | theta) prod_r p_r(z_r | S_r),
+// and a record update proposes x* ~ f(. | theta) and accepts with
+//     alpha = min(1, prod_r p_r(z_r | S_r - c_r(x_i) + c_r(x*)) / p_r(z_r | S_r)),
+// where a release whose contribution does not change contributes a factor 1 without a density evaluation. For
+// eps_r-DP Laplace releases whose contributions stay in their declared ranges every alpha is at least
+// exp(-sum_r eps_r), the acceptance floor the tests check. With one release it is record_gibbs, draw for draw.
+//
+//     record_gibbs_releases chain(beta_prior(1, 1), 10.0, g, record_release(laplace_mechanism(1, 0.5), z1),
+//                                 record_release(gaussian_mechanism::analytic(1, 0.5, 1e-5), z2));
+//     record_gibbs_releases poisson(poisson_gamma_prior(10, 2), 10.0, g,
+//         record_release(laplace_mechanism(8, 0.5), z1, clamped_contribution<poisson_family>(0, 8)),
+//         record_release(laplace_mechanism(8, 0.5), z2, dropped_contribution<poisson_family>(0, 8)));
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/numerical_events.hpp"
+#include "privpost/core/random/uniform.hpp"
+#include "privpost/families/family_model.hpp"
+
+namespace privpost {
+
+/// What the data owner summed for a record: a callable from the family's record to the family's statistic vector type
+/// (exactly that type, so that a rule of another family is refused at compile time).
+template <class C, class F>
+concept record_contribution = exponential_family<F> && requires(const C& c, const typename F::record_type& x) {
+  { c(x) } -> std::same_as<typename F::vector_type>;
+};
+
+/// The record's statistic t(x), unchanged (a bounded family's release: binomial, multinomial).
+template <exponential_family F>
+struct statistic_contribution {
+  typename F::vector_type operator()(const typename F::record_type& x) const { return F::statistic(x); }
+};
+
+/// The statistic of the record clamped into [lo, hi] (a truncated release under the clamp policy; scalar records).
+template <exponential_family F>
+struct clamped_contribution {
+  double lo = 0.0, hi = 0.0;
+  clamped_contribution(double lower, double upper) : lo(lower), hi(upper) {
+    check_interval("clamped_contribution", "[lo, hi]", lo, hi);
+  }
+  typename F::vector_type operator()(const typename F::record_type& x) const {
+    return F::statistic(std::clamp(static_cast<double>(x), lo, hi));
+  }
+};
+
+/// The statistic of a record inside [lo, hi], and nothing (zero) for a record outside it (the drop policy).
+template <exponential_family F>
+struct dropped_contribution {
+  double lo = 0.0, hi = 0.0;
+  dropped_contribution(double lower, double upper) : lo(lower), hi(upper) {
+    check_interval("dropped_contribution", "[lo, hi]", lo, hi);
+  }
+  typename F::vector_type operator()(const typename F::record_type& x) const {
+    const auto v = static_cast<double>(x);
+    return (v >= lo && v <= hi) ? typename F::vector_type(F::statistic(x)) : F::vector_type::Zero();
+  }
+};
+
+/// One release of the records: its mechanism, the released value z and what the data owner summed per record.
+template <release_mechanism Mechanism, class Contribution = void>
+struct record_release {
+  Mechanism mechanism;
+  Eigen::VectorXd z;
+  Contribution contribution;
+  record_release(Mechanism m, Eigen::VectorXd released, Contribution c)
+      : mechanism(std::move(m)), z(std::move(released)), contribution(std::move(c)) {}
+};
+
+/// A release of the records' statistics unchanged (the contribution rule is the family's statistic).
+template <release_mechanism Mechanism>
+struct record_release<Mechanism, void> {
+  Mechanism mechanism;
+  Eigen::VectorXd z;
+  record_release(Mechanism m, Eigen::VectorXd released) : mechanism(std::move(m)), z(std::move(released)) {}
+};
+
+template <release_mechanism M>
+record_release(M, Eigen::VectorXd) -> record_release<M, void>;
+template <release_mechanism M, class C>
+record_release(M, Eigen::VectorXd, C) -> record_release<M, C>;
+
+namespace detail {
+// The contribution rule of a release for family F (the statistic when the release names none).
+template <class F, class R>
+struct release_rule {
+  using type = statistic_contribution<F>;
+};
+template <class F, class M, class C>
+struct release_rule<F, record_release<M, C>> {
+  using type = C;
+};
+template <class F, class M>
+struct release_rule<F, record_release<M, void>> {
+  using type = statistic_contribution<F>;
+};
+}  // namespace detail
+
+/// The record-level sampler over (theta, x_1..x_n) given R >= 1 releases of the same records. Models privpost::sampler.
+/// Sweeps allocate nothing.
+template <conjugate_prior Prior, class... Releases>
+requires record_generating_family<typename Prior::family> &&(sizeof...(Releases) >= 1) &&
+    (record_contribution<typename detail::release_rule<typename Prior::family, Releases>::type, typename Prior::family> &&
+     ...) class record_gibbs_releases {
+ public:
+  using family = typename Prior::family;
+  using record_type = typename family::record_type;
+  using parameter_type = typename family::parameter_type;
+  using vector_type = typename family::vector_type;
+  static constexpr std::size_t release_count = sizeof...(Releases);
+  /// The most records a chain holds (as record_gibbs).
+  static constexpr double max_records = 1e7;
+
+  /// n: the public number of records (a whole number in [1, 1e7]); each release's z has family::dimension finite
+  /// entries. theta starts from the prior and the records from f(. | theta). std::invalid_argument for a wrong size, a
+  /// non-finite z or a bad n; std::domain_error if a release has zero density at the initial records.
+  template <random_engine G>
+  record_gibbs_releases(const Prior& prior, double n, G& g, Releases... releases)
+      : record_gibbs_releases("record_gibbs_releases", prior, n, g, std::move(releases)...) {}
+
+  /// One sweep: theta | records (conjugate, on the exact sum T), then every record in turn (systematic scan).
+  template <random_engine G>
+  void step(G& g) {
+    theta_ = prior_.update(total_, n_).draw(g);
+    for (std::size_t i = 0; i < records_.size(); ++i) update_record(i, g);
+    if (!whole_sums_) resum();
+  }
+
+  /// log alpha of replacing record i by x (before the min with 0): the sum over releases of log p_r(z_r | S_r*) -
+  /// log p_r(z_r | S_r), each 0 when that release's contribution is unchanged.
+  double log_acceptance(std::size_t i, const record_type& x) const {
+    double log_alpha = 0.0;
+    for_each_release([&](const auto& rel, const release_state& st, std::size_t) {
+      const vector_type c = rule(rel)(x);
+      if (c == st.contributions[i]) return;
+      const vector_type proposed = st.sum - st.contributions[i] + c;
+      log_alpha += rel.mechanism.log_likelihood(st.z, proposed) - st.log_density;
+    });
+    return log_alpha;
+  }
+
+  /// One Metropolis-Hastings update of record i at the current theta: x* ~ f(. | theta), accepted with probability
+  /// min(1, exp(log_acceptance(i, x*))) (no uniform is drawn when that is 1). Returns whether it was accepted.
+  template <random_engine G>
+  bool update_record(std::size_t i, G& g) {
+    const record_type x = family::draw_record(theta_, g);
+    ++proposed_;
+    double log_alpha = 0.0;
+    bool changed = false;
+    for_each_release([&](const auto& rel, release_state& st, std::size_t) {
+      st.c_new = rule(rel)(x);
+      st.changed = !(st.c_new == st.contributions[i]);
+      if (!st.changed) return;
+      changed = true;
+      st.proposed = st.sum - st.contributions[i] + st.c_new;
+      st.log_new = rel.mechanism.log_likelihood(st.z, st.proposed);
+      log_alpha += st.log_new - st.log_density;
+    });
+    if (changed) {
+      smallest_log_alpha_ = std::min(smallest_log_alpha_, log_alpha);
+      if (log_alpha < 0.0 && !(std::log(draw_uniform(g)) < log_alpha)) return false;
+    }
+    ++accepted_;
+    const vector_type t_new = family::statistic(x);
+    whole_sums_ = whole_sums_ && whole(t_new);
+    total_ += t_new - statistics_[i];
+    statistics_[i] = t_new;
+    for (auto& st : states_) {
+      if (!st.changed) continue;
+      whole_sums_ = whole_sums_ && whole(st.c_new);
+      st.sum = st.proposed;
+      st.log_density = st.log_new;  // the new density itself, not a running sum of differences
+      st.contributions[i] = st.c_new;
+    }
+    records_[i] = x;
+    return true;
+  }
+
+  const parameter_type& parameter() const noexcept { return theta_; }
+  auto parameter_vector() const { return family_model<family>::parameter_vector(theta_); }
+  /// Sets theta (the kernel tests hold it fixed and call update_record).
+  void set_parameter(const parameter_type& theta) { theta_ = theta; }
+  /// Replaces the records (the kernel tests); the sums are recomputed. std::invalid_argument for a wrong count.
+  void set_records(const std::vector<record_type>& records) {
+    check_size_match(std::string(function_) + "::set_records", "records", static_cast<Eigen::Index>(records.size()), "n",
+                     static_cast<Eigen::Index>(records_.size()));
+    records_ = records;
+    resum();
+  }
+  const std::vector<record_type>& records() const noexcept { return records_; }
+  /// T: the sum of the records' statistics (what theta | records is conditioned on).
+  const vector_type& statistic() const noexcept { return total_; }
+  /// S_r: the sum of the records' contributions to release r (0-based).
+  const vector_type& release_sum(std::size_t r) const {
+    if (r >= release_count)
+      throw_invalid(std::string(function_) + "::release_sum", "r", static_cast<double>(r),
+                    "a release index in [0, " + std::to_string(release_count - 1) + "]");
+    return states_[r].sum;
+  }
+  /// Accepted / proposed record updates so far (1 before any).
+  double record_acceptance() const noexcept {
+    return proposed_ == 0 ? 1.0 : static_cast<double>(accepted_) / static_cast<double>(proposed_);
+  }
+  /// The smallest log alpha computed so far (0 before any change of contribution was proposed).
+  double smallest_log_acceptance() const noexcept { return smallest_log_alpha_; }
+  /// Nothing is ever repaired or retried: all zero.
+  const numerical_events& events() const noexcept { return events_; }
+
+ protected:
+  // The checks and the start under the name `function` (record_gibbs uses its own). A single release is "the release".
+  template <random_engine G>
+  record_gibbs_releases(const char* function, const Prior& prior, double n, G& g, Releases... releases)
+      : prior_(prior), releases_(std::move(releases)...), n_(n), function_(function) {
+    const char* f = function_;
+    check_record_count(f, n);
+    if (!(std::floor(n) == n && n <= max_records)) throw_invalid(f, "n", n, "a whole number in [1, 1e7]");
+    for_each_release([&](auto& rel, release_state& st, std::size_t r) {
+      const std::string which = release_name(r) + " z";
+      check_size_match(f, which, rel.z.size(), "the family's statistic size", family::dimension);
+      check_finite(f, which, rel.z);
+      st.z = rel.z;
+    });
+    theta_ = prior_.draw(g);
+    const auto count = static_cast<std::size_t>(n);
+    records_.resize(count);
+    statistics_.resize(count);
+    for (auto& st : states_) st.contributions.resize(count);
+    for (std::size_t i = 0; i < count; ++i) records_[i] = family::draw_record(theta_, g);
+    resum();
+    for (std::size_t r = 0; r < release_count; ++r)
+      if (!(states_[r].log_density > -std::numeric_limits<double>::infinity()))
+        throw std::domain_error(std::string(f) + ": " + (release_count == 1 ? "the release" : release_name(r)) +
+                                " has zero density at the initial records (log density " +
+                                std::to_string(states_[r].log_density) + "); accepted: a mechanism with positive density there");
+  }
+
+ private:
+  static std::string release_name(std::size_t r) {
+    return release_count == 1 ? std::string("release") : "release " + std::to_string(r + 1);
+  }
+
+  struct release_state {
+    vector_type z = vector_type::Zero(), sum = vector_type::Zero(), proposed = vector_type::Zero(), c_new = vector_type::Zero();
+    std::vector<vector_type> contributions;
+    double log_density = 0.0, log_new = 0.0;
+    bool changed = false;
+  };
+
+  template <class R>
+  static auto rule(const R& rel) {
+    if constexpr (requires { rel.contribution; })
+      return rel.contribution;
+    else
+      return statistic_contribution<family>{};
+  }
+
+  // fn(release, its state, index) for every release in order.
+  template <class Fn>
+  void for_each_release(Fn&& fn) {
+    [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(releases_), states_[r], r), ...); }
+    (std::index_sequence_for<Releases...>{});
+  }
+  template <class Fn>
+  void for_each_release(Fn&& fn) const {
+    [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(releases_), states_[r], r), ...); }
+    (std::index_sequence_for<Releases...>{});
+  }
+
+  static bool whole(const vector_type& v) {
+    for (Eigen::Index j = 0; j < v.size(); ++j)
+      if (!(std::floor(v(j)) == v(j) && std::abs(v(j)) < 4.5e15)) return false;
+    return true;
+  }
+
+  void resum() {
+    total_.setZero();
+    whole_sums_ = true;
+    for (std::size_t i = 0; i < records_.size(); ++i) {
+      statistics_[i] = family::statistic(records_[i]);
+      total_ += statistics_[i];
+      whole_sums_ = whole_sums_ && whole(statistics_[i]);
+    }
+    for_each_release([&](const auto& rel, release_state& st, std::size_t) {
+      const auto c = rule(rel);
+      st.sum.setZero();
+      for (std::size_t i = 0; i < records_.size(); ++i) {
+        st.contributions[i] = c(records_[i]);
+        st.sum += st.contributions[i];
+        whole_sums_ = whole_sums_ && whole(st.contributions[i]);
+      }
+      st.log_density = rel.mechanism.log_likelihood(st.z, st.sum);
+    });
+  }
+
+  Prior prior_;
+  std::tuple<Releases...> releases_;
+  std::array<release_state, release_count> states_;
+  double n_;
+  parameter_type theta_{};
+  std::vector<record_type> records_;
+  std::vector<vector_type> statistics_;
+  vector_type total_ = vector_type::Zero();
+  std::uint64_t proposed_ = 0, accepted_ = 0;
+  double smallest_log_alpha_ = 0.0;
+  bool whole_sums_ = true;
+  const char* function_;
+  numerical_events events_;
+};
+
+}  // namespace privpost
