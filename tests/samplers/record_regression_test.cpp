@@ -136,6 +136,14 @@ TEST_CASE("record_regression: bad input is refused by name", "[records][regressi
   const normal_covariate_law wrong_mean{Eigen::VectorXd::Zero(2), Eigen::MatrixXd::Identity(1, 1)};
   CHECK_THROWS_WITH(record_regression(layout1, prior1(), wrong_mean, box_x, box_y, mechanism, z, 20.0, g),
                     Catch::Contains("covariate law mean"));
+  // Each record keeps its D contributions, n D <= 1e8: a layout of 20 covariates (D = 252) holds at most 396825 records.
+  const regression_layout wide(20, true);
+  const nig_regression_prior prior21(Eigen::VectorXd::Zero(21), Eigen::MatrixXd::Identity(21, 21), 2.0, 1.0);
+  CHECK_THROWS_WITH(
+      record_regression(wide, prior21, normal_covariate_law{Eigen::VectorXd::Zero(20), Eigen::MatrixXd::Identity(20, 20)},
+                        std::vector<interval>(20, interval(-1.0, 1.0)), box_y, mechanism, Eigen::VectorXd::Zero(wide.size()), 1e6,
+                        g),
+      Catch::Contains("at most 396825 records for a layout of 252 statistics"));
   // The hierarchical law reads sum x from the intercept row of the Gram matrix.
   const regression_layout no_intercept(1, false);
   const nig_regression_prior prior_ni(Eigen::VectorXd::Zero(1), Eigen::MatrixXd::Identity(1, 1), 2.0, 1.0);

@@ -60,8 +60,9 @@ template <release_mechanism Mechanism>
 requires std::same_as<typename Mechanism::vector_type, Eigen::VectorXd>
 class record_regression {
  public:
-  /// The most records a chain holds (a sweep is O(n D)).
+  /// The most records a chain holds (a sweep is O(n D)), and the most contributions n D it stores.
   static constexpr double max_records = 1e7;
+  static constexpr double max_stored_contributions = 1e8;
 
   /// Hierarchical covariates: (mu_x, Sigma_x) ~ covariate_prior (NIW), updated each sweep. The layout needs its
   /// intercept column (as hierarchical_normal_covariates does).
@@ -102,8 +103,8 @@ class record_regression {
   /// The acceptance function of update_record (the kernel tests build the kernel from it).
   double log_acceptance(Eigen::Index i, const Eigen::VectorXd& x, double y) const {
     check_size_match("record_regression::log_acceptance", "x", x.size(), "covariates d", layout_.covariates());
-    Eigen::VectorXd c(layout_.size());
-    contribution(x, y, c);
+    Eigen::VectorXd c(layout_.size()), u(layout_.columns() + 1);
+    contribution(x, y, u, c);
     if (c == contributions_.col(i)) return 0.0;
     const Eigen::VectorXd proposed = release_sum_ - contributions_.col(i) + c;
     return mechanism_.log_likelihood(z_, proposed) - log_release_;
@@ -121,7 +122,7 @@ class record_regression {
     double mean_y = layout_.intercept() ? layout_.intercept_value() * theta_.theta(0) : 0.0;
     for (int j = 0; j < d; ++j) mean_y += theta_.theta(off + j) * x_new_(j);
     const double y_new = mean_y + std::sqrt(theta_.variance) * draw_normal(g);
-    contribution(x_new_, y_new, c_new_);
+    contribution(x_new_, y_new, u_, c_new_);
     ++proposed_;
     double log_new = log_release_;
     const bool same = c_new_ == contributions_.col(i);
@@ -209,6 +210,12 @@ class record_regression {
     check_finite(f, "z", z);
     check_record_count(f, n);
     if (!(std::floor(n) == n && n <= max_records)) throw_invalid(f, "n", n, "a whole number in [1, 1e7]");
+    // Each record keeps its D contributions: n D doubles (at most 800 MB).
+    if (!(n * static_cast<double>(layout_.size()) <= max_stored_contributions))
+      throw_invalid(f, "n", n,
+                    "at most " + std::to_string(static_cast<long long>(max_stored_contributions / layout_.size())) +
+                        " records for a layout of " + std::to_string(layout_.size()) +
+                        " statistics (n D <= 1e8 stored contributions; beyond it gibbs_ss is the tool)");
     covariate_bounds_ = covariate_bounds;
     z_ = z;
     const int d = layout_.covariates();
@@ -260,16 +267,16 @@ class record_regression {
     }
   }
 
-  // c(x, y): the layout's entries of u u^T for u = (clamp(x~), clamp(y)), into out.
-  void contribution(const Eigen::Ref<const Eigen::VectorXd>& x, double y, Eigen::VectorXd& out) const {
+  // c(x, y): the layout's entries of u u^T for u = (clamp(x~), clamp(y)), into out (u: scratch of size columns + 1).
+  void contribution(const Eigen::Ref<const Eigen::VectorXd>& x, double y, Eigen::VectorXd& u, Eigen::VectorXd& out) const {
     const int off = layout_.intercept() ? 1 : 0;
-    if (layout_.intercept()) u_(0) = layout_.intercept_value();
+    if (layout_.intercept()) u(0) = layout_.intercept_value();
     for (int j = 0; j < layout_.covariates(); ++j) {
       const auto& b = covariate_bounds_[static_cast<std::size_t>(j)];
-      u_(off + j) = std::clamp(x(j), b.lo, b.hi);
+      u(off + j) = std::clamp(x(j), b.lo, b.hi);
     }
-    u_(layout_.columns()) = std::clamp(y, response_bounds_.lo, response_bounds_.hi);
-    for (int k = 0; k < layout_.size(); ++k) out(k) = u_(layout_.pair(k).first) * u_(layout_.pair(k).second);
+    u(layout_.columns()) = std::clamp(y, response_bounds_.lo, response_bounds_.hi);
+    for (int k = 0; k < layout_.size(); ++k) out(k) = u(layout_.pair(k).first) * u(layout_.pair(k).second);
   }
 
   // The unclamped Gram matrix, the contributions and S from the records; then log p(z | S).
@@ -283,7 +290,7 @@ class record_regression {
       for (int j = 0; j < layout_.covariates(); ++j) u_(off + j) = records_x_(j, i);
       u_(p) = records_y_(i);
       gram_.template selfadjointView<Eigen::Lower>().rankUpdate(u_);
-      contribution(records_x_.col(i), records_y_(i), c_new_);
+      contribution(records_x_.col(i), records_y_(i), u_, c_new_);
       contributions_.col(i) = c_new_;
       release_sum_ += c_new_;
     }
@@ -309,7 +316,7 @@ class record_regression {
   Eigen::MatrixXd contributions_;  // D x n: c(x_i, y_i)
   Eigen::MatrixXd gram_;           // (p + 1) x (p + 1), unclamped
   Eigen::VectorXd release_sum_, proposed_sum_, c_new_, x_new_, e_;
-  mutable Eigen::VectorXd u_;  // scratch of contribution()
+  Eigen::VectorXd u_;  // scratch: a record's row (x~, y)
   double log_release_ = 0.0;
   std::uint64_t proposed_ = 0, accepted_ = 0;
   double smallest_log_alpha_ = 0.0;
