@@ -25,6 +25,27 @@ using privpost::test::miscalibrated;
 using privpost::test::row;
 
 namespace {
+// A release mechanism of fixed-size statistics (declared only: it appears in unevaluated concept checks alone).
+struct fixed_size_mechanism {
+  using mechanism_category = mechanism_tag;
+  using vector_type = Eigen::Vector3d;
+  vector_type release(const vector_type& s, std::mt19937_64& g) const;
+  double log_likelihood(const vector_type& z, const vector_type& s) const;
+  privacy_budget budget() const;
+};
+template <class M>
+concept regression_sampler_for = requires {
+  typename record_regression<M>;
+};
+}  // namespace
+
+static_assert(sampler<record_regression<laplace_mechanism>>);
+static_assert(regression_sampler_for<gaussian_mechanism>);
+static_assert(release_mechanism<fixed_size_mechanism>);
+static_assert(!regression_sampler_for<fixed_size_mechanism>);  // its statistics are not Eigen::VectorXd
+static_assert(!regression_sampler_for<double>);                // not a mechanism
+
+namespace {
 
 // The data model of `privpost-calibrate --model linreg` (001 Sec. 4.2): d = 1 plus an intercept,
 // theta, sigma^2 ~ NIG(0, 38 I, 20, 0.5), (mu_x, Sigma_x) ~ NIW(0, 1, I, 50); the declared box [-1, 1] for x and y.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "privpost/families/binomial.hpp"
+#include "privpost/families/multinomial.hpp"
 #include "privpost/families/poisson.hpp"
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/inference/infer.hpp"
@@ -31,6 +32,27 @@ using namespace privpost;
 namespace {
 Eigen::VectorXd scalar(double v) { return Eigen::VectorXd::Constant(1, v); }
 }  // namespace
+
+// The constraint: a conjugate prior whose family draws records, and one or more record_release of that family (each
+// rule a contribution rule of the family; family_statistic, the default, meaning the family's statistic).
+template <class P, class... R>
+concept releases_sampler_for = requires {
+  typename record_gibbs_releases<P, R...>;
+};
+static_assert(sampler<record_gibbs_releases<beta_prior, record_release<laplace_mechanism>, record_release<gaussian_mechanism>>>);
+static_assert(releases_sampler_for<poisson_gamma_prior, record_release<laplace_mechanism, clamped_contribution<poisson_family>>,
+                                   record_release<laplace_mechanism, dropped_contribution<poisson_family>>>);
+static_assert(record_release_for<record_release<laplace_mechanism>, binomial_family>);
+static_assert(record_release_for<record_release<laplace_mechanism, statistic_contribution<binomial_family>>, binomial_family>);
+static_assert(!releases_sampler_for<beta_prior>);                                          // no release
+static_assert(!releases_sampler_for<double, record_release<laplace_mechanism>>);          // not a conjugate prior
+static_assert(!releases_sampler_for<beta_prior, int>);                                     // not a release
+static_assert(!releases_sampler_for<beta_prior, record_release<laplace_mechanism>, int>);  // one not a release
+// A rule of another family (a 3-vector statistic for the binomial's scalar one).
+static_assert(!releases_sampler_for<beta_prior, record_release<laplace_mechanism, statistic_contribution<multinomial_family<3>>>>);
+static_assert(!record_release_for<record_release<laplace_mechanism, dropped_contribution<poisson_family>>, multinomial_family<3>>);
+static_assert(!releases_sampler_for<beta_prior, record_release<laplace_mechanism>,
+                                    record_release<laplace_mechanism, statistic_contribution<multinomial_family<3>>>>);
 
 TEST_CASE("record_gibbs_releases with one release is record_gibbs, draw for draw", "[records][releases]") {
   {

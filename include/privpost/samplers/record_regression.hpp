@@ -72,7 +72,7 @@ class record_regression {
                     const Eigen::VectorXd& z, double n, G& g)
       : record_regression(layout, prior, covariate_bounds, response_bounds, mechanism, z, n) {
     hierarchical_.emplace(layout_, covariate_prior, g);
-    set_covariate_law(hierarchical_->mean(), hierarchical_->covariance());
+    factor_covariate_law();
     start(g);
   }
 
@@ -86,7 +86,9 @@ class record_regression {
     check_size_match(f, "covariate law mean", law.mean.size(), "covariates d", layout_.covariates());
     check_finite(f, "covariate law mean", law.mean);
     check_symmetric_positive_definite(f, "covariate law covariance", law.covariance);
-    set_covariate_law(law.mean, law.covariance);
+    mu_x_ = law.mean;
+    sigma_x_ = law.covariance;
+    factor_covariate_law();
     start(g);
   }
 
@@ -116,8 +118,8 @@ class record_regression {
   bool update_record(Eigen::Index i, G& g) {
     const int d = layout_.covariates();
     for (int j = 0; j < d; ++j) e_(j) = draw_normal(g);
-    x_new_.noalias() = chol_x_.template triangularView<Eigen::Lower>() * e_;
-    x_new_ += mu_x_;
+    x_new_.noalias() = llt_x_.matrixL() * e_;
+    x_new_ += covariate_mean();
     const int off = layout_.intercept() ? 1 : 0;
     double mean_y = layout_.intercept() ? layout_.intercept_value() * theta_.theta(0) : 0.0;
     for (int j = 0; j < d; ++j) mean_y += theta_.theta(off + j) * x_new_(j);
@@ -178,9 +180,11 @@ class record_regression {
   const Eigen::MatrixXd& gram() const noexcept { return gram_; }
   /// S: the sum of the clamped records' statistics (what the mechanism released a noisy copy of).
   const Eigen::VectorXd& release_sum() const noexcept { return release_sum_; }
-  /// The covariate law's current mean and covariance (fixed, or the last NIW draw).
-  const Eigen::VectorXd& covariate_mean() const noexcept { return mu_x_; }
-  const Eigen::MatrixXd& covariate_covariance() const noexcept { return sigma_x_; }
+  /// The covariate law's current mean and covariance (fixed, or the last NIW draw, read from the hierarchical model).
+  const Eigen::VectorXd& covariate_mean() const noexcept { return hierarchical_ ? hierarchical_->mean() : mu_x_; }
+  const Eigen::MatrixXd& covariate_covariance() const noexcept {
+    return hierarchical_ ? hierarchical_->covariance() : sigma_x_;
+  }
   /// Accepted / proposed record updates so far (1 before any).
   double record_acceptance() const noexcept {
     return proposed_ == 0 ? 1.0 : static_cast<double>(accepted_) / static_cast<double>(proposed_);
@@ -231,13 +235,11 @@ class record_regression {
     u_.resize(layout_.columns() + 1);
   }
 
-  void set_covariate_law(const Eigen::VectorXd& mean, const Eigen::MatrixXd& covariance) {
-    mu_x_ = mean;
-    sigma_x_ = covariance;
-    llt_x_.compute(sigma_x_);
+  // The Cholesky factor of the current covariate covariance (into llt_x_'s storage: no allocation after the first).
+  void factor_covariate_law() {
+    llt_x_.compute(covariate_covariance());
     if (llt_x_.info() != Eigen::Success)
       throw std::domain_error("record_regression: the covariate covariance is not positive definite");
-    chol_x_ = llt_x_.matrixL();
   }
 
   // theta from the prior, records from the model, then the sums; the release must have positive density there.
@@ -246,8 +248,8 @@ class record_regression {
     prior_.draw(g, theta_);
     for (Eigen::Index i = 0; i < records_x_.cols(); ++i) {
       for (int j = 0; j < layout_.covariates(); ++j) e_(j) = draw_normal(g);
-      x_new_.noalias() = chol_x_.template triangularView<Eigen::Lower>() * e_;
-      records_x_.col(i) = x_new_ + mu_x_;
+      x_new_.noalias() = llt_x_.matrixL() * e_;
+      records_x_.col(i) = x_new_ + covariate_mean();
       records_y_(i) = layout_.design_row(records_x_.col(i)).dot(theta_.theta) + std::sqrt(theta_.variance) * draw_normal(g);
     }
     resum();
@@ -263,7 +265,7 @@ class record_regression {
     posterior_.draw(g, theta_);
     if (hierarchical_) {
       hierarchical_->update(layout_, gram_, n_, g);
-      set_covariate_law(hierarchical_->mean(), hierarchical_->covariance());
+      factor_covariate_law();
     }
   }
 
@@ -307,9 +309,9 @@ class record_regression {
   double n_;
   Eigen::VectorXd z_;
   std::optional<hierarchical_normal_covariates> hierarchical_;
-  Eigen::VectorXd mu_x_;
-  Eigen::MatrixXd sigma_x_, chol_x_;
-  Eigen::LLT<Eigen::MatrixXd> llt_x_;
+  Eigen::VectorXd mu_x_;     // the fixed law's mean (unused with a hierarchical law)
+  Eigen::MatrixXd sigma_x_;  // the fixed law's covariance (unused with a hierarchical law)
+  Eigen::LLT<Eigen::MatrixXd> llt_x_;  // the current covariance's Cholesky factor
   regression_parameter theta_;
   Eigen::MatrixXd records_x_;      // d x n
   Eigen::VectorXd records_y_;      // n

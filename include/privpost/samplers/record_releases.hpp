@@ -26,6 +26,7 @@
 #include <limits>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -75,51 +76,55 @@ struct dropped_contribution {
   }
 };
 
-/// One release of the records: its mechanism, the released value z and what the data owner summed per record.
-template <release_mechanism Mechanism, class Contribution = void>
+/// The contribution rule of a release that names none: the data owner summed the family's statistic unchanged (a
+/// bounded family's release: binomial, multinomial). record_gibbs_releases reads it as statistic_contribution<F>.
+struct family_statistic {};
+
+/// One release of the records: its mechanism, the released value z and what the data owner summed per record (a
+/// record_contribution of the sampler's family, or family_statistic when the release is of the statistic itself).
+template <release_mechanism Mechanism, class Contribution = family_statistic>
 struct record_release {
   Mechanism mechanism;
   Eigen::VectorXd z;
   Contribution contribution;
-  record_release(Mechanism m, Eigen::VectorXd released, Contribution c)
+  record_release(Mechanism m, Eigen::VectorXd released, Contribution c = {})
       : mechanism(std::move(m)), z(std::move(released)), contribution(std::move(c)) {}
 };
 
-/// A release of the records' statistics unchanged (the contribution rule is the family's statistic).
-template <release_mechanism Mechanism>
-struct record_release<Mechanism, void> {
-  Mechanism mechanism;
-  Eigen::VectorXd z;
-  record_release(Mechanism m, Eigen::VectorXd released) : mechanism(std::move(m)), z(std::move(released)) {}
-};
-
 template <release_mechanism M>
-record_release(M, Eigen::VectorXd) -> record_release<M, void>;
+record_release(M, Eigen::VectorXd) -> record_release<M>;
 template <release_mechanism M, class C>
 record_release(M, Eigen::VectorXd, C) -> record_release<M, C>;
 
 namespace detail {
-// The contribution rule of a release for family F (the statistic when the release names none).
-template <class F, class R>
-struct release_rule {
-  using type = statistic_contribution<F>;
-};
-template <class F, class M, class C>
-struct release_rule<F, record_release<M, C>> {
-  using type = C;
-};
-template <class F, class M>
-struct release_rule<F, record_release<M, void>> {
-  using type = statistic_contribution<F>;
-};
+// The contribution rule of a release for family F: its own, or the family's statistic for family_statistic. The only
+// place that default is expressed; release_rule_t and record_gibbs_releases both go through it.
+template <class F, class C>
+auto resolve_rule(const C& c) {
+  if constexpr (std::same_as<C, family_statistic>)
+    return statistic_contribution<F>{};
+  else
+    return c;
+}
+template <class F, class Release>
+using release_rule_t = decltype(resolve_rule<F>(std::declval<const Release&>().contribution));
+
+template <class R>
+inline constexpr bool is_record_release = false;
+template <class M, class C>
+inline constexpr bool is_record_release<record_release<M, C>> = true;
 }  // namespace detail
+
+/// A release of the records of family F: a record_release whose contribution rule (family_statistic meaning
+/// statistic_contribution<F>) is a record_contribution of F.
+template <class R, class F>
+concept record_release_for = detail::is_record_release<R> && record_contribution<detail::release_rule_t<F, R>, F>;
 
 /// The record-level sampler over (theta, x_1..x_n) given R >= 1 releases of the same records. Models privpost::sampler.
 /// Sweeps allocate nothing.
 template <conjugate_prior Prior, class... Releases>
 requires record_generating_family<typename Prior::family> &&(sizeof...(Releases) >= 1) &&
-    (record_contribution<typename detail::release_rule<typename Prior::family, Releases>::type, typename Prior::family> &&
-     ...) class record_gibbs_releases {
+    (record_release_for<Releases, typename Prior::family> && ...) class record_gibbs_releases {
  public:
   using family = typename Prior::family;
   using record_type = typename family::record_type;
@@ -266,10 +271,7 @@ requires record_generating_family<typename Prior::family> &&(sizeof...(Releases)
 
   template <class R>
   static auto rule(const R& rel) {
-    if constexpr (requires { rel.contribution; })
-      return rel.contribution;
-    else
-      return statistic_contribution<family>{};
+    return detail::resolve_rule<family>(rel.contribution);
   }
 
   // fn(release, its state, index) for every release in order.
