@@ -45,12 +45,14 @@ static_assert(releases_sampler_for<poisson_gamma_prior, record_release<laplace_m
 static_assert(record_release_for<record_release<laplace_mechanism>, binomial_family>);
 static_assert(record_release_for<record_release<laplace_mechanism, statistic_contribution<binomial_family>>, binomial_family>);
 static_assert(!releases_sampler_for<beta_prior>);                                          // no release
-static_assert(!releases_sampler_for<double, record_release<laplace_mechanism>>);          // not a conjugate prior
+static_assert(!releases_sampler_for<double, record_release<laplace_mechanism>>);           // not a conjugate prior
 static_assert(!releases_sampler_for<beta_prior, int>);                                     // not a release
 static_assert(!releases_sampler_for<beta_prior, record_release<laplace_mechanism>, int>);  // one not a release
 // A rule of another family (a 3-vector statistic for the binomial's scalar one).
-static_assert(!releases_sampler_for<beta_prior, record_release<laplace_mechanism, statistic_contribution<multinomial_family<3>>>>);
-static_assert(!record_release_for<record_release<laplace_mechanism, dropped_contribution<poisson_family>>, multinomial_family<3>>);
+static_assert(
+    !releases_sampler_for<beta_prior, record_release<laplace_mechanism, statistic_contribution<multinomial_family<3>>>>);
+static_assert(
+    !record_release_for<record_release<laplace_mechanism, dropped_contribution<poisson_family>>, multinomial_family<3>>);
 static_assert(!releases_sampler_for<beta_prior, record_release<laplace_mechanism>,
                                     record_release<laplace_mechanism, statistic_contribution<multinomial_family<3>>>>);
 

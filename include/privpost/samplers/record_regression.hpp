@@ -182,9 +182,7 @@ class record_regression {
   const Eigen::VectorXd& release_sum() const noexcept { return release_sum_; }
   /// The covariate law's current mean and covariance (fixed, or the last NIW draw, read from the hierarchical model).
   const Eigen::VectorXd& covariate_mean() const noexcept { return hierarchical_ ? hierarchical_->mean() : mu_x_; }
-  const Eigen::MatrixXd& covariate_covariance() const noexcept {
-    return hierarchical_ ? hierarchical_->covariance() : sigma_x_;
-  }
+  const Eigen::MatrixXd& covariate_covariance() const noexcept { return hierarchical_ ? hierarchical_->covariance() : sigma_x_; }
   /// Accepted / proposed record updates so far (1 before any).
   double record_acceptance() const noexcept {
     return proposed_ == 0 ? 1.0 : static_cast<double>(accepted_) / static_cast<double>(proposed_);
@@ -309,8 +307,8 @@ class record_regression {
   double n_;
   Eigen::VectorXd z_;
   std::optional<hierarchical_normal_covariates> hierarchical_;
-  Eigen::VectorXd mu_x_;     // the fixed law's mean (unused with a hierarchical law)
-  Eigen::MatrixXd sigma_x_;  // the fixed law's covariance (unused with a hierarchical law)
+  Eigen::VectorXd mu_x_;               // the fixed law's mean (unused with a hierarchical law)
+  Eigen::MatrixXd sigma_x_;            // the fixed law's covariance (unused with a hierarchical law)
   Eigen::LLT<Eigen::MatrixXd> llt_x_;  // the current covariance's Cholesky factor
   regression_parameter theta_;
   Eigen::MatrixXd records_x_;      // d x n
