@@ -1,9 +1,12 @@
 // privpost/families/graphical/loopy_bp.hpp
 // loopy_bp: sum-product belief propagation on any pairwise graph (issue #11, spec cgm.md Sec. 3.4, 3.7), the Bethe
 // approximation for graphs with cycles: flooding schedule (every message from the previous sweep), log-domain damping
-// log m <- (1 - beta) log m_old + beta log m_new, each message normalised to log-sum-exp 0; stopped when the largest
-// message change is below tol or at max_sweeps (reported as not converged, never thrown). Beliefs and the Bethe
-// log-partition
+// log m <- (1 - beta) log m_old + beta log m_new with each new message normalised to log-sum-exp 0; stopped when the
+// largest message change is below tol or at max_sweeps (reported as not converged, never thrown). The damped message is
+// not renormalised: a message's constant shift cancels in every new message and in the (normalised) beliefs, and by
+// Hoelder's inequality its log-sum-exp c obeys c_next <= (1 - beta) c, reaching 0 at the fixed point (dropping that
+// renormalisation took a third-order-chain call from about 125 to 75 us, with the same number of sweeps). Beliefs and
+// the Bethe log-partition
 //   log Z_B = sum_uv <b_uv, theta_uv> + sum_v <b_v, theta_v> + sum_uv H(b_uv) - sum_v (deg v - 1) H(b_v),
 // exact on forests. Messages are kept between calls (a warm start for the E-step's nearby thetas). Allocation-free
 // after construction once mu has its size.
@@ -83,7 +86,6 @@ class loopy_bp {
         change = std::max(change, std::abs(updated - messages_(i)));
         messages_(i) = updated;
       }
-      renormalise();
       report.iterations = sweep + 1;
       report.max_residual = change;
       report.converged = change < options_.tol;
@@ -161,15 +163,6 @@ class loopy_bp {
           messages_.segment(offset_[static_cast<std::size_t>(e)].first, graph_.cardinality(v));
       incoming_.segment(layout_.node_offset(u), graph_.cardinality(u)) +=
           messages_.segment(offset_[static_cast<std::size_t>(e)].second, graph_.cardinality(u));
-    }
-  }
-
-  void renormalise() {
-    for (int e = 0; e < graph_.num_edges(); ++e) {
-      const auto [u, v] = graph_.edge(e);
-      const auto [a, b] = offset_[static_cast<std::size_t>(e)];
-      messages_.segment(a, graph_.cardinality(v)).array() -= detail::log_sum_exp(messages_.segment(a, graph_.cardinality(v)));
-      messages_.segment(b, graph_.cardinality(u)).array() -= detail::log_sum_exp(messages_.segment(b, graph_.cardinality(u)));
     }
   }
 
