@@ -35,7 +35,9 @@ BENCHMARK(tree_bp_star)->Unit(benchmark::kMicrosecond);
 
 // Loopy BP from uniform messages on the study's third-order chain (T = 10, K = 3, 24 edges; spec target <= 100 us per
 // inference call), theta ~ N(0, 0.3^2) on the edges; and on a connected Erdos-Renyi graph G(10, 0.3), K = 3 (the
-// issue's other loopy graph; seed 5 of connected_erdos_renyi_graph, edge count in the counters).
+// issue's other loopy graph; seed 5 of connected_erdos_renyi_graph, edge count in the counters). Not renormalising the
+// damped messages took the third-order-chain call from about 121 to 75 us and the Erdos-Renyi one from 111 to 68 us
+// (2-core AMD EPYC, g++ 12.2 -O3, same sweeps).
 void run_loopy(benchmark::State& st, const pairwise_graph& graph) {
   loopy_bp bp(graph);
   std::mt19937_64 g(1);

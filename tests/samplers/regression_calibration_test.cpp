@@ -44,7 +44,7 @@ regression_study<laplace_mechanism> make_study(covariate_scenario scenario, int 
 }
 
 void run(covariate_scenario scenario, int d, double n, std::uint64_t seed) {
-  const int p = d + 1;
+  const int p = regression_layout(d, true).columns();
   const auto study = make_study(scenario, d, n, 0.1, {"gibbs", "naive", "nonprivate"});
   const auto acc = run_calibration(study, {trials, seed, 0});
   double covered = 0.0;

@@ -26,7 +26,6 @@
 #include <limits>
 #include <string>
 #include <tuple>
-#include <type_traits>
 #include <utility>
 #include <vector>
 

@@ -4,9 +4,8 @@
 // log m <- (1 - beta) log m_old + beta log m_new with each new message normalised to log-sum-exp 0; stopped when the
 // largest message change is below tol or at max_sweeps (reported as not converged, never thrown). The damped message is
 // not renormalised: a message's constant shift cancels in every new message and in the (normalised) beliefs, and by
-// Hoelder's inequality its log-sum-exp c obeys c_next <= (1 - beta) c, reaching 0 at the fixed point (dropping that
-// renormalisation took a third-order-chain call from about 125 to 75 us, with the same number of sweeps). Beliefs and
-// the Bethe log-partition
+// Hoelder's inequality its log-sum-exp c obeys c_next <= (1 - beta) c, reaching 0 at the fixed point. Beliefs and the
+// Bethe log-partition
 //   log Z_B = sum_uv <b_uv, theta_uv> + sum_v <b_v, theta_v> + sum_uv H(b_uv) - sum_v (deg v - 1) H(b_v),
 // exact on forests. Messages are kept between calls (a warm start for the E-step's nearby thetas). Allocation-free
 // after construction once mu has its size.
