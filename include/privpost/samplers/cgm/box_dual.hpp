@@ -8,6 +8,8 @@
 // strictly positive, and the duality gap D(g) - P(n(g)) reduces to the noise's duality_gap(y - n, g): no entropy is
 // evaluated. Solver: FISTA (projected, step 1/L with L = N |E| + q, since t_R(x) has |E| ones) with gradient-based
 // restart (O'Donoghue & Candes 2015), stopped when the gap <= gap_tol N (Laplace) or quadratic_gap_tol N (Gaussian).
+// At the iteration cap it returns the in-box point of smallest gap it evaluated (the last iterate when none is smaller):
+// with loopy_bp the dual need not be convex and FISTA can end far from its best point, which EM would take as a jump.
 // With an exact back end a met stopping rule is a certificate of global optimality (`certified`).
 // Why two tolerances: with q = sigma^2 > 0 the dual is strongly convex, and the error of n(g) shrinks only like the
 // square root of the gap, so a gap of 1e-8 N leaves n off by about 1e-2 counts (N = 435, sigma = 4), and EM, warm-started
@@ -19,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
@@ -93,9 +96,14 @@ class box_dual_estep {
       r_ = y - n.tail(d);
       return noise.duality_gap(r_, point);
     };
+    double best_gap = std::numeric_limits<double>::infinity();
     for (int k = 0; k < options_.max_iterations; ++k) {
       const double gap = evaluate(v_);
       const bool inside = (v_.array().abs() <= box).all();
+      if (inside && gap < best_gap) {
+        best_gap = gap;
+        best_ = v_;
+      }
       if (inside && gap <= tol) {
         g = v_;
         out.converged = true;
@@ -109,8 +117,12 @@ class box_dual_estep {
       momentum.advance(v_, x_, x_prev_);
       x_prev_.swap(x_);
     }
-    // Cap reached: report the last projected iterate and its gap.
-    const double gap = evaluate(x_prev_);
+    // Cap reached: report the last projected iterate or, when an earlier in-box point had a smaller gap, that point.
+    double gap = evaluate(x_prev_);
+    if (best_gap < gap) {
+      gap = evaluate(best_);
+      x_prev_ = best_;
+    }
     out.gap = std::max(gap, 0.0);
     out.converged = gap <= tol;
     out.certified = out.converged && Inference::is_exact;
@@ -122,7 +134,7 @@ class box_dual_estep {
  private:
   int tables_;
   estep_options options_;
-  Eigen::VectorXd x_, x_prev_, v_, tilted_, mu_, r_;
+  Eigen::VectorXd x_, x_prev_, v_, best_, tilted_, mu_, r_;
 };
 
 }  // namespace privpost

@@ -10,7 +10,8 @@
 // On a graph with cycles: with loopy_bp (Bethe) the same pseudo-moment formula is the Bethe-approximate MLE (Sec. 3.7)
 // and the E-step is not certified; with an exact back end (junction_tree, brute force) the M-step is exact: the
 // moment-matching solve of m_step.hpp with pseudo-counts, warm-started from theta_t, and theta_t + g_t (Sec. 3.6's
-// equivalent form, no solve) for pseudo_count = 0.
+// equivalent form, no solve) for pseudo_count = 0 with the box dual (NLBP's tilt is not the dual point, so NLBP keeps
+// the moment-matching solve, to n_t / N).
 // Start: theta_0 = 0 (uniform). Converged when |n_t - n_(t-1)|_1 / N < tol. A cgm_em is an iterative_estimator for
 // fit() (inference/fit.hpp).
 // Inexact early E-steps (MAP-EM with the box dual; cgm_em_options::estep_relax = kappa): the E-step's gap tolerance
@@ -43,7 +44,8 @@
 namespace privpost {
 
 /// Which E-step solver cgm_em runs: the exact box dual (default, certified with exact back ends) or the text's NLBP
-/// (forests only here, compared in the tests).
+/// (any graph: with an exact back end its fixed points are those of the exact E-step, with loopy_bp those of the Bethe
+/// problem; nothing certifies them; compared in the tests and in AT-7).
 enum class estep_method { box_dual, nlbp };
 
 /// Settings of cgm_em.
@@ -74,7 +76,7 @@ class cgm_em {
  public:
   /// graph: the model (its edge tables were released); y: the released tables (table_layout(graph).released_size()
   /// finite entries); n_records: the public N (finite, > 0); inference: a back end over the same graph.
-  /// std::invalid_argument for mismatched sizes, bad values, or a graph with cycles with the NLBP E-step.
+  /// std::invalid_argument for mismatched sizes or bad values.
   cgm_em(pairwise_graph graph, Eigen::VectorXd y, double n_records, Noise noise, Inference inference, cgm_em_options options = {})
       : graph_(std::move(graph)),
         layout_(graph_),
@@ -95,8 +97,6 @@ class cgm_em {
     check_positive_finite(f, "tol", options_.tol);
     check_nonnegative_finite(f, "estep_relax", options_.estep_relax);
     forest_ = graph_.is_forest();
-    if (!forest_ && options_.method == estep_method::nlbp)
-      throw_invalid(f, "number of edges", graph_.num_edges(), "a forest for the NLBP E-step (use the box dual otherwise)");
     theta_.setZero(layout_.size());
     n_.setZero(layout_.size());
   }
@@ -138,7 +138,8 @@ class cgm_em {
       cgm_em_trace_row row;
       row.iteration = iterations_;
       row.residual_l1 = (y_ - n_.tail(d)).template lpNorm<1>();
-      // Box dual: H(n) = N A(theta + g) - <theta + g, n> at n = N mu(theta + g). NLBP: the Bethe entropy (forests).
+      // Box dual: H(n) = N A(theta + g) - <theta + g, n> at n = N mu(theta + g). NLBP: the Bethe entropy (exact on
+      // forests; on graphs with cycles the Bethe approximation even with an exact back end).
       const double entropy_part = options_.method == estep_method::box_dual
                                       ? n_records_ * log_partition_tilted - g_.dot(n_.tail(d))
                                       : theta_.dot(n_) + n_records_ * bethe_entropy(graph_, n_ / n_records_);
@@ -170,7 +171,9 @@ class cgm_em {
  private:
   void m_step() {
     if (!forest_ && Inference::is_exact) {
-      if (options_.pseudo_count == 0.0) {  // theta + g has the distribution of the exact MLE of n_t
+      // Box dual with pseudo-count 0: theta + g has the distribution of the exact MLE of n_t. Not so for NLBP, whose
+      // n_t is an average of inference outputs and whose g is the evidence supergradient at it: moment matching.
+      if (options_.pseudo_count == 0.0 && options_.method == estep_method::box_dual) {
         theta_.tail(layout_.released_size()) += g_;
         return;
       }
