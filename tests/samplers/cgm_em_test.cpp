@@ -27,6 +27,7 @@
 #include "privpost/samplers/cgm/cgm_noise.hpp"
 #include "privpost/samplers/cgm/m_step.hpp"
 #include "privpost/samplers/cgm/nlbp.hpp"
+#include "privpost/testing/cgm_study.hpp"
 
 using namespace privpost;
 
@@ -326,6 +327,40 @@ TEST_CASE("a capped box-dual E-step returns a consistent point no worse than its
   }
 }
 
+TEST_CASE("MAP-EM where the noise dominates: the stall watch tightens the E-steps and the fit converges", "[cgm]") {
+  // The study's chain (T = 10, K = 3, Dirichlet(1) potentials, N = 10^4 counted exactly) at epsilon = 0.01 (b = 900):
+  // with E-steps at gap_tol = 1e-8 N, EM's change settles at about 5e-7 > tol = 1e-7, the E-step's own error, and
+  // the fit never converges (estep_tighten = 1 disables the watch: still moving after 14000 iterations); with the
+  // watch the E-steps tighten (to 0.01 gap_tol) and the fit converges (10849 iterations measured) at the same KL.
+  const pairwise_graph chain = chain_graph(10, 3);
+  const table_layout layout(chain);
+  tree_bp bp(chain);
+  tree_count_sampler counter(chain);
+  std::mt19937_64 g(2017);
+  Eigen::VectorXd mu, counts;
+  const Eigen::VectorXd truth = dirichlet_edge_potentials(chain, g);
+  bp.marginals(truth, mu);
+  counter.sample(g, mu, 10000, counts);
+  const laplace_mechanism mechanism(contingency_l1_sensitivity(chain, neighbour_relation::add_remove), 0.01);
+  const Eigen::VectorXd y = mechanism.release(Eigen::VectorXd(counts.tail(layout.released_size())), g);
+  cgm_em_options options;
+  options.keep_trace = false;
+  cgm_em watched(chain, y, 1e4, make_cgm_noise(mechanism), tree_bp(chain), options);
+  const fit_result r = fit(watched, fit_options{14000});
+  options.estep_tighten = 1.0;
+  cgm_em unwatched(chain, y, 1e4, make_cgm_noise(mechanism), tree_bp(chain), options);
+  const fit_result plain = fit(unwatched, fit_options{14000});
+  const double kl = exact_kl(bp, truth, r.parameter), kl_plain = exact_kl(bp, truth, plain.parameter);
+  INFO("watched: " << r.iterations << " iterations, " << watched.estep_tightenings() << " tightenings, KL " << kl
+                   << "; unwatched: converged " << plain.converged << ", KL " << kl_plain);
+  CHECK(r.converged);
+  CHECK(watched.estep_tightenings() >= 1);
+  CHECK(watched.estep_tightenings() <= 2);
+  CHECK_FALSE(plain.converged);
+  CHECK(unwatched.estep_tightenings() == 0);
+  CHECK(std::abs(kl - kl_plain) < 1e-4 * kl);
+}
+
 TEST_CASE("CGM-EM error paths name the value", "[cgm]") {
   const pairwise_graph chain = chain_graph(3, 2);
   const Eigen::VectorXd y = Eigen::VectorXd::Constant(8, 25.0);
@@ -356,10 +391,15 @@ TEST_CASE("CGM-EM error paths name the value", "[cgm]") {
     CHECK_THROWS_WITH(box_dual_estep(chain).solve(bp, Eigen::VectorXd::Zero(14), y, 100.0, laplace_cgm_noise(1.0), warm, n),
                       Catch::Contains("g_j"));
     warm.setZero();
-    for (const double scale : {0.5, std::nan(""), std::numeric_limits<double>::infinity()})
+    for (const double scale : {0.0, -0.5, std::nan(""), std::numeric_limits<double>::infinity()})
       CHECK_THROWS_WITH(
           box_dual_estep(chain).solve(bp, Eigen::VectorXd::Zero(14), y, 100.0, laplace_cgm_noise(1.0), warm, n, scale),
-          Catch::Contains("tolerance_scale") && Catch::Contains(">= 1"));
+          Catch::Contains("tolerance_scale") && Catch::Contains("> 0"));
+  }
+  cgm_em_options tighten;
+  for (const double bad : {0.0, 1.5, std::nan("")}) {
+    tighten.estep_tighten = bad;
+    CHECK_THROWS_WITH(em_t(chain, y, 100.0, laplace_cgm_noise(1.0), tree_bp(chain), tighten), Catch::Contains("estep_tighten"));
   }
   em_t em(chain, y, 100.0, laplace_cgm_noise(1.0), tree_bp(chain));
   CHECK_THROWS_AS(fit(em, fit_options{0}), std::invalid_argument);

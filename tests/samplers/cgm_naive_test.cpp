@@ -111,13 +111,12 @@ study_medians chain_study(double n_rec, double epsilon, int models, int releases
       cgm_point_study(chain, settings, [&](const Eigen::VectorXd& truth, double n, std::mt19937_64& g) {
         return edge_tables(chain, chain_records(chain, truth, static_cast<int>(n), g));
       });
-  const auto& [cgm, naive4, naive3, naive2, raw3, nonprivate, uniform, random, capped] = r;
-  const study_medians out{median(cgm),  median(naive4),     median(naive3),  median(naive2),
-                          median(raw3), median(nonprivate), median(uniform), capped};
+  const study_medians out{median(r.cgm),  median(r.naive4),     median(r.naive3),  median(r.naive2),
+                          median(r.raw3), median(r.nonprivate), median(r.uniform), r.cgm_capped};
   WARN("N " << n_rec << ", epsilon " << epsilon << ", " << models << " x " << releases << " trials, median KL: MAP-EM " << out.cgm
             << " (" << out.cgm_capped << " fits at the 2000-iteration cap), naive lambda 1e-4 / 1e-3 / 1e-2: " << out.naive4
             << " / " << out.naive3 << " / " << out.naive2 << ", raw targets 1e-3 " << out.raw3 << ", non-private "
-            << out.nonprivate << ", uniform " << out.uniform << ", random " << median(random));
+            << out.nonprivate << ", uniform " << out.uniform << ", random " << median(r.random));
   return out;
 }
 

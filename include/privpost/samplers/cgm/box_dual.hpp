@@ -64,15 +64,15 @@ class box_dual_estep {
   /// Solves the E-step for log-potentials theta (full layout), released tables y, N records and the noise. g is the
   /// dual point on the released cells: used as the warm start when it has y's size (clipped into the box), else
   /// started at 0; on return it is the final dual point, and n (full layout, each table summing to N) its primal point.
-  /// tolerance_scale (>= 1) multiplies the gap tolerance for this call (cgm_em's inexact early E-steps).
+  /// tolerance_scale (> 0) multiplies the gap tolerance for this call (cgm_em's inexact early and tightened final
+  /// E-steps).
   /// std::invalid_argument for mismatched sizes, non-finite y, theta or warm start, N not finite and > 0, or
-  /// tolerance_scale not finite and >= 1.
+  /// tolerance_scale not finite and > 0.
   template <marginal_inference Inference, cgm_noise Noise>
   estep_result solve(Inference& inference, const Eigen::VectorXd& theta, const Eigen::VectorXd& y, double n_records,
                      const Noise& noise, Eigen::VectorXd& g, Eigen::VectorXd& n, double tolerance_scale = 1.0) {
     constexpr const char* f = "box_dual_estep::solve";
-    if (!(tolerance_scale >= 1.0 && std::isfinite(tolerance_scale)))
-      throw_invalid(f, "tolerance_scale", tolerance_scale, "a finite number >= 1");
+    check_positive_finite(f, "tolerance_scale", tolerance_scale);
     const Eigen::Index size = inference.layout().size(), begin = inference.layout().edges_begin(), d = size - begin;
     check_size_match(f, "theta", theta.size(), "table_layout size", size);
     check_size_match(f, "y", y.size(), "released cells (edge tables)", d);
