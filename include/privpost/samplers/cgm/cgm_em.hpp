@@ -14,22 +14,22 @@
 // the moment-matching solve, to n_t / N).
 // Start: theta_0 = 0 (uniform). Converged when |n_t - n_(t-1)|_1 / N < tol. A cgm_em is an iterative_estimator for
 // fit() (inference/fit.hpp).
-// Inexact early E-steps (MAP-EM with the box dual; cgm_em_options::estep_relax = kappa): the E-step's gap tolerance
-// is gap_tol times min(1000, kappa c_min / tol) while that is >= 1, with c_min the smallest EM change
-// |n_t - n_(t-1)|_1 / N so far (monotone, so a tight E-step's larger change cannot loosen the next ones into a cycle):
-// far from convergence EM's own step dwarfs the E-step's error, and the warm-started FISTA needs far fewer
-// iterations; once c_min falls below tol / kappa the E-steps run at gap_tol (convergence is declared only after such
-// an E-step), so the stopping rule and the point it returns are those of exact E-steps. Stall watch: where the noise
-// dominates (epsilon = 0.01 on the study's chain) EM's change can settle above tol, at the E-step's own error (gap_tol
-// 1e-8 N left |n_t - n_(t-1)|_1 / N jittering at about 5e-7 for 40000 iterations); when 50 iterations at gap_tol
-// bring no new smallest change while it is below 100 tol, the E-steps tighten tenfold, down to estep_tighten (0.01):
-// that fit then converged after 10849 iterations, same KL to 5 digits, and in the chain study at epsilon = 0.01 the
-// fits still moving after 50000 iterations fell from 22 to 0 of 25 (N = 10^4) and from 25 to 3 (N = 10^5); fits that
-// converge linearly never stall and are unchanged (benchmarks/cgm_bench.cpp's fits take the same iterations). The first E-step,
-// kappa = 0 and the literal Algorithm 2 (pseudo_count = 0, whose monotone residual the tests check) use gap_tol. Measured on the
-// study's 10-chain (N = 10^4, Laplace at |E| / epsilon, kappa = 0.01, 5 models): the fitted KL equal to 4-5 digits; E-step
-// inference calls 2.6-5.7x fewer at epsilon 0.1 and 1.05-1.9x fewer at epsilon 1; the MAP-EM fit of benchmarks/cgm_bench.cpp 3x
-// faster at epsilon 0.1.
+// Inexact early E-steps (MAP-EM with the box dual; cgm_em_options::estep_relax = kappa): the E-step's gap tolerance is
+// gap_tol times min(1000, kappa c_min / tol) while that is >= 1, with c_min the smallest EM change |n_t - n_(t-1)|_1 /
+// N so far (monotone, so a tight E-step's larger change cannot loosen the next ones into a cycle): far from convergence
+// EM's own step dwarfs the E-step's error, and the warm-started FISTA needs far fewer iterations; once c_min falls
+// below tol / kappa the E-steps run at gap_tol (convergence is declared only after such an E-step), so the stopping
+// rule and the point it returns are those of exact E-steps. Stall watch: where the noise dominates (epsilon = 0.01 on
+// the study's chain) EM's change can settle above tol, at the E-step's own error (gap_tol 1e-8 N left |n_t - n_(t-1)|_1
+// / N jittering at about 5e-7 for 40000 iterations); when 50 iterations at gap_tol bring no new smallest change while
+// it is below 100 tol, the E-steps tighten tenfold, down to estep_tighten (0.01): that fit then converged after 10849
+// iterations, same KL to 5 digits, and in the chain study at epsilon = 0.01 the fits still moving after 50000
+// iterations fell from 22 to 0 of 25 (N = 10^4) and from 25 to 3 (N = 10^5); fits that converge linearly never stall
+// and are unchanged (benchmarks/cgm_bench.cpp's fits take the same iterations). The first E-step, kappa = 0 and the
+// literal Algorithm 2 (pseudo_count = 0, whose monotone residual the tests check) use gap_tol. Measured on the study's
+// 10-chain (N = 10^4, Laplace at |E| / epsilon, kappa = 0.01, 5 models): the fitted KL equal to 4-5 digits; E-step
+// inference calls 2.6-5.7x fewer at epsilon 0.1 and 1.05-1.9x fewer at epsilon 1; the MAP-EM fit of
+// benchmarks/cgm_bench.cpp 3x faster at epsilon 0.1.
 #pragma once
 
 #include <Eigen/Core>
@@ -175,7 +175,7 @@ class cgm_em {
   /// The last E-step's dual point (released cells; with NLBP the evidence supergradient at n_t).
   const Eigen::VectorXd& tilt() const noexcept { return g_; }
   const numerical_events& events() const noexcept { return events_; }
-  /// How many times a stall tightened MAP-EM's E-steps (file comment; at most log10(1 / estep_tighten) times).
+  /// How many times a stall tightened MAP-EM's E-steps (file comment; at most ceil(log10(1 / estep_tighten)) times).
   int estep_tightenings() const noexcept { return tightenings_; }
   const std::vector<cgm_em_trace_row>& trace() const noexcept { return trace_; }
   const pairwise_graph& graph() const noexcept { return graph_; }
