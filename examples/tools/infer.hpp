@@ -130,11 +130,12 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
     if (method == "records") {
       if constexpr (privpost::record_generating_family<family>) {
         // The records latent, each contributing its statistic inside [lower, upper] and nothing outside (the drop policy
-        // the release record names): exact, no CLT and no truncated-moment approximation; O(n) a sweep.
+        // the release record names): exact, no CLT and no truncated-moment approximation; O(n) a sweep. Every chain
+        // starts with its records moved towards the release (record_init::consistent: shorter burn-in, same target).
         results.emplace_back("records", run_chains(
                                             [&](auto& g) {
                                               return privpost::record_gibbs(
-                                                  prior, mechanism, z, rec.n, g,
+                                                  prior, mechanism, z, rec.n, g, privpost::record_init::consistent,
                                                   privpost::dropped_contribution<family>(rec.lower, rec.upper));
                                             },
                                             o, io, tick));
@@ -149,8 +150,11 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
     }
   } else if (method == "records") {
     if (o.collapsed_moves != 0) throw std::invalid_argument("--collapsed-moves applies to --method gibbs only");
-    results.emplace_back("records",
-                         run_chains([&](auto& g) { return privpost::record_gibbs(prior, mechanism, z, rec.n, g); }, o, io, tick));
+    results.emplace_back(
+        "records",
+        run_chains(
+            [&](auto& g) { return privpost::record_gibbs(prior, mechanism, z, rec.n, g, privpost::record_init::consistent); }, o,
+            io, tick));
   } else if (method == "exact") {
     if constexpr (privpost::finite_sum_family<family>) {
       if (o.collapsed_moves != 0) throw std::invalid_argument("--collapsed-moves applies to --method gibbs only");

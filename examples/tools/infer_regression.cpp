@@ -82,6 +82,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
     // The record-level sampler (samplers/record_regression.hpp): the records latent, clamped into the declared box
     // exactly as privpost-release clamped them (on the unit scale when the release was made there). It needs a
     // covariate law: the NIW model of --moments update, or the fixed normal of --moments prior; noisy moments are none.
+    // Every chain starts with its records moved towards the release (record_init::consistent; same target).
     if (moments != "update" && moments != "prior")
       throw std::invalid_argument("--method records needs a covariate law: --moments update or prior (the moments '" + moments +
                                   "' are no distribution)");
@@ -94,14 +95,20 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
     if (moments == "update") {
       const double nu = d + 3.0;
       const niw_hyperprior h{centre, 1.0, Eigen::MatrixXd(spread.asDiagonal()) * (nu - d - 1.0), nu};
-      results.emplace_back(
-          "records", run_chains([&](auto& g) { return record_regression(layout, prior, h, box, ybox, mechanism, z, rec.n, g); },
-                                o, io, tick));
+      results.emplace_back("records", run_chains(
+                                          [&](auto& g) {
+                                            return record_regression(layout, prior, h, box, ybox, mechanism, z, rec.n, g,
+                                                                     record_init::consistent);
+                                          },
+                                          o, io, tick));
     } else {
       const normal_covariate_law law{centre, Eigen::MatrixXd(spread.asDiagonal())};
-      results.emplace_back(
-          "records", run_chains([&](auto& g) { return record_regression(layout, prior, law, box, ybox, mechanism, z, rec.n, g); },
-                                o, io, tick));
+      results.emplace_back("records", run_chains(
+                                          [&](auto& g) {
+                                            return record_regression(layout, prior, law, box, ybox, mechanism, z, rec.n, g,
+                                                                     record_init::consistent);
+                                          },
+                                          o, io, tick));
     }
   } else if (moments == "update") {
     const double nu = d + 3.0;

@@ -62,6 +62,10 @@ static_assert(reports_noise_variance<either>);
 static_assert(!reports_noise_variance<mechanism_variant<plain_mechanism>>);
 static_assert(std::is_convertible_v<laplace_mechanism, either>);
 static_assert(!std::is_convertible_v<plain_mechanism, either>);
+static_assert(density_change_mechanism<laplace_mechanism>);
+static_assert(density_change_mechanism<gaussian_mechanism>);
+static_assert(density_change_mechanism<either>);
+static_assert(!density_change_mechanism<plain_mechanism>);
 
 TEST_CASE("mechanism_variant forwards every call to the held mechanism", "[mechanism_variant]") {
   const laplace_mechanism lap(2.0, 0.5);
@@ -96,6 +100,34 @@ TEST_CASE("mechanism_variant forwards every call to the held mechanism", "[mecha
   CHECK_THROWS_AS(v_lap.release(bad, g), std::invalid_argument);
   const Eigen::VectorXd z3 = s, s2 = Eigen::Vector2d(1.0, 2.0);
   CHECK_THROWS_AS(v_gau.log_likelihood(z3, s2), std::invalid_argument);
+}
+
+// The optional customisation point (core/concepts.hpp): log p(z | s_new) - log p(z | s), from the mechanism's own
+// log_density_change (Laplace, Gaussian, and the variant forwarding to them) or from two log_likelihood calls.
+TEST_CASE("log_density_change is the difference of log-likelihoods", "[mechanism_variant]") {
+  const laplace_mechanism lap(2.0, 0.5);
+  const auto gau = gaussian_mechanism::analytic(1.5, 0.7, 1e-6);
+  const Eigen::VectorXd z = Eigen::Vector3d(1.3, -2.0, 40.5), s = Eigen::Vector3d(1.0, -2.0, 38.0);
+  std::mt19937_64 g(3);
+  std::normal_distribution<double> normal(0.0, 5.0);
+  for (int trial = 0; trial < 200; ++trial) {
+    Eigen::VectorXd s_new = s;
+    s_new(trial % 3) += std::round(normal(g));  // one coordinate changed, or none
+    if (trial % 7 == 0) s_new(2) += normal(g);  // sometimes two, real-valued
+    for (const either m : {either(lap), either(gau)}) {
+      const double expected = m.log_likelihood(z, s_new) - m.log_likelihood(z, s);
+      INFO("trial " << trial << ", holds Laplace " << m.holds<laplace_mechanism>());
+      CHECK(m.log_density_change(z, s, s_new) == Approx(expected).margin(1e-12));
+      CHECK(log_density_change(m, z, s, s_new) == Approx(expected).margin(1e-12));
+    }
+    CHECK(lap.log_density_change(z, s, s_new) == Approx(lap.log_likelihood(z, s_new) - lap.log_likelihood(z, s)).margin(1e-12));
+    CHECK(gau.log_density_change(z, s, s_new) == Approx(gau.log_likelihood(z, s_new) - gau.log_likelihood(z, s)).margin(1e-12));
+  }
+  CHECK(lap.log_density_change(z, s, s) == 0.0);
+  CHECK(log_density_change(plain_mechanism{}, z, s, z) == 0.0);  // the fallback: two log_likelihood calls
+  const Eigen::VectorXd short_s = Eigen::Vector2d(1.0, 2.0);
+  CHECK_THROWS_WITH(lap.log_density_change(z, s, short_s), Catch::Contains("s_new"));
+  CHECK_THROWS_WITH(gau.log_density_change(z, short_s, s), Catch::Contains("z"));
 }
 
 TEST_CASE("samplers over mechanism_variant draw the held mechanism's chain", "[mechanism_variant]") {

@@ -321,6 +321,47 @@ TEST_CASE("record_gibbs: the running sums equal the records' sums (whole and rea
   CHECK(poisson.record_acceptance() < 1.0);
 }
 
+// record_init::consistent (spec C.3): the greedy start puts S at the release's nearest reachable sum, theta is drawn
+// given those records, and the target is unchanged (the oracle check of the test above, with that start).
+TEST_CASE("record_gibbs: record_init::consistent starts at the release and keeps the target", "[records]") {
+  Eigen::VectorXd z(1);
+  z << 700.3;
+  int prior_far = 0;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937_64 g(seed), h(seed);
+    record_gibbs chain(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.1), z, 1000.0, g, record_init::consistent);
+    INFO("seed " << seed);
+    CHECK(std::abs(chain.release_sum()(0) - 700.0) <= 1.0);  // S is the sum of 0/1 records: 700 is the nearest to z
+    CHECK(chain.statistic()(0) == chain.release_sum()(0));
+    CHECK(std::abs(chain.parameter() - 0.7) < 0.06);  // Beta(701, 301) has sd 0.0145
+    CHECK(chain.record_acceptance() == 1.0);          // the start is not counted
+    record_gibbs from_prior(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.1), z, 1000.0, h);
+    if (std::abs(from_prior.release_sum()(0) - 700.0) > 100.0) ++prior_far;
+  }
+  CHECK(prior_far >= 10);  // the default start (theta from the prior) is mostly far away: the comparison is not vacuous
+
+  // Multinomial K = 3 and truncated Poisson (drop outside [0, 8]): S within a few counts of z in every coordinate.
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    std::mt19937_64 g(seed);
+    Eigen::VectorXd zk(2);  // the first K - 1 counts (the family's statistic)
+    zk << 120.2, 300.7;
+    record_gibbs multi(dirichlet_prior<3>(Eigen::Vector3d::Ones()), laplace_mechanism(2.0, 1.0), zk, 1000.0, g,
+                       record_init::consistent);
+    CHECK((multi.release_sum() - zk).cwiseAbs().maxCoeff() <= 3.0);
+    Eigen::VectorXd zp(1);
+    zp << 2500.0;
+    record_gibbs poisson(poisson_gamma_prior(1.0, 0.1), laplace_mechanism(8.0, 1.0), zp, 500.0, g, record_init::consistent,
+                         dropped_contribution<poisson_family>(0, 8));
+    CHECK(std::abs(poisson.release_sum()(0) - 2500.0) <= 8.0);
+  }
+
+  test::check_oracle_settings(
+      20000, [](double eps, double zv) { return 911 + static_cast<std::uint64_t>(eps * 10 + zv + 5); },
+      [](double eps, const Eigen::VectorXd& zz, std::mt19937_64& gg) {
+        return record_gibbs(beta_prior(1.0, 1.0), laplace_mechanism(1.0, eps), zz, 10.0, gg, record_init::consistent);
+      });
+}
+
 TEST_CASE("record_gibbs: bad input", "[records][errors]") {
   std::mt19937_64 g(1);
   const laplace_mechanism mech(1.0, 1.0);
@@ -339,6 +380,8 @@ TEST_CASE("record_gibbs: bad input", "[records][errors]") {
   CHECK_THROWS_AS(dropped_contribution<poisson_family>(0.0, std::nan("")), std::invalid_argument);
   record_gibbs chain(beta_prior(1.0, 1.0), mech, one, 10.0, g);
   CHECK_THROWS_AS(chain.set_records(std::vector<double>(9, 0.0)), std::invalid_argument);
+  CHECK_THROWS_WITH(record_gibbs(beta_prior(1.0, 1.0), mech, one, 10.0, g, static_cast<record_init>(7)),
+                    Catch::Contains("record_init::prior or record_init::consistent"));
   // A release far outside the reachable sums is still a proper posterior: the chain runs and S stays a valid count.
   Eigen::VectorXd far(1);
   far << 1e6;

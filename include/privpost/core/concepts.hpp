@@ -67,6 +67,26 @@ concept release_mechanism =
       { m.budget() } -> std::same_as<privacy_budget>;
     };
 
+/// Optional customisation point of a release mechanism: log_density_change(z, s, s_new) = log p(z | s_new) -
+/// log p(z | s), computed without the normalising constants (a coordinate that did not change adds 0; spec exact-small-n.md
+/// C.3; the record-level samplers call it once per proposed record). laplace_mechanism and gaussian_mechanism provide
+/// it; a mechanism without it is served by two log_likelihood calls (privpost::log_density_change below).
+template <class M>
+concept density_change_mechanism =
+    release_mechanism<M> && requires(const M& m, const typename M::vector_type& z, const typename M::vector_type& s) {
+  { m.log_density_change(z, s, s) } -> std::convertible_to<double>;
+};
+
+/// log p(z | s_new) - log p(z | s) under mechanism m: its own log_density_change when it has one, else the difference
+/// of two log_likelihood calls.
+template <release_mechanism M, class Z, class S, class SNew>
+double log_density_change(const M& m, const Z& z, const S& s, const SNew& s_new) {
+  if constexpr (density_change_mechanism<M>)
+    return m.log_density_change(z, s, s_new);
+  else
+    return m.log_likelihood(z, s_new) - m.log_likelihood(z, s);
+}
+
 /// A mechanism whose noise is a Gaussian scale mixture: z | s, w ~ N(s, diag(w)). It draws w from its prior and redraws
 /// one coordinate's variance given the residual z_j - s_j (DESIGN.md "The key trick"). `fixed_variance` is true when w is
 /// a constant (Gaussian noise), so samplers may skip the redraw. Optional: noise_variance() (E[w], else estimated).

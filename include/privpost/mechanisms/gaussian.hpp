@@ -71,6 +71,17 @@ class gaussian_mechanism {
     return -n * std::log(sigma_ * std::sqrt(2.0 * std::numbers::pi)) - 0.5 * (z - s).squaredNorm() / (sigma_ * sigma_);
   }
 
+  /// log p(z | s_new) - log p(z | s) = sum_j ((z_j - s_j)^2 - (z_j - s_new_j)^2) / (2 sigma^2) (core/concepts.hpp
+  /// density_change_mechanism).
+  template <class DerivedZ, class DerivedS, class DerivedT>
+  double log_density_change(const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s,
+                            const Eigen::MatrixBase<DerivedT>& s_new) const {
+    check_size_match("gaussian_mechanism::log_density_change", "z", z.size(), "s", s.size());
+    check_size_match("gaussian_mechanism::log_density_change", "z", z.size(), "s_new", s_new.size());
+    // (a - b)(a + b) rather than a^2 - b^2: no cancellation, and exactly 0 for a coordinate that did not change.
+    return 0.5 * ((z - s) - (z - s_new)).cwiseProduct((z - s) + (z - s_new)).sum() / (sigma_ * sigma_);
+  }
+
   /// The (fixed) noise variance sigma^2; the engine is not used.
   template <random_engine G>
   double draw_variance(G&) const noexcept {

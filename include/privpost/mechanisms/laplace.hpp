@@ -62,6 +62,17 @@ class laplace_mechanism {
     return -static_cast<double>(z.size()) * std::log(2.0 * scale_) - (z - s).template lpNorm<1>() / scale_;
   }
 
+  /// log p(z | s_new) - log p(z | s) = sum_j (|z_j - s_j| - |z_j - s_new_j|) / b (no logarithm; the record-level
+  /// samplers' per-record ratio, core/concepts.hpp density_change_mechanism).
+  template <class DerivedZ, class DerivedS, class DerivedT>
+  double log_density_change(const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s,
+                            const Eigen::MatrixBase<DerivedT>& s_new) const {
+    check_size_match("laplace_mechanism::log_density_change", "z", z.size(), "s", s.size());
+    check_size_match("laplace_mechanism::log_density_change", "z", z.size(), "s_new", s_new.size());
+    // A coordinate that did not change contributes |a| - |a| = 0 exactly.
+    return ((z - s).cwiseAbs() - (z - s_new).cwiseAbs()).sum() / scale_;
+  }
+
   /// A draw of one coordinate's latent variance from its prior Exp(rate 1/(2 b^2)).
   template <random_engine G>
   double draw_variance(G& g) const {

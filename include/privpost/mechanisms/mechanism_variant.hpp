@@ -113,6 +113,13 @@ class mechanism_variant {
     return visit([&](const auto& m) -> double { return m.log_likelihood(z, s); });
   }
 
+  /// log p(z | s_new) - log p(z | s) under the held mechanism (its log_density_change, or two log_likelihood calls).
+  template <class DerivedZ, class DerivedS, class DerivedT>
+  double log_density_change(const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s,
+                            const Eigen::MatrixBase<DerivedT>& s_new) const {
+    return visit([&](const auto& m) -> double { return privpost::log_density_change(m, z, s, s_new); });
+  }
+
   // clang-format off
   /// A draw of one coordinate's latent variance from the held mechanism's prior.
   template <random_engine G>

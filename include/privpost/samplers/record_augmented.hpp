@@ -16,8 +16,9 @@
 //     record_gibbs truncated(poisson_gamma_prior(10, 2), mechanism, z, n, g, dropped_contribution<poisson_family>(0, 8));
 //
 // Linear regression records: samplers/record_regression.hpp; several releases of the same records:
-// samplers/record_releases.hpp. Not yet (issue #12): an initialisation placing records near the release (the chain
-// starts from records drawn from the prior).
+// samplers/record_releases.hpp. A chain starts from theta ~ prior and records ~ f(. | theta); record_init::consistent
+// also moves the records towards the release first (shorter burn-in, same target):
+//     record_gibbs chain(beta_prior(1, 1), laplace_mechanism(1, 0.01), z, 1000.0, g, record_init::consistent);
 #pragma once
 
 #include <Eigen/Core>
@@ -53,7 +54,13 @@ class record_gibbs : public record_gibbs_releases<Prior, record_release<Mechanis
   template <random_engine G>
   record_gibbs(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g,
                Contribution contribution = {})
-      : base("record_gibbs", prior, n, g, record_release<Mechanism, Contribution>(mechanism, z, std::move(contribution))) {}
+      : base("record_gibbs", prior, n, g, record_init::prior,
+             record_release<Mechanism, Contribution>(mechanism, z, std::move(contribution))) {}
+  /// The same, starting as init says (record_init::consistent: records moved towards the release first).
+  template <random_engine G>
+  record_gibbs(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g, record_init init,
+               Contribution contribution = {})
+      : base("record_gibbs", prior, n, g, init, record_release<Mechanism, Contribution>(mechanism, z, std::move(contribution))) {}
 
   /// S: the sum of the records' contributions (what the mechanism released a noisy copy of).
   const vector_type& release_sum() const { return base::release_sum(0); }
@@ -63,5 +70,9 @@ template <conjugate_prior Prior, release_mechanism Mechanism, class Z, random_en
 record_gibbs(const Prior&, const Mechanism&, const Z&, double, G&) -> record_gibbs<Prior, Mechanism>;
 template <conjugate_prior Prior, release_mechanism Mechanism, class Z, random_engine G, class C>
 record_gibbs(const Prior&, const Mechanism&, const Z&, double, G&, C) -> record_gibbs<Prior, Mechanism, C>;
+template <conjugate_prior Prior, release_mechanism Mechanism, class Z, random_engine G>
+record_gibbs(const Prior&, const Mechanism&, const Z&, double, G&, record_init) -> record_gibbs<Prior, Mechanism>;
+template <conjugate_prior Prior, release_mechanism Mechanism, class Z, random_engine G, class C>
+record_gibbs(const Prior&, const Mechanism&, const Z&, double, G&, record_init, C) -> record_gibbs<Prior, Mechanism, C>;
 
 }  // namespace privpost

@@ -114,6 +114,22 @@ template <class M, class C>
 inline constexpr bool is_record_release<record_release<M, C>> = true;
 }  // namespace detail
 
+/// How a record-level chain starts (spec exact-small-n.md C.3). Neither choice affects what the chain converges to,
+/// only its burn-in.
+enum class record_init {
+  /// theta from the prior and the records from f(. | theta) (the default).
+  prior,
+  /// Then at most record_init_passes greedy passes move the records' contributions towards the releases: every record
+  /// in turn is offered x* ~ f(. | theta') with a fresh theta' from the prior per pass, and x* replaces it when the sum
+  /// of the releases' log densities does not fall (binomial with one Laplace release: S reaches round(clamp(z, 0, n)) as
+  /// closely as the proposals allow). The passes stop after five in a row raise nothing; theta is then drawn given the
+  /// records. Costs at most record_init_passes sweeps' worth of record draws, once.
+  consistent
+};
+
+/// The most greedy passes of record_init::consistent.
+inline constexpr int record_init_passes = 20;
+
 /// A release of the records of family F: a record_release whose contribution rule (family_statistic meaning
 /// statistic_contribution<F>) is a record_contribution of F.
 template <class R, class F>
@@ -134,18 +150,25 @@ requires record_generating_family<typename Prior::family> &&(sizeof...(Releases)
   static constexpr double max_records = 1e7;
 
   /// n: the public number of records (a whole number in [1, 1e7]); each release's z has family::dimension finite
-  /// entries. theta starts from the prior and the records from f(. | theta). std::invalid_argument for a wrong size, a
-  /// non-finite z or a bad n; std::domain_error if a release has zero density at the initial records.
+  /// entries. theta starts from the prior and the records from f(. | theta) (record_init::prior), or also moved
+  /// towards the releases (record_init::consistent). std::invalid_argument for a wrong size, a non-finite z or a bad
+  /// n; std::domain_error if a release has zero density at the initial records.
   template <random_engine G>
   record_gibbs_releases(const Prior& prior, double n, G& g, Releases... releases)
-      : record_gibbs_releases("record_gibbs_releases", prior, n, g, std::move(releases)...) {}
+      : record_gibbs_releases("record_gibbs_releases", prior, n, g, record_init::prior, std::move(releases)...) {}
+  template <random_engine G>
+  record_gibbs_releases(const Prior& prior, double n, G& g, record_init init, Releases... releases)
+      : record_gibbs_releases("record_gibbs_releases", prior, n, g, init, std::move(releases)...) {}
 
   /// One sweep: theta | records (conjugate, on the exact sum T), then every record in turn (systematic scan).
   template <random_engine G>
   void step(G& g) {
     theta_ = prior_.update(total_, n_).draw(g);
     for (std::size_t i = 0; i < records_.size(); ++i) update_record(i, g);
-    if (!whole_sums_) resum();
+    if (!whole_sums_)
+      resum();
+    else
+      resync();
   }
 
   /// log alpha of replacing record i by x (before the min with 0): the sum over releases of log p_r(z_r | S_r*) -
@@ -156,7 +179,8 @@ requires record_generating_family<typename Prior::family> &&(sizeof...(Releases)
       const vector_type c = rule(rel)(x);
       if (c == st.contributions[i]) return;
       const vector_type proposed = st.sum - st.contributions[i] + c;
-      log_alpha += rel.mechanism.log_likelihood(st.z, proposed) - st.log_density;
+      double log_new = 0.0;
+      log_alpha += change(rel.mechanism, st, proposed, log_new);
     });
     return log_alpha;
   }
@@ -167,34 +191,14 @@ requires record_generating_family<typename Prior::family> &&(sizeof...(Releases)
   bool update_record(std::size_t i, G& g) {
     const record_type x = family::draw_record(theta_, g);
     ++proposed_;
-    double log_alpha = 0.0;
     bool changed = false;
-    for_each_release([&](const auto& rel, release_state& st, std::size_t) {
-      st.c_new = rule(rel)(x);
-      st.changed = !(st.c_new == st.contributions[i]);
-      if (!st.changed) return;
-      changed = true;
-      st.proposed = st.sum - st.contributions[i] + st.c_new;
-      st.log_new = rel.mechanism.log_likelihood(st.z, st.proposed);
-      log_alpha += st.log_new - st.log_density;
-    });
+    const double log_alpha = evaluate(i, x, changed);
     if (changed) {
       smallest_log_alpha_ = std::min(smallest_log_alpha_, log_alpha);
       if (log_alpha < 0.0 && !(std::log(draw_uniform(g)) < log_alpha)) return false;
     }
     ++accepted_;
-    const vector_type t_new = family::statistic(x);
-    whole_sums_ = whole_sums_ && whole(t_new);
-    total_ += t_new - statistics_[i];
-    statistics_[i] = t_new;
-    for (auto& st : states_) {
-      if (!st.changed) continue;
-      whole_sums_ = whole_sums_ && whole(st.c_new);
-      st.sum = st.proposed;
-      st.log_density = st.log_new;  // the new density itself, not a running sum of differences
-      st.contributions[i] = st.c_new;
-    }
-    records_[i] = x;
+    replace(i, x);
     return true;
   }
 
@@ -231,9 +235,11 @@ requires record_generating_family<typename Prior::family> &&(sizeof...(Releases)
  protected:
   // The checks and the start under the name `function` (record_gibbs uses its own). A single release is "the release".
   template <random_engine G>
-  record_gibbs_releases(const char* function, const Prior& prior, double n, G& g, Releases... releases)
+  record_gibbs_releases(const char* function, const Prior& prior, double n, G& g, record_init init, Releases... releases)
       : prior_(prior), releases_(std::move(releases)...), n_(n), function_(function) {
     const char* f = function_;
+    if (init != record_init::prior && init != record_init::consistent)
+      throw_invalid(f, "init", static_cast<double>(static_cast<int>(init)), "record_init::prior or record_init::consistent");
     check_record_count(f, n);
     if (!(std::floor(n) == n && n <= max_records)) throw_invalid(f, "n", n, "a whole number in [1, 1e7]");
     for_each_release([&](auto& rel, release_state& st, std::size_t r) {
@@ -249,6 +255,7 @@ requires record_generating_family<typename Prior::family> &&(sizeof...(Releases)
     for (auto& st : states_) st.contributions.resize(count);
     for (std::size_t i = 0; i < count; ++i) records_[i] = family::draw_record(theta_, g);
     resum();
+    if (init == record_init::consistent) start_consistent(g);
     for (std::size_t r = 0; r < release_count; ++r)
       if (!(states_[r].log_density > -std::numeric_limits<double>::infinity()))
         throw std::domain_error(std::string(f) + ": " + (release_count == 1 ? "the release" : release_name(r)) +
@@ -283,6 +290,85 @@ requires record_generating_family<typename Prior::family> &&(sizeof...(Releases)
   void for_each_release(Fn&& fn) const {
     [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(releases_), states_[r], r), ...); }
     (std::index_sequence_for<Releases...>{});
+  }
+
+  // Fills every release state's c_new, changed, proposed and log_new for replacing record i by x; returns log alpha
+  // (the sum of the changed releases' log-density changes) and sets changed when any contribution differs.
+  double evaluate(std::size_t i, const record_type& x, bool& changed) {
+    double log_alpha = 0.0;
+    for_each_release([&](const auto& rel, release_state& st, std::size_t) {
+      st.c_new = rule(rel)(x);
+      st.changed = !(st.c_new == st.contributions[i]);
+      if (!st.changed) return;
+      changed = true;
+      st.proposed = st.sum - st.contributions[i] + st.c_new;
+      log_alpha += change(rel.mechanism, st, st.proposed, st.log_new);
+    });
+    return log_alpha;
+  }
+
+  // Replaces record i by x after evaluate(i, x, ...): T, and the changed releases' sums, densities and contributions.
+  void replace(std::size_t i, const record_type& x) {
+    const vector_type t_new = family::statistic(x);
+    whole_sums_ = whole_sums_ && whole(t_new);
+    total_ += t_new - statistics_[i];
+    statistics_[i] = t_new;
+    for (auto& st : states_) {
+      if (!st.changed) continue;
+      whole_sums_ = whole_sums_ && whole(st.c_new);
+      st.sum = st.proposed;
+      st.log_density = st.log_new;  // a running sum of changes only within a sweep (resync)
+      st.contributions[i] = st.c_new;
+    }
+    records_[i] = x;
+  }
+
+  // record_init::consistent (see there): greedy passes with proposals from f(. | theta'), theta' fresh from the prior
+  // each pass, accepting rises and ties of the summed log density (from -infinity any finite density is a rise);
+  // passes without a rise are idle. Then theta | records. Not counted in record_acceptance().
+  template <random_engine G>
+  void start_consistent(G& g) {
+    int idle = 0;
+    for (int pass = 0; pass < record_init_passes && idle < 5; ++pass) {
+      const parameter_type proposal_theta = prior_.draw(g);
+      bool moved = false;
+      for (std::size_t i = 0; i < records_.size(); ++i) {
+        const record_type x = family::draw_record(proposal_theta, g);
+        bool changed = false;
+        const double log_alpha = evaluate(i, x, changed);
+        if (changed && log_alpha >= 0.0) {  // ties move too (plateaus of the L1 density), but only rises count
+          replace(i, x);
+          moved = moved || log_alpha > 0.0;
+        }
+      }
+      if (!whole_sums_)
+        resum();
+      else
+        resync();
+      idle = moved ? 0 : idle + 1;
+    }
+    theta_ = prior_.update(total_, n_).draw(g);
+  }
+
+  // log p(z | proposed) - log p(z | S) for a release, and log p(z | proposed) into log_new: the mechanism's own
+  // log_density_change when it has one (then log_new = the kept log density plus the change), else one log_likelihood
+  // call against the kept log density.
+  template <class M>
+  static double change(const M& mechanism, const release_state& st, const vector_type& proposed, double& log_new) {
+    if constexpr (density_change_mechanism<M>) {
+      const double delta = mechanism.log_density_change(st.z, st.sum, proposed);
+      log_new = st.log_density + delta;
+      return delta;
+    } else {
+      log_new = mechanism.log_likelihood(st.z, proposed);
+      return log_new - st.log_density;
+    }
+  }
+
+  // Recomputes every release's log density from its sum (end of a sweep: the changes added within it never drift).
+  void resync() {
+    for_each_release(
+        [&](const auto& rel, release_state& st, std::size_t) { st.log_density = rel.mechanism.log_likelihood(st.z, st.sum); });
   }
 
   static bool whole(const vector_type& v) {
