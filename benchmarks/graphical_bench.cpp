@@ -28,7 +28,13 @@ void run(benchmark::State& st, const pairwise_graph& graph) {
 }
 
 void tree_bp_chain(benchmark::State& st) { run(st, chain_graph(static_cast<int>(st.range(0)), static_cast<int>(st.range(1)))); }
-BENCHMARK(tree_bp_chain)->Args({10, 2})->Args({10, 3})->Args({100, 2})->Args({1000, 2})->Args({100, 4})->Unit(benchmark::kMicrosecond);
+BENCHMARK(tree_bp_chain)
+    ->Args({10, 2})
+    ->Args({10, 3})
+    ->Args({100, 2})
+    ->Args({1000, 2})
+    ->Args({100, 4})
+    ->Unit(benchmark::kMicrosecond);
 
 void tree_bp_star(benchmark::State& st) { run(st, star_graph(101, 2)); }
 BENCHMARK(tree_bp_star)->Unit(benchmark::kMicrosecond);
