@@ -20,6 +20,7 @@
 #include "privpost/samplers/gibbs_ss_corrected.hpp"
 #include "privpost/samplers/gibbs_ss_exact.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/samplers/gibbs_ss_window.hpp"
 #include "privpost/samplers/record_augmented.hpp"
 #include "privpost/samplers/record_regression.hpp"
 #include "privpost/samplers/record_releases.hpp"
@@ -91,6 +92,25 @@ static void gibbs_exact_sweep_binomial(benchmark::State& st) {
   }
 }
 BENCHMARK(gibbs_exact_sweep_binomial)->Arg(10)->Arg(1000)->ArgName("n");
+
+// One sweep of the windowed exact sampler (samplers/gibbs_ss_window.hpp), Poisson sums of n records, lambda ~
+// Gamma(2, 0.4), Laplace of scale 1 / epsilon, z at the prior mean sum 5 n: theta | s, the mode by bisection and the
+// window of sums within e^-50 of it (its width is the second argument's counter). Compare gibbs_exact_sweep_binomial.
+static void gibbs_window_sweep_poisson(benchmark::State& st) {
+  std::mt19937_64 g(1);
+  const double n = static_cast<double>(st.range(0)), epsilon = st.range(1) == 0 ? 0.1 : 1.0;
+  gibbs_ss_window sampler(poisson_gamma_prior(2.0, 0.4), laplace_mechanism(1.0, epsilon), Eigen::VectorXd::Constant(1, 5.0 * n),
+                          n, g);
+  for (int i = 0; i < 100; ++i) sampler.step(g);
+  double width = 0.0;
+  for (auto _ : st) {
+    sampler.step(g);
+    width += static_cast<double>(sampler.window_size());
+    benchmark::DoNotOptimize(sampler.parameter());
+  }
+  st.counters["window"] = benchmark::Counter(width, benchmark::Counter::kAvgIterations);
+}
+BENCHMARK(gibbs_window_sweep_poisson)->Args({10, 0})->Args({10, 1})->Args({1000, 0})->Args({1000, 1})->ArgNames({"n", "eps1"});
 
 // One sweep of Gibbs-SS with the MH-corrected sum draw (samplers/gibbs_ss_corrected.hpp), binomial, Laplace epsilon 0.1,
 // against gibbs_sweep_binomial (issue #12: the correction may cost at most 2x today's sweep). O(1) in n.

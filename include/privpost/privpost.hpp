@@ -91,6 +91,7 @@
 #include "privpost/samplers/gibbs_ss_corrected.hpp"
 #include "privpost/samplers/gibbs_ss_exact.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/samplers/gibbs_ss_window.hpp"
 #include "privpost/samplers/glm/glm_collapsed_gibbs.hpp"
 #include "privpost/samplers/glm/glm_moment_model.hpp"
 #include "privpost/samplers/glm/glm_prior.hpp"

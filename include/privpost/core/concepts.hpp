@@ -302,6 +302,17 @@ concept finite_sum_family = exponential_family<F> && F::dimension == 1 &&
                               { F::natural_parameter(theta) } -> std::convertible_to<statistic_t<F>>;
                             };
 
+/// Optional, for the windowed exact sampler (samplers/gibbs_ss_window.hpp): a one-dimensional family whose sum of n
+/// records lives on the non-negative integers with the closed-form law exp(F::log_sum_probability(s, n, theta)),
+/// log-concave in s, and mean n F::mean_statistic(theta) (Poisson: Poisson(n lambda); the binomial too, whose support
+/// ends at F::sum_upper(n)). Unlike finite_sum_family the support may be unbounded.
+template <class F>
+concept integer_sum_family = exponential_family<F> && F::dimension == 1 &&
+                             requires(double s, double n, const typename F::parameter_type& theta) {
+                               { F::log_sum_probability(s, n, theta) } -> std::convertible_to<double>;
+                               { F::mean_statistic(theta) } -> std::convertible_to<statistic_t<F>>;
+                             };
+
 /// A family that can simulate one record (simulation-based calibration, the record-level samplers).
 template <class F>
 concept record_generating_family = exponential_family<F> && requires(const typename F::parameter_type& theta, std::mt19937_64& g) {

@@ -67,6 +67,13 @@ struct poisson_family {
     // total = sum exp(term_k - top) with the autodiff dependence on eta kept; add back top.
     return log(total) + top;
   }
+  /// log P(S = s) for the sum S of n records, Poisson(n lambda): s log(n lambda) - n lambda - log s! (s a whole number
+  /// >= 0; 0 at s = 0 when n lambda = 0). The law gibbs_ss_window enumerates (core/concepts.hpp integer_sum_family).
+  static double log_sum_probability(double s, double n, double lambda) {
+    const double mean = n * lambda;
+    if (s == 0.0) return -mean;
+    return s * std::log(mean) - mean - log_gamma(s + 1.0);
+  }
   static double cdf(double x, double lambda) {
     if (x < 0.0) return 0.0;
     std::array<double, 1> e{std::log(lambda)};
