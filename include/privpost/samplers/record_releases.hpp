@@ -324,8 +324,8 @@ requires record_generating_family<typename Prior::family> &&(sizeof...(Releases)
   }
 
   // record_init::consistent (see there): greedy passes with proposals from f(. | theta'), theta' fresh from the prior
-  // each pass, accepting rises and ties of the summed log density (from -infinity any finite density is a rise);
-  // passes without a rise are idle. Then theta | records. Not counted in record_acceptance().
+  // each pass, accepting rises and ties of the summed log density (through log_likelihood, from -infinity any finite
+  // density is a rise); passes without a rise are idle. Then theta | records. Not counted in record_acceptance().
   template <random_engine G>
   void start_consistent(G& g) {
     int idle = 0;
