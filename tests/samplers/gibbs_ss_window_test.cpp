@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "privpost/families/binomial.hpp"
+#include "privpost/families/multinomial.hpp"
+#include "privpost/families/normal_known_variance.hpp"
 #include "privpost/families/poisson.hpp"
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/inference/infer.hpp"
@@ -38,6 +40,15 @@ static_assert(sampler<gibbs_ss_window<beta_prior, gaussian_mechanism>>);
 static_assert(integer_sum_family<poisson_family>);
 static_assert(integer_sum_family<binomial_family>);
 static_assert(!finite_sum_family<poisson_family>);
+static_assert(!integer_sum_family<multinomial_family<3>>);         // a vector statistic
+static_assert(!integer_sum_family<normal_known_variance_family>);  // no closed-form integer sum law
+template <class P, class M>
+concept window_sampler_for = requires {
+  typename gibbs_ss_window<P, M>;
+};
+static_assert(window_sampler_for<poisson_gamma_prior, laplace_mechanism>);
+static_assert(!window_sampler_for<dirichlet_prior<3>, laplace_mechanism>);  // not an integer_sum_family
+static_assert(!window_sampler_for<poisson_gamma_prior, double>);            // not a mechanism
 
 namespace {
 

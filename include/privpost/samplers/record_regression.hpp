@@ -261,10 +261,8 @@ class record_regression {
   void start(G& g, record_init init) {
     prior_.draw(g, theta_);
     for (Eigen::Index i = 0; i < records_x_.cols(); ++i) {
-      for (int j = 0; j < layout_.covariates(); ++j) e_(j) = draw_normal(g);
-      x_new_.noalias() = llt_x_.matrixL() * e_;
-      records_x_.col(i) = x_new_ + covariate_mean();
-      records_y_(i) = layout_.design_row(records_x_.col(i)).dot(theta_.theta) + std::sqrt(theta_.variance) * draw_normal(g);
+      records_y_(i) = draw_proposal(theta_, g);
+      records_x_.col(i) = x_new_;
     }
     resum();
     if (init == record_init::consistent) {
