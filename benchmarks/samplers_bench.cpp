@@ -125,6 +125,32 @@ static void gibbs_corrected_sweep_binomial(benchmark::State& st) {
 }
 BENCHMARK(gibbs_corrected_sweep_binomial)->Arg(10)->Arg(1000)->Arg(1000000)->ArgName("n");
 
+// The same for Poisson sums (an unbounded support: the defensive proposal is N(m, 9 v)), lambda ~ Gamma(2, 0.4),
+// Laplace epsilon 0.1, z at the prior mean sum 5 n, against plain Gibbs-SS on the same release
+// (gibbs_plain_sweep_poisson) and the window sampler (gibbs_window_sweep_poisson). O(1) in n.
+static void gibbs_corrected_sweep_poisson(benchmark::State& st) {
+  std::mt19937_64 g(1);
+  const double n = static_cast<double>(st.range(0));
+  gibbs_ss_corrected sampler(poisson_gamma_prior(2.0, 0.4), laplace_mechanism(1.0, 0.1), Eigen::VectorXd::Constant(1, 5.0 * n), n,
+                             g);
+  for (auto _ : st) {
+    sampler.step(g);
+    benchmark::DoNotOptimize(sampler.parameter());
+  }
+  st.counters["acceptance"] = sampler.sum_acceptance();
+}
+BENCHMARK(gibbs_corrected_sweep_poisson)->Arg(10)->Arg(1000)->Arg(1000000)->ArgName("n");
+static void gibbs_plain_sweep_poisson(benchmark::State& st) {
+  std::mt19937_64 g(1);
+  const double n = static_cast<double>(st.range(0));
+  gibbs_ss sampler(poisson_gamma_prior(2.0, 0.4), laplace_mechanism(1.0, 0.1), Eigen::VectorXd::Constant(1, 5.0 * n), n, g);
+  for (auto _ : st) {
+    sampler.step(g);
+    benchmark::DoNotOptimize(sampler.parameter());
+  }
+}
+BENCHMARK(gibbs_plain_sweep_poisson)->Arg(10)->Arg(1000)->Arg(1000000)->ArgName("n");
+
 // One sweep of the record-level sampler (samplers/record_augmented.hpp), Laplace epsilon 0.1: theta | records and n
 // record updates (a Bernoulli draw, and for a changed record one Laplace log-density and perhaps a uniform).
 static void record_sweep_binomial(benchmark::State& st) {

@@ -6,7 +6,9 @@
 //  2. the exact posterior of binomial n = 10 (the enumeration oracle of tests/support);
 //  3. simulation-based calibration at n = 10, Laplace and Gaussian, with Gibbs-SS's rows printed;
 //  4. large n: nearly every proposal is accepted, and the chain agrees with gibbs_ss at n = 1e6;
-//  5. bad input.
+//  5. bad input;
+//  6. Poisson (an unbounded support, the defensive proposal N(m, 9 v)): properties 1, 4 and 5 again; the n = 10
+//     posterior against its oracle and calibration are in gibbs_ss_window_test.cpp, beside the window sampler's.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -40,7 +42,9 @@ concept corrected_sampler_for = requires {
 };
 static_assert(corrected_sampler_for<beta_prior, laplace_mechanism>);
 static_assert(corrected_sampler_for<beta_prior, gaussian_mechanism>);
-static_assert(!corrected_sampler_for<poisson_gamma_prior, laplace_mechanism>);
+static_assert(corrected_sampler_for<poisson_gamma_prior, laplace_mechanism>);  // an unbounded support
+static_assert(corrected_sampler_for<poisson_gamma_prior, gaussian_mechanism>);
+static_assert(!corrected_sampler_for<dirichlet_prior<3>, laplace_mechanism>);  // a vector statistic
 static_assert(!corrected_sampler_for<beta_prior, double>);
 static_assert(!corrected_sampler_for<double, laplace_mechanism>);
 
@@ -230,3 +234,127 @@ static_assert(has_default_sampler<binomial_family>);
 static_assert(has_default_sampler<poisson_family>);
 static_assert(!has_default_sampler<double>);
 static_assert(!has_default_sampler<beta_prior>);
+
+// Property 6: Poisson, whose sum has no upper end. The acceptance function against the closed form and detailed balance
+// (as for the binomial above), for the normal proposal and the defensive N(m, 9 v): n = 3, y's target
+// log pi(y) = log Poisson(round(y); 3 lambda) - (z - round(y))^2 / (2 w) on [-1/2, infinity).
+TEST_CASE("gibbs_ss_corrected on Poisson sums: the kernel against the closed form", "[corrected]") {
+  std::mt19937_64 g(13);
+  const double n = 3.0, z = 1.7;
+  gibbs_ss_corrected chain(poisson_gamma_prior(2.0, 0.4), laplace_mechanism(1.0, 1.0), Eigen::VectorXd::Constant(1, z), n, g);
+  CHECK(chain.statistic() == 2.0);  // the support point nearest z
+  std::uniform_real_distribution<double> on(-0.5, 60.5);
+  for (const double lambda : {0.3, 2.0, 15.0}) {
+    for (const double w : {0.05, 2.0, 400.0}) {
+      const double var = n * lambda, v = 1.0 / (1.0 / var + 1.0 / w), m = v * (n * lambda / var + z / w);
+      auto log_pi = [&](double y) {
+        const double k = std::max(std::round(y), 0.0);
+        return k * std::log(n * lambda) - n * lambda - std::lgamma(k + 1.0) - 0.5 * (z - k) * (z - k) / w;
+      };
+      INFO("lambda " << lambda << ", w " << w);
+      for (const bool defensive : {false, true}) {
+        const double sd = std::sqrt(v) * (defensive ? 3.0 : 1.0);
+        auto log_q = [&](double y) { return -0.5 * (y - m) * (y - m) / (sd * sd); };
+        for (int i = 0; i < 200; ++i) {
+          const double y = on(g), y2 = on(g);
+          const double got = chain.log_acceptance(lambda, w, y, y2, defensive);
+          const double expected = log_pi(y2) - log_pi(y) + log_q(y) - log_q(y2);
+          REQUIRE(std::abs(got - expected) <= 1e-12 * std::max(1.0, std::abs(log_pi(y)) + std::abs(log_q(y2))));
+          const double forward = log_pi(y) + log_q(y2) + std::min(0.0, got);
+          const double backward = log_pi(y2) + log_q(y) + std::min(0.0, chain.log_acceptance(lambda, w, y2, y, defensive));
+          REQUIRE(std::abs(forward - backward) <= 1e-12 * std::max(1.0, std::abs(forward)));
+        }
+      }
+      CHECK(chain.log_acceptance(lambda, w, 1.0, -0.6, false) == -std::numeric_limits<double>::infinity());
+      CHECK(chain.log_acceptance(lambda, w, 1.0, 1e12, true) == -std::numeric_limits<double>::infinity());  // past the cut
+    }
+  }
+  // The chain over (s, w) at lambda = 1: S's law is Poisson(s; 3) e^(-|z - s|) normalised. 10^6 draws thinned by 5;
+  // Pearson chi-square over s = 0..6 and s >= 7 pooled (7 degrees of freedom, p > 0.001: critical value 24.32).
+  std::array<double, 8> expected{};
+  double total = 0.0;
+  for (int s = 0; s < 40; ++s) {
+    const double p = std::exp(s * std::log(3.0) - 3.0 - std::lgamma(s + 1.0) - std::abs(z - s));
+    expected[static_cast<std::size_t>(std::min(s, 7))] += p;
+    total += p;
+  }
+  for (double& e : expected) e /= total;
+  chain.set_state(1.0, 1.2, 1.0);
+  constexpr int draws = 1000000;
+  std::array<double, 8> counts{};
+  for (int i = 0; i < draws; ++i) {
+    for (int k = 0; k < 5; ++k) {
+      chain.update_sum(g);
+      chain.update_variance(g);
+    }
+    counts[static_cast<std::size_t>(std::min(chain.statistic(), 7.0))] += 1.0;
+  }
+  double chi2 = 0.0;
+  for (std::size_t s = 0; s < 8; ++s) chi2 += std::pow(counts[s] - draws * expected[s], 2) / (draws * expected[s]);
+  INFO("chi-square " << chi2 << ", acceptance " << chain.sum_acceptance());
+  CHECK(chi2 < 24.32);
+  CHECK(chain.events() == numerical_events{});
+}
+
+// Poisson at n = 10^6, lambda about 3: the posterior agrees with gibbs_ss's (the CLT is good here), most proposals are
+// accepted, and the sum stays a whole number.
+TEST_CASE("gibbs_ss_corrected on Poisson sums at large n: agrees with gibbs_ss", "[corrected]") {
+  Eigen::VectorXd z(1);
+  z << 3012345.6;
+  const double n = 1e6;
+  const poisson_gamma_prior prior(2.0, 0.4);
+  const laplace_mechanism mech(1.0, 0.1);
+  inference_options o;
+  o.chains = 4;
+  o.burnin = 500;
+  o.draws = 2000;
+  o.seed = 78;
+  const auto corrected = infer([&](std::mt19937_64& g) { return gibbs_ss_corrected(prior, mech, z, n, g); }, o);
+  const auto plain = infer([&](std::mt19937_64& g) { return gibbs_ss(prior, mech, z, n, g); }, o);
+  const double se = std::hypot(corrected.draws.sd(0) / std::sqrt(corrected.draws.ess_bulk(0)),
+                               plain.draws.sd(0) / std::sqrt(plain.draws.ess_bulk(0)));
+  INFO("corrected " << corrected.draws.mean(0) << " +- " << corrected.draws.sd(0) << "; gibbs_ss " << plain.draws.mean(0)
+                    << " +- " << plain.draws.sd(0) << "; combined MCSE " << se);
+  CHECK(std::abs(corrected.draws.mean(0) - plain.draws.mean(0)) <= 4.0 * se);
+  CHECK(corrected.draws.sd(0) == Approx(plain.draws.sd(0)).epsilon(0.1));
+  CHECK(corrected.events == numerical_events{});
+  std::mt19937_64 g(6);
+  gibbs_ss_corrected chain(prior, mech, z, n, g);
+  for (int i = 0; i < 2000; ++i) chain.step(g);
+  INFO("acceptance " << chain.sum_acceptance());
+  CHECK(chain.sum_acceptance() > 0.9);
+  CHECK(std::floor(chain.statistic()) == chain.statistic());
+}
+
+TEST_CASE("gibbs_ss_corrected on Poisson sums: bad input, extreme releases and the cut", "[corrected][errors]") {
+  std::mt19937_64 g(2);
+  const poisson_gamma_prior prior(2.0, 0.4);
+  const laplace_mechanism mech(1.0, 1.0);
+  const Eigen::VectorXd one = Eigen::VectorXd::Constant(1, 3.0);
+  CHECK_THROWS_WITH(gibbs_ss_corrected(prior, mech, one, 2e12, g), Catch::Contains("n") && Catch::Contains("1e12"));
+  CHECK_THROWS_WITH(gibbs_ss_corrected(prior, mech, one, 10.5, g), Catch::Contains("whole number"));
+  gibbs_ss_corrected chain(prior, mech, one, 10.0, g);
+  CHECK_THROWS_WITH(chain.set_state(1.0, 1e12, 1.0), Catch::Contains("y") && Catch::Contains("1e12 - 1"));
+  CHECK_THROWS_WITH(chain.set_state(1.0, -0.6, 1.0), Catch::Contains("y"));
+  // Releases far below and above every plausible sum: finite lambda, whole sums >= 0, nothing counted.
+  for (const double zv : {-1e6, 1e7}) {
+    gibbs_ss_corrected far(prior, mech, Eigen::VectorXd::Constant(1, zv), 10.0, g);
+    for (int i = 0; i < 300; ++i) {
+      far.step(g);
+      REQUIRE(std::isfinite(far.parameter()));
+      REQUIRE(far.statistic() >= 0.0);
+      REQUIRE(std::floor(far.statistic()) == far.statistic());
+    }
+    CHECK(far.events() == numerical_events{});
+    if (zv > 0) CHECK(far.statistic() == Approx(zv).margin(50.0));  // the release dominates n = 10 records
+  }
+  // A release beyond the cut (5e12): the sum is held at or below 1e12 - 1 and the cut is reported, not hidden.
+  gibbs_ss_corrected cut(prior, mech, Eigen::VectorXd::Constant(1, 5e12), 10.0, g);
+  CHECK(cut.statistic() == 1e12 - 1.0);
+  for (int i = 0; i < 200; ++i) {
+    cut.step(g);
+    REQUIRE(cut.statistic() <= 1e12 - 1.0);
+    REQUIRE(std::isfinite(cut.parameter()));
+  }
+  CHECK(cut.events().rejected_draws > 0);
+}

@@ -2,17 +2,20 @@
 // gibbs_ss_corrected: Gibbs-SS made exact by a Metropolis-Hastings correction of its sum draw (spec exact-small-n.md
 // C.5 (b)), at O(1) per sweep for any n. The state is Gibbs-SS's: theta, the sum and the latent noise variance w of the
 // mechanism's scale-mixture view. The target is pi(theta, s, w | z) proportional to p(theta) P(s | theta) N(z; s, w) p(w),
-// with P(s | theta) the family's exact law of the sum (finite_sum_family), so theta's marginal is the exact posterior:
-// no CLT and no continuous relaxation of the integer sum. The sum is kept as a point y of [-1/2, upper + 1/2] with
-// s = round(y): y's target is pi(round(y) | theta, w), flat on each cell [s - 1/2, s + 1/2], so that its cell masses are
-// exactly pi(s | theta, w). A sweep:
+// with P(s | theta) the family's exact law of the sum (integer_sum_family: binomial, Poisson), so theta's marginal is the
+// exact posterior: no CLT and no continuous relaxation of the integer sum. The sum is kept as a point y of
+// [-1/2, upper + 1/2] with s = round(y): y's target is pi(round(y) | theta, w), flat on each cell [s - 1/2, s + 1/2], so
+// that its cell masses are exactly pi(s | theta, w). upper is sum_upper(n) for a finite support (finite_sum_family) and
+// unbounded_cut = 1e12 - 1 otherwise (see there). A sweep:
 //   1. theta | s by conjugacy (exact: s is a genuine sum);
 //   2. y | theta, w by one Metropolis-Hastings step. With probability 1 - rho, an independence proposal from Gibbs-SS's
 //      own draw, y' ~ N(m, v) truncated to [-1/2, upper + 1/2] with (m, v) = NormProduct(n mu(theta), n sigma^2(theta),
 //      z, w), accepted with probability min(1, pi(round y') N(y; m, v) / (pi(round y) N(y'; m, v))) (the truncation
-//      constant cancels). With probability rho = 0.05, a defensive independence proposal uniform on the interval,
-//      accepted with probability min(1, pi(round y') / pi(round y)). Each kernel leaves the target invariant, so their
-//      random mixture does, and the uniform one makes the chain irreducible whatever the normal's centre and width;
+//      constant cancels). With probability rho = 0.05, a defensive independence proposal: for a finite support uniform
+//      on the interval, accepted with probability min(1, pi(round y') / pi(round y)); for an unbounded one (Poisson)
+//      the spec's N(m, 9 v), truncated like the first and accepted by the same ratio with sd 3 sqrt(v). Each kernel
+//      leaves the target invariant, so their random mixture does, and the defensive one makes the chain irreducible
+//      whatever the normal's centre and width (the wide normal's heavier tails cover a too-narrow v);
 //   3. w | z - s from the mechanism (a fixed-variance mechanism, the Gaussian, keeps w).
 // Where the CLT is good (large n) the proposal is nearly the exact conditional and most proposals are accepted; at
 // n = 10 the correction is what makes the chain exact. Compared with gibbs_ss_exact (enumeration, O(n) per sweep,
@@ -40,29 +43,41 @@
 
 namespace privpost {
 
-/// Gibbs-SS with the Metropolis-Hastings-corrected sum draw, for a finite_sum_family with its conjugate prior and a
-/// scale-mixture mechanism. State: theta, the sum's point y (s = round(y)), the noise variance w. Sweeps allocate
-/// nothing.
+/// Gibbs-SS with the Metropolis-Hastings-corrected sum draw, for an integer_sum_family (binomial, Poisson) with its
+/// conjugate prior and a scale-mixture mechanism. State: theta, the sum's point y (s = round(y)), the noise variance w.
+/// Sweeps allocate nothing.
 template <conjugate_prior Prior, scale_mixture_noise Mechanism>
-requires finite_sum_family<typename Prior::family>
+requires integer_sum_family<typename Prior::family> && requires(const typename Prior::family::parameter_type& theta) {
+  { Prior::family::natural_parameter(theta) } -> std::convertible_to<statistic_t<typename Prior::family>>;
+}
 class gibbs_ss_corrected {
  public:
   using family = typename Prior::family;
   using parameter_type = typename Prior::family::parameter_type;
-  /// The probability of the defensive (uniform) proposal.
+  /// The probability of the defensive proposal (uniform on a finite support, N(m, 9 v) on an unbounded one).
   static constexpr double defensive_weight = 0.05;
+  /// The defensive normal's sd, in units of the normal proposal's (unbounded supports).
+  static constexpr double defensive_scale = 3.0;
   /// The largest support (sum_upper(n) + 1 points). y must resolve positions inside a cell: doubles near 1e12 are
   /// spaced 1.2e-4 apart (near 4.5e15, 0.5: the cells would have no inside).
   static constexpr double max_support = 1e12;
+  /// Where an unbounded support is cut: the target puts no mass on sums above it (1e12 - 1, so that y resolves every
+  /// cell). A sum that large is beyond any release of n <= 1e12 records whose posterior puts real mass below 1 per
+  /// record; proposals past the cut are rejected and counted in events().rejected_draws, so a cut that bites is never
+  /// silent.
+  static constexpr double unbounded_cut = max_support - 1.0;
+  /// Whether the family's support is finite (finite_sum_family: sum_upper(n)).
+  static constexpr bool finite_support = finite_sum_family<family>;
 
   /// The normal component of the sum proposal at (theta, w): N(mean, sd^2), truncated to [-1/2, upper + 1/2].
   struct proposal {
     double mean = 0.0, sd = 1.0;
   };
 
-  /// z: the release (one entry, finite), n: the public number of records (a whole number >= 1 whose support has at
-  /// most 1e12 points). theta starts from the prior, s at the support point nearest z, w from the mechanism's prior.
-  /// std::invalid_argument for a wrong size, a non-finite z, or n outside that range.
+  /// z: the release (one entry, finite), n: the public number of records (a whole number >= 1; for a finite support at
+  /// most 1e12 support points, for an unbounded one n <= 1e12). theta starts from the prior, s at the support point
+  /// nearest z, w from the mechanism's prior. std::invalid_argument for a wrong size, a non-finite z, or n outside that
+  /// range.
   template <random_engine G>
   gibbs_ss_corrected(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g)
       : prior_(prior), mechanism_(mechanism), n_(n) {
@@ -71,9 +86,14 @@ class gibbs_ss_corrected {
     check_finite(f, "z", z);
     check_record_count(f, n);
     if (std::floor(n) != n) throw_invalid(f, "n", n, "a whole number >= 1");
-    upper_ = family::sum_upper(n);
-    if (!(upper_ >= 0.0 && upper_ + 1.0 <= max_support && std::floor(upper_) == upper_))
-      throw_invalid(f, "support size sum_upper(n) + 1", upper_ + 1.0, "a whole number in [1, 1e12]");
+    if constexpr (finite_support) {
+      upper_ = family::sum_upper(n);
+      if (!(upper_ >= 0.0 && upper_ + 1.0 <= max_support && std::floor(upper_) == upper_))
+        throw_invalid(f, "support size sum_upper(n) + 1", upper_ + 1.0, "a whole number in [1, 1e12]");
+    } else {
+      if (!(n <= 1e12)) throw_invalid(f, "n", n, "a whole number in [1, 1e12]");
+      upper_ = unbounded_cut;
+    }
     z_ = z(0);
     theta_ = prior_.draw(g);
     y_ = std::clamp(std::round(z_), 0.0, upper_);
@@ -116,34 +136,54 @@ class gibbs_ss_corrected {
     return q;
   }
 
+  /// The defensive proposal's normal at (theta, w) for an unbounded support: proposal_at's mean, its sd times
+  /// defensive_scale (the spec's N(m, 9 v)).
+  proposal defensive_proposal_at(const parameter_type& theta, double w) const {
+    proposal q = proposal_at(theta, w);
+    q.sd *= defensive_scale;
+    return q;
+  }
+
   /// log alpha of moving y to y2 at (theta, w), before the min with 0, under the normal proposal (defensive = false) or
-  /// the uniform one (true): the acceptance function of update_sum, computed as update_sum computes it (the kernel tests
-  /// check it against the closed form). +infinity when y has target density zero and y2 a positive one; -infinity when
-  /// y2 has density zero.
+  /// the defensive one (true: uniform, or N(m, 9 v) for an unbounded support): the acceptance function of update_sum,
+  /// computed as update_sum computes it (the kernel tests check it against the closed form). +infinity when y has
+  /// target density zero and y2 a positive one; -infinity when y2 has density zero.
   double log_acceptance(const parameter_type& theta, double w, double y, double y2, bool defensive) const {
     const double eta = family::natural_parameter(theta)(0);
-    const proposal q = proposal_at(theta, w);
-    return log_ratio(theta, eta, w, y, base(cell(y)), y2, base(cell(y2)), defensive ? nullptr : &q);
+    const proposal q = defensive ? defensive_proposal_at(theta, w) : proposal_at(theta, w);
+    return log_ratio(theta, eta, w, y, base(cell(y)), y2, base(cell(y2)), defensive && finite_support ? nullptr : &q);
   }
 
   /// One Metropolis-Hastings update of y at the current theta and w (the normal proposal with probability 0.95, the
-  /// uniform one otherwise). Returns whether the proposal was accepted.
+  /// defensive one otherwise). Returns whether the proposal was accepted.
   template <random_engine G>
   bool update_sum(G& g) {
     const bool defensive = draw_uniform(g) < defensive_weight;
+    const bool uniform = defensive && finite_support;
     double candidate = 0.0;
     proposal q;
-    if (defensive) {
+    if (uniform) {
       candidate = std::min(-0.5 + (upper_ + 1.0) * draw_uniform(g), upper_ + 0.5);
     } else {
-      q = proposal_at(theta_, w_);
-      candidate = draw_truncated_normal(g, q.mean, q.sd, -0.5, upper_ + 0.5);
+      q = defensive ? defensive_proposal_at(theta_, w_) : proposal_at(theta_, w_);
+      if constexpr (finite_support) {
+        candidate = draw_truncated_normal(g, q.mean, q.sd, -0.5, upper_ + 0.5);
+      } else {
+        // Truncated to [-1/2, infinity), the same for every state, so the truncation constant cancels in the ratio;
+        // a draw past the cut has target density zero and is rejected (log_ratio), counted as a rejected draw.
+        candidate = draw_truncated_normal(g, q.mean, q.sd, -0.5, std::numeric_limits<double>::infinity());
+        if (candidate > upper_ + 0.5) {
+          ++proposed_;
+          ++events_.rejected_draws;
+          return false;
+        }
+      }
     }
     ++proposed_;
     const double k2 = cell(candidate);
     const double base2 = k2 == cell(y_) ? base_ : base(k2);
     const double eta = family::natural_parameter(theta_)(0);
-    const double log_alpha = log_ratio(theta_, eta, w_, y_, base_, candidate, base2, defensive ? nullptr : &q);
+    const double log_alpha = log_ratio(theta_, eta, w_, y_, base_, candidate, base2, uniform ? nullptr : &q);
     if (log_alpha >= 0.0 || std::log(draw_uniform(g)) < log_alpha) {
       y_ = candidate;
       base_ = base2;
@@ -161,17 +201,18 @@ class gibbs_ss_corrected {
 
   const parameter_type& parameter() const noexcept { return theta_; }
   auto parameter_vector() const { return family_model<family>::parameter_vector(theta_); }
-  /// The current sum s = round(y) (an integer in [0, sum_upper(n)]).
+  /// The current sum s = round(y) (an integer in [0, sum_upper(n)], or in [0, unbounded_cut]).
   double statistic() const noexcept { return cell(y_); }
   /// The current point y of the sum's cell.
   double position() const noexcept { return y_; }
   /// The current noise variance w.
   double variance() const noexcept { return w_; }
   /// Sets theta, y and w (the kernel tests hold theta and w fixed). std::invalid_argument for y outside
-  /// [-1/2, sum_upper(n) + 1/2] or a w that is not positive and finite.
+  /// [-1/2, upper + 1/2] (upper: sum_upper(n) or unbounded_cut) or a w that is not positive and finite.
   void set_state(const parameter_type& theta, double y, double w) {
     if (!(y >= -0.5 && y <= upper_ + 0.5))
-      throw_invalid("gibbs_ss_corrected::set_state", "y", y, "a number in [-1/2, sum_upper(n) + 1/2]");
+      throw_invalid("gibbs_ss_corrected::set_state", "y", y,
+                    "a number in [-1/2, upper + 1/2] (upper: sum_upper(n), or 1e12 - 1 for an unbounded support)");
     check_positive_finite("gibbs_ss_corrected::set_state", "w", w);
     theta_ = theta;
     y_ = y;
@@ -182,7 +223,8 @@ class gibbs_ss_corrected {
   double sum_acceptance() const noexcept {
     return proposed_ == 0 ? 1.0 : static_cast<double>(accepted_) / static_cast<double>(proposed_);
   }
-  /// Nothing is ever repaired or retried: all zero.
+  /// rejected_draws counts sum proposals past unbounded_cut (an unbounded support only); nothing else is ever repaired
+  /// or retried.
   const numerical_events& events() const noexcept { return events_; }
 
  private:
