@@ -37,6 +37,7 @@
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/mechanism_variant.hpp"
+#include "privpost/mechanisms/privacy_accountant.hpp"
 #include "privpost/mechanisms/published_bounds.hpp"
 #include "privpost/mechanisms/ssp.hpp"
 

@@ -7,6 +7,7 @@
 #include <array>
 #include <concepts>
 #include <cstddef>
+#include <limits>
 #include <random>
 #include <ranges>
 #include <string>
@@ -76,6 +77,27 @@ concept density_change_mechanism =
     release_mechanism<M> && requires(const M& m, const typename M::vector_type& z, const typename M::vector_type& s) {
   { m.log_density_change(z, s, s) } -> std::convertible_to<double>;
 };
+
+/// Optional customisation point of a release mechanism: zcdp_rho() = rho such that the mechanism is rho-zero-concentrated
+/// DP (Bun & Steinke 2016, Def. 1.1), the view under which privacy_accountant composes Gaussian-type noise tightly.
+/// gaussian_mechanism provides it (L2 sensitivity D and sd sigma: rho = D^2 / (2 sigma^2), their Prop. 1.6); a pure
+/// epsilon-DP mechanism needs none (it is epsilon^2 / 2-zCDP, their Prop. 1.4; privpost::zcdp_rho below).
+template <class M>
+concept zcdp_mechanism = release_mechanism<M> && requires(const M& m) {
+  { m.zcdp_rho() } -> std::convertible_to<double>;
+};
+
+/// The zCDP parameter rho of mechanism m: its own zcdp_rho() when it has one; epsilon^2 / 2 for a pure epsilon-DP
+/// mechanism (delta = 0); +infinity (no zCDP view) otherwise.
+template <release_mechanism M>
+double zcdp_rho(const M& m) {
+  if constexpr (zcdp_mechanism<M>) {
+    return static_cast<double>(m.zcdp_rho());
+  } else {
+    const privacy_budget b = m.budget();
+    return b.delta == 0.0 ? 0.5 * b.epsilon * b.epsilon : std::numeric_limits<double>::infinity();
+  }
+}
 
 /// log p(z | s_new) - log p(z | s) under mechanism m: its own log_density_change when it has one, else the difference
 /// of two log_likelihood calls.

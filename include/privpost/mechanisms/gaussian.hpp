@@ -46,6 +46,9 @@ class gaussian_mechanism {
   double l2_sensitivity() const noexcept { return sensitivity_; }
   gaussian_calibration calibration() const noexcept { return calibration_; }
   privacy_budget budget() const noexcept { return budget_; }
+  /// rho = D^2 / (2 sigma^2): the mechanism is rho-zCDP whatever calibration chose sigma (Bun & Steinke 2016,
+  /// Prop. 1.6); privacy_accountant composes Gaussian releases through it.
+  double zcdp_rho() const noexcept { return sensitivity_ * sensitivity_ / (2.0 * sigma_ * sigma_); }
 
   /// z = s + N(0, sigma^2 I), from the given engine (tests and simulation studies).
   template <class Derived, random_engine G>

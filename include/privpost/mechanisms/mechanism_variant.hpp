@@ -94,6 +94,10 @@ class mechanism_variant {
   privacy_budget budget() const {
     return visit([](const auto& m) { return m.budget(); });
   }
+  /// The held mechanism's zCDP parameter (privpost::zcdp_rho: +infinity when it has no zCDP view).
+  double zcdp_rho() const {
+    return visit([](const auto& m) { return privpost::zcdp_rho(m); });
+  }
 
   /// The held mechanism's release from the given engine (tests and simulation studies).
   template <class Derived, random_engine G>
