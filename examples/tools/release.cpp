@@ -2,6 +2,8 @@
 // with sensitivity from the declared bounds (never from the data), adds Laplace or Gaussian noise from the OS CSPRNG, and
 // writes a JSON release record. Unbounded models refuse to run without bounds; records outside them are dropped.
 // pairwise-tables releases the contingency tables of a declared graph over discrete columns (CGM, issue #11).
+// --ledger FILE charges the release to the data set's privacy budget ledger before any noise is drawn and refuses a
+// release over the budget (issue #13; ledger_file.hpp).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 
 #include <privpost/privpost.hpp>
 
+#include "ledger_file.hpp"
 #include "release_record.hpp"
 #include "tool_support.hpp"
 
@@ -37,13 +40,61 @@ struct options {
   // pairwise-tables
   std::string columns, levels, edges, missing_level, neighbours = "replace";
   std::vector<std::string> levels_of;
+  // the privacy budget ledger
+  std::string ledger, budget;
 };
+
+// The ledger of this run (nullptr without --ledger) and the label of its entry.
+privpost::tools::ledger_file* active_ledger = nullptr;
+std::string ledger_label;
+
+// Charges the release of mechanism m (and of the mechanisms in extra, released by the caller afterwards) to the ledger,
+// all or nothing, then draws the noise from the OS CSPRNG: a release over the budget draws none.
+template <class M, class... Extra>
+Eigen::VectorXd charged_release(const M& m, const Eigen::VectorXd& s, const Extra&... extra) {
+  if (active_ledger != nullptr) active_ledger->charge(ledger_label, m, extra...);
+  return m.release(s);  // OS CSPRNG
+}
+
+// The same for a mechanism calibrated to add/remove neighbours: under the library's replace-one relation a record
+// change is a removal and an addition, so the release is charged at the group-of-2 guarantee (2 epsilon,
+// (1 + e^epsilon) delta; Dwork & Roth 2014, Thm. 2.2 and its (epsilon, delta) form) and 4 rho in zCDP (Bun & Steinke
+// 2016, Prop. 1.9).
+template <class M>
+Eigen::VectorXd charged_release_add_remove(const M& m, const Eigen::VectorXd& s) {
+  if (active_ledger != nullptr) {
+    const privpost::privacy_budget b = m.budget();
+    active_ledger->charge_entry(privpost::ledger_entry{ledger_label + " (add-remove neighbours, charged for replace-one)",
+                                                       {2.0 * b.epsilon, (1.0 + std::exp(b.epsilon)) * b.delta},
+                                                       4.0 * privpost::zcdp_rho(m)});
+  }
+  return m.release(s);  // OS CSPRNG
+}
 
 template <class Mechanism>
 void finish(privpost::tools::release_record& r, const Mechanism& m, const Eigen::VectorXd& z) {
   r.epsilon = m.budget().epsilon;
   r.delta = m.budget().delta;
   r.noisy_statistics.assign(z.data(), z.data() + z.size());
+}
+
+// --budget EPSILON[,DELTA] (delta 0 when not given).
+privpost::privacy_budget parse_budget(const std::string& text) {
+  const auto v = privpost::tools::split_list(text);
+  privpost::privacy_budget b;
+  try {
+    if (v.size() < 1 || v.size() > 2) throw std::invalid_argument("count");
+    std::size_t used = 0;
+    b.epsilon = std::stod(v[0], &used);
+    if (used != v[0].size()) throw std::invalid_argument("trailing");
+    if (v.size() == 2) {
+      b.delta = std::stod(v[1], &used);
+      if (used != v[1].size()) throw std::invalid_argument("trailing");
+    }
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--budget is '" + text + "'; accepted: EPSILON or EPSILON,DELTA (numbers)");
+  }
+  return b;  // the ranges are privacy_accountant's checks
 }
 
 std::pair<double, double> parse_bounds(const std::string& text, const char* flag) {
@@ -103,24 +154,33 @@ privpost::tools::release_record make_regression_release(const options& o) {
   std::vector<interval> box(static_cast<std::size_t>(d), interval(-1.0, 1.0));
   const auto [l1, l2] = layout.sensitivity(box, interval(-1.0, 1.0));
   const double share = o.noisy_moments ? 0.5 : 1.0;
+  // The moments' mechanism is built first, so that both releases are charged to the ledger before any noise.
+  std::optional<laplace_mechanism> moment_mechanism;
+  std::optional<moment_release_layout> moments;
+  if (o.noisy_moments) {
+    if (!r.intercept) throw std::invalid_argument("--noisy-moments needs the intercept column");
+    moments.emplace(layout);
+    moment_mechanism.emplace(moments->sensitivity(box, r.n).first, o.epsilon * share);
+  }
+  auto release_both = [&](const auto& m) {
+    return moment_mechanism ? charged_release(m, s, *moment_mechanism) : charged_release(m, s);
+  };
   if (o.mechanism == "laplace") {
     const laplace_mechanism m(l1, o.epsilon * share);
     r.sensitivity = l1;
     r.noise = m.scale();
-    finish(r, m, m.release(s));
+    finish(r, m, release_both(m));
   } else {
     const auto m = gaussian_mechanism::analytic(l2, o.epsilon * share, o.delta * share);
     r.sensitivity = l2;
     r.noise = m.sigma();
     r.calibration = "analytic";
-    finish(r, m, m.release(s));
+    finish(r, m, release_both(m));
   }
   if (o.noisy_moments) {
-    if (!r.intercept) throw std::invalid_argument("--noisy-moments needs the intercept column");
-    const moment_release_layout moments(layout);
-    const double ml1 = moments.sensitivity(box, r.n).first;
-    const laplace_mechanism mm(ml1, o.epsilon * share);
-    const Eigen::VectorXd zm = mm.release(moments.sample_moments(xs));
+    const double ml1 = moment_mechanism->l1_sensitivity();
+    const laplace_mechanism& mm = *moment_mechanism;
+    const Eigen::VectorXd zm = mm.release(moments->sample_moments(xs));  // OS CSPRNG; charged above
     r.noisy_moments.assign(zm.data(), zm.data() + zm.size());
     r.moment_sensitivity = ml1;
     r.moment_noise = mm.scale();
@@ -270,7 +330,7 @@ privpost::tools::release_record make_glm_release(const options& o) {
     r.sensitivity = statistic.l1_sensitivity();
     r.noise = m.scale();
     r.sensitivity_rule = "L1: min(sqrt(D) x L2 bound, sum of the blocks' largest changes) (glm_statistic::l1_sensitivity)";
-    finish(r, m, m.release(s));  // OS CSPRNG
+    finish(r, m, charged_release(m, s));
   } else {
     const auto m = gaussian_mechanism::analytic(statistic.l2_sensitivity(), o.epsilon, o.delta);
     r.sensitivity = statistic.l2_sensitivity();
@@ -281,7 +341,7 @@ privpost::tools::release_record make_glm_release(const options& o) {
                                        : "exact Poisson bound (spec glm.md Sec. 2.3), equal noise";
     else
       r.sensitivity_rule = r.intercept ? "Lemma 3.3 (exact), with the intercept column's inner products" : "Lemma 3.3 (exact)";
-    finish(r, m, m.release(s));  // OS CSPRNG
+    finish(r, m, charged_release(m, s));
   }
   if (r.glm_scale == "unit_ball")
     std::cerr << "privpost-release: covariates mapped to [-1, 1] / sqrt(" << d << ") by their declared ranges; " << clamped
@@ -385,13 +445,13 @@ privpost::tools::release_record make_tables_release(const options& o) {
     const laplace_mechanism m(contingency_l1_sensitivity(graph, relation), o.epsilon);
     r.sensitivity = m.l1_sensitivity();
     r.noise = m.scale();
-    finish(r, m, m.release(s));  // OS CSPRNG
+    finish(r, m, relation == neighbour_relation::add_remove ? charged_release_add_remove(m, s) : charged_release(m, s));
   } else {
     const auto m = gaussian_mechanism::analytic(contingency_l2_sensitivity(graph, relation), o.epsilon, o.delta);
     r.sensitivity = contingency_l2_sensitivity(graph, relation);
     r.noise = m.sigma();
     r.calibration = "analytic";
-    finish(r, m, m.release(s));  // OS CSPRNG
+    finish(r, m, relation == neighbour_relation::add_remove ? charged_release_add_remove(m, s) : charged_release(m, s));
   }
   if (relation == neighbour_relation::add_remove) {
     std::cerr << "privpost-release: note: sensitivity under add/remove neighbours (the dissertation's); under the "
@@ -472,13 +532,13 @@ privpost::tools::release_record make_release(const options& o) {
     const laplace_mechanism m(l1, o.epsilon);
     r.sensitivity = l1;
     r.noise = m.scale();
-    finish(r, m, m.release(s));  // OS CSPRNG
+    finish(r, m, charged_release(m, s));
   } else {
     const auto m = gaussian_mechanism::analytic(l2, o.epsilon, o.delta);
     r.sensitivity = l2;
     r.noise = m.sigma();
     r.calibration = "analytic";
-    finish(r, m, m.release(s));  // OS CSPRNG
+    finish(r, m, charged_release(m, s));
   }
   return r;
 }
@@ -535,13 +595,37 @@ int main(int argc, char** argv) {
                  "under replacement)")
       ->check(CLI::IsMember({"replace", "add-remove"}));
   app.add_option("--output", o.output, "write the release record here (default: standard output)");
+  app.add_option("--ledger", o.ledger,
+                 "the data set's privacy budget ledger (JSON, created when absent): the release is charged to it before any "
+                 "noise is drawn and refused when it would exceed the total; concurrent releases are serialised by a lock");
+  app.add_option("--budget", o.budget, "with --ledger: the data set's total budget EPSILON[,DELTA] (needed to create a ledger)");
   CLI11_PARSE(app, argc, argv);
   o.mechanism_given = mechanism_option->count() > 0;
   try {
     if (o.model != "linreg" && o.model != "logistic" && o.model != "poisson-glm" && o.model != "pairwise-tables" &&
         o.column.empty())
       throw std::invalid_argument("--column is required for the " + o.model + " model");
-    const auto record = make_release(o);
+    std::optional<privpost::tools::ledger_file> ledger;
+    if (!o.budget.empty() && o.ledger.empty()) throw std::invalid_argument("--budget needs --ledger FILE");
+    if (!o.ledger.empty()) {
+      std::optional<privpost::privacy_budget> total;
+      if (!o.budget.empty()) total = parse_budget(o.budget);
+      ledger.emplace(o.ledger, total);
+      active_ledger = &*ledger;
+      ledger_label = "privpost-release --model " + o.model + (o.column.empty() ? "" : " --column " + o.column) + " --input " +
+                     o.input + (o.output.empty() ? "" : " --output " + o.output);
+    }
+    auto record = make_release(o);
+    if (ledger) {
+      record.ledger_file = o.ledger;
+      record.ledger_label = ledger_label;
+      record.ledger_spent = ledger->accountant().spent();
+      record.ledger_total = ledger->accountant().total();
+      record.ledger_entries = ledger->accountant().entries().size();
+      std::cerr << "privpost-release: charged to the ledger '" << o.ledger << "': spent (epsilon " << record.ledger_spent.epsilon
+                << ", delta " << record.ledger_spent.delta << ") of the total (epsilon " << record.ledger_total.epsilon
+                << ", delta " << record.ledger_total.delta << ")\n";
+    }
     const std::string text = privpost::tools::to_json(record).dump(2) + "\n";
     if (o.output.empty()) {
       std::cout << text;
@@ -553,6 +637,10 @@ int main(int argc, char** argv) {
               << " records with " << record.mechanism << " noise " << record.noise << " (sensitivity " << record.sensitivity
               << ")\n";
     return 0;
+  } catch (const privpost::budget_exceeded& e) {
+    std::cerr << "privpost-release: error: over the privacy budget of the ledger '" << o.ledger << "': " << e.what()
+              << "; nothing was released\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "privpost-release: error: " << e.what() << '\n';
     return 1;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <privpost/core/concepts.hpp>
 
 namespace privpost::tools {
 
@@ -57,6 +60,12 @@ struct release_record {
   std::vector<std::pair<int, int>> edges;        ///< node indices, as declared
   std::string neighbours = "replace_one";        ///< replace_one (the library's) or add_remove (the dissertation's)
   std::string missing_level;                     ///< the level empty cells were read as (empty: none allowed)
+  // privpost-release --ledger (issue #13): the ledger this release was charged to, and its state after the charge
+  std::string ledger_file;         ///< the ledger's path as given (empty: no ledger)
+  std::string ledger_label;        ///< the entry's label
+  privacy_budget ledger_spent{};   ///< the data set's composed spend after this release
+  privacy_budget ledger_total{};   ///< the data set's total budget
+  std::size_t ledger_entries = 0;  ///< entries in the ledger after this release
 };
 
 inline nlohmann::json to_json(const release_record& r) {
@@ -78,6 +87,12 @@ inline nlohmann::json to_json(const release_record& r) {
                       {"truncation_policy", r.policy},
                       {"noisy_statistics", r.noisy_statistics}};
   if (r.model == "multinomial") j["categories"] = r.categories;
+  if (!r.ledger_file.empty())
+    j["ledger"] = {{"file", r.ledger_file},
+                   {"entry", r.ledger_label},
+                   {"entries", r.ledger_entries},
+                   {"spent", {{"epsilon", r.ledger_spent.epsilon}, {"delta", r.ledger_spent.delta}}},
+                   {"total", {{"epsilon", r.ledger_total.epsilon}, {"delta", r.ledger_total.delta}}}};
   if (r.has_bounds) j["bounds"] = {{"lower", r.lower}, {"upper", r.upper}};
   if (r.model == "linreg") {
     nlohmann::json xb = nlohmann::json::array();

@@ -1,0 +1,107 @@
+# The privacy budget ledger of privpost-release (--ledger, --budget; issue #13 item 4), end to end:
+#   1. a new ledger needs --budget; the first release creates it, and the release record carries the ledger's state;
+#   2. releases are charged until the total is reached; the one over it is refused with a clear message, writes no
+#      release record and leaves the ledger unchanged;
+#   3. two processes releasing at once against one ledger cannot both spend the last of the budget: each round starts
+#      with 0.2 of 1 spent, and two releases of 0.5 race (PRIVPOST_LEDGER_HOLD_MS keeps the lock 300 ms after a charge,
+#      so the two overlap); exactly one may succeed and the ledger must record exactly two entries. Without the file
+#      lock both would read 0.2 and both succeed;
+#   4. bad input: --budget without --ledger, a malformed budget, a total out of range, a budget that differs from the
+#      ledger's, a file that is not a ledger, a ledger whose entries exceed its total.
+# -DRELEASE=<privpost-release> -DDATA=<records.csv> -DWORKDIR=<scratch directory>
+if(NOT DEFINED RELEASE OR NOT DEFINED DATA OR NOT DEFINED WORKDIR)
+  message(FATAL_ERROR "ledger_tool_test.cmake: -DRELEASE, -DDATA and -DWORKDIR are required")
+endif()
+set(dir "${WORKDIR}/ledger_test")
+file(REMOVE_RECURSE "${dir}")
+file(MAKE_DIRECTORY "${dir}")
+set(ledger "${dir}/ledger.json")
+set(base ${RELEASE} --input ${DATA} --column sick --model binomial)
+
+function(expect_run expect regex)
+  execute_process(COMMAND ${ARGN} WORKING_DIRECTORY "${dir}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("$ ${ARGN}\n${out}${err}")
+  if(expect STREQUAL "success" AND NOT rc EQUAL 0)
+    message(FATAL_ERROR "expected success, got exit status ${rc}")
+  elseif(expect STREQUAL "failure" AND rc EQUAL 0)
+    message(FATAL_ERROR "expected a non-zero exit status")
+  endif()
+  if(NOT "${out}${err}" MATCHES "${regex}")
+    message(FATAL_ERROR "output does not match '${regex}'")
+  endif()
+endfunction()
+
+function(entry_count file out)
+  file(READ "${file}" text)
+  string(JSON n LENGTH "${text}" entries)
+  set(${out} ${n} PARENT_SCOPE)
+endfunction()
+
+# 1. Creation.
+expect_run(failure "is a new ledger: give the data set's total budget with --budget" ${base} --epsilon 0.5 --ledger ${ledger} --output a.json)
+expect_run(success "charged to the ledger '.*ledger.json': spent \\(epsilon 0.4, delta 0\\) of the total \\(epsilon 1, delta 0\\)"
+  ${base} --epsilon 0.4 --ledger ${ledger} --budget 1 --output a.json)
+file(READ "${dir}/a.json" record)
+string(JSON spent GET "${record}" ledger spent epsilon)
+string(JSON entries GET "${record}" ledger entries)
+if(NOT spent EQUAL 0.4 OR NOT entries EQUAL 1)
+  message(FATAL_ERROR "the release record's ledger field is wrong: ${record}")
+endif()
+
+# 2. Up to the total, then refused (the budget is taken from the file).
+expect_run(success "spent \\(epsilon 1, delta 0\\)" ${base} --epsilon 0.6 --ledger ${ledger} --output b.json)
+expect_run(failure "over the privacy budget of the ledger .*asks for \\(epsilon 0.1, delta 0\\).*refused before any noise was drawn; nothing was released"
+  ${base} --epsilon 0.1 --ledger ${ledger} --output c.json)
+if(EXISTS "${dir}/c.json")
+  message(FATAL_ERROR "a refused release wrote a release record")
+endif()
+entry_count("${ledger}" n)
+if(NOT n EQUAL 2)
+  message(FATAL_ERROR "the refused release changed the ledger (${n} entries)")
+endif()
+# A Gaussian release against a total with delta 0 is refused too.
+expect_run(failure "over the privacy budget" ${base} --epsilon 0.01 --mechanism gaussian --delta 1e-9 --ledger ${ledger} --output c.json)
+
+# 3. Two concurrent releases (execute_process runs the commands of a pipeline at the same time).
+foreach(round RANGE 1 3)
+  set(race "${dir}/race${round}.json")
+  expect_run(success "charged" ${base} --epsilon 0.2 --ledger ${race} --budget 1 --output r0.json)
+  file(REMOVE "${dir}/r1.json" "${dir}/r2.json")
+  set(ENV{PRIVPOST_LEDGER_HOLD_MS} 300)
+  execute_process(
+    COMMAND ${base} --epsilon 0.5 --ledger ${race} --output r1.json
+    COMMAND ${base} --epsilon 0.5 --ledger ${race} --output r2.json
+    WORKING_DIRECTORY "${dir}" RESULTS_VARIABLE rcs OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  unset(ENV{PRIVPOST_LEDGER_HOLD_MS})
+  message("round ${round}: exit statuses ${rcs}\n${err}")
+  set(successes 0)
+  foreach(rc IN LISTS rcs)
+    if(rc EQUAL 0)
+      math(EXPR successes "${successes} + 1")
+    endif()
+  endforeach()
+  if(NOT successes EQUAL 1)
+    message(FATAL_ERROR "round ${round}: ${successes} of the two concurrent releases succeeded (exactly 1 may)")
+  endif()
+  if(NOT err MATCHES "over the privacy budget")
+    message(FATAL_ERROR "round ${round}: the refused release did not say why")
+  endif()
+  entry_count("${race}" n)
+  if(NOT n EQUAL 2)
+    message(FATAL_ERROR "round ${round}: the ledger records ${n} entries (expected 2)")
+  endif()
+endforeach()
+
+# 4. Bad input.
+expect_run(failure "--budget needs --ledger" ${base} --epsilon 0.1 --budget 1 --output d.json)
+expect_run(failure "--budget is 'one'; accepted: EPSILON or EPSILON,DELTA" ${base} --epsilon 0.1 --ledger new.json --budget one)
+expect_run(failure "total epsilon is nan" ${base} --epsilon 0.1 --ledger new.json --budget nan)
+expect_run(failure "delta is 1; accepted: a number in \\[0, 1\\)" ${base} --epsilon 0.1 --ledger new.json --budget 1,1)
+expect_run(failure "differs from the total" ${base} --epsilon 0.1 --ledger ${ledger} --budget 2 --output d.json)
+file(WRITE "${dir}/broken.json" "{\"format\": \"privpost-ledger-1\", \"total\": ")
+expect_run(failure "is not a ledger" ${base} --epsilon 0.1 --ledger broken.json --output d.json)
+file(WRITE "${dir}/over.json" "{\"format\": \"privpost-ledger-1\", \"total\": {\"epsilon\": 1, \"delta\": 0}, \"entries\": [{\"label\": \"x\", \"epsilon\": 2, \"delta\": 0, \"rho\": 2}]}")
+expect_run(failure "records more than its total" ${base} --epsilon 0.1 --ledger over.json --output d.json)
+if(EXISTS "${dir}/d.json")
+  message(FATAL_ERROR "a refused release wrote a release record")
+endif()
