@@ -115,6 +115,26 @@ TEST_CASE("draw_truncated_normal fits the exact truncated CDF, one- and two-side
   CHECK_THROWS_AS(draw_truncated_normal(g, 0.0, 1.0, 2.0, 1.0), std::invalid_argument);
   CHECK_THROWS_AS(draw_truncated_normal(g, 0.0, 1.0, std::nan(""), 1.0), std::invalid_argument);
   CHECK_THROWS_AS(draw_truncated_normal(g, 0.0, 0.0, 0.0, 1.0), std::invalid_argument);
+  // Bounds beyond any useful number of sds (issue #13 item 5: a release of -1e300 put the Poisson sum's bound 1e300 sds
+  // out, and the closed form of the exponential rate overflowed): the draw is the bound to double precision, never a
+  // retry failure. a = 1e7 still uses the closed form: the excess over the bound is Exp(1) / a, mean 1e-7.
+  for (const double sd : {1.0, 1e-10, 1e100}) {
+    INFO("sd " << sd);
+    REQUIRE(draw_truncated_normal(g, -1e300, sd, 0.0, inf) >= 0.0);
+    REQUIRE(draw_truncated_normal(g, -1e300, sd, 0.0, inf) <= 1e-280);
+    REQUIRE(draw_truncated_normal(g, 1e300, sd, -inf, 0.0) <= 0.0);
+    REQUIRE(draw_truncated_normal(g, 1e300, sd, -inf, 0.0) >= -1e-280);
+    REQUIRE(draw_truncated_normal(g, -1e300, sd, 0.0, 1.0) <= 1e-280);
+  }
+  REQUIRE(draw_truncated_normal(g, -std::numeric_limits<double>::max(), 1e-300, 0.0, inf) == 0.0);  // a = +inf
+  double excess = 0.0;
+  for (int i = 0; i < 20000; ++i) excess += (draw_truncated_normal(g, 0.0, 1.0, 1e7, inf) - 1e7) * 1e7;
+  CHECK(excess / 20000 == Approx(1.0).margin(0.1));  // Exp(1) / a, up to the spacing of doubles near 1e7 (1.9e-9)
+  for (int i = 0; i < 100; ++i) {
+    const double x = draw_truncated_normal(g, 0.0, 1.0, 1e200, inf);
+    REQUIRE(x >= 1e200);
+    REQUIRE(x <= 1e200 * (1 + 1e-15));
+  }
 }
 
 TEST_CASE("draw_exponential and draw_laplace fit their CDFs", "[draws]") {

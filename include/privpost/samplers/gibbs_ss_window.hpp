@@ -96,6 +96,10 @@ class gibbs_ss_window {
     const double mean_sum = n_ * family::mean_statistic(theta)(0);
     if (!std::isfinite(mean_sum)) throw_domain(f, "the sum's mean n E[t(x)]", mean_sum, "a finite number");
     double lo = 0.0, hi = std::min(upper_, std::ceil(std::max({mean_sum, z_(0), 0.0})) + 1.0);
+    // Beyond 2^52 doubles no longer hold every whole number (and near 1.8e308 log s! overflows): no window there.
+    if (!(hi <= 0x1p52))
+      throw_domain(f, "the largest sum searched, max(n E[t(x)], z) + 1", hi,
+                   "at most 2^52 = 4.5e15 (use gibbs_ss_corrected or gibbs_ss)");
     while (lo < hi) {
       const double mid = std::floor(0.5 * (lo + hi));
       if (log_pi(mid + 1.0, theta) <= log_pi(mid, theta))

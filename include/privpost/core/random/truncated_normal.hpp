@@ -24,7 +24,9 @@ inline constexpr int truncated_normal_max_tries = 100000;
 // proposal on [a, b], whichever has the larger acceptance rate (Robert's Prop. 2.3 comparison).
 template <random_engine G>
 inline double standard_truncated_normal_right(G& g, double a, double b) {
-  const double alpha = 0.5 * (a + std::sqrt(a * a + 4.0));
+  // Beyond a = 1e8 the closed form loses a * a to overflow (a > 1.3e154) or sqrt(a^2 + 4) to rounding; alpha* is then
+  // a + 1/a to double precision (the next term is -1/a^3).
+  const double alpha = a < 1e8 ? 0.5 * (a + std::sqrt(a * a + 4.0)) : a + 1.0 / a;
   // Envelope constants: uniform M_u = (b - a) exp(-a^2 / 2), exponential M_e = exp(alpha^2 / 2 - alpha a) / alpha;
   // the smaller envelope has the larger acceptance rate, i.e. uniform iff b - a < exp((alpha - a)^2 / 2) / alpha.
   const double gap = alpha - a;
@@ -84,6 +86,10 @@ inline double draw_truncated_normal(G& g, double mean, double sd, double lo, dou
   check_interval("draw_truncated_normal", "[lo, hi]", lo, hi);
   const double a = (lo - mean) / sd;
   const double b = (hi - mean) / sd;
+  // A bound more sds away than a double holds (a release 1e300 from the mean): the draw is that bound to double
+  // precision, as it is for any a beyond about 1e8 (the excess over the bound is Exp(1) / a).
+  if (a == std::numeric_limits<double>::infinity()) return lo;
+  if (b == -std::numeric_limits<double>::infinity()) return hi;
   const double x = mean + sd * detail::standard_truncated_normal(g, a, b);
   // Rounding in mean + sd * x may step a hair outside the bounds; the exact draw lies inside them.
   return x < lo ? lo : (x > hi ? hi : x);

@@ -1,0 +1,145 @@
+// No hangs, no NaN (issue #13 item 5): every family sampler driven with adversarial releases. Each case builds the
+// sampler and runs a few sweeps; it must either throw a documented exception (std::invalid_argument or
+// std::domain_error, with a message) or give finite parameters after every sweep, in bounded time (a hang would trip
+// the per-case clock below before CTest's timeout). Releases: 1e300 and -1e300 (beyond any sum), 1e15 and -1e15 (far
+// outside the valid set), 0, the largest finite double; record counts n = 1 and n = 1e12; priors at the edge of
+// validity (tiny and huge shape parameters).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "privpost/families/binomial.hpp"
+#include "privpost/families/exponential.hpp"
+#include "privpost/families/multinomial.hpp"
+#include "privpost/families/poisson.hpp"
+#include "privpost/mechanisms/gaussian.hpp"
+#include "privpost/mechanisms/laplace.hpp"
+#include "privpost/samplers/conjugate.hpp"
+#include "privpost/samplers/gibbs_ss.hpp"
+#include "privpost/samplers/gibbs_ss_corrected.hpp"
+#include "privpost/samplers/gibbs_ss_exact.hpp"
+#include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/samplers/gibbs_ss_window.hpp"
+#include "privpost/samplers/record_augmented.hpp"
+
+using namespace privpost;
+
+namespace {
+
+constexpr double huge = std::numeric_limits<double>::max();
+const std::vector<double> adversarial_releases = {1e300, -1e300, 1e15, -1e15, 0.0, huge, -huge};
+const std::vector<double> adversarial_counts = {1.0, 1e12};
+
+struct outcome {
+  int finite = 0, refused = 0;
+};
+
+// Builds with make(z, n, g), runs 30 sweeps; a documented exception counts as refused. Anything else fails the test:
+// another exception type, a non-finite parameter, or a case over 5 seconds.
+template <class Make>
+void drive(const std::string& name, Make make, outcome& o, int dimension = 1) {
+  for (const double zv : adversarial_releases) {
+    for (const double n : adversarial_counts) {
+      INFO(name << ": z " << zv << ", n " << n);
+      std::mt19937_64 g(11);
+      const Eigen::VectorXd z = Eigen::VectorXd::Constant(dimension, zv);
+      const auto start = std::chrono::steady_clock::now();
+      bool refused = false;
+      try {
+        auto chain = make(z, n, g);
+        for (int i = 0; i < 30; ++i) {
+          chain.step(g);
+          const Eigen::VectorXd theta = chain.parameter_vector();
+          INFO("sweep " << i << ": theta " << theta.transpose());
+          REQUIRE(theta.allFinite());
+        }
+      } catch (const std::invalid_argument& e) {
+        refused = true;
+        CHECK(std::string(e.what()).size() > 10);
+      } catch (const std::domain_error& e) {
+        refused = true;
+        CHECK(std::string(e.what()).size() > 10);
+      }
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      CHECK(seconds < 5.0);
+      (refused ? o.refused : o.finite) += 1;
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("adversarial releases: binomial samplers", "[adversarial][errors]") {
+  outcome o;
+  for (const auto& prior : {beta_prior(1.0, 1.0), beta_prior(1e-8, 1e-8), beta_prior(1e8, 1.0)}) {
+    const laplace_mechanism lap(1.0, 0.5);
+    const auto gauss = gaussian_mechanism::analytic(1.0, 0.5, 1e-6);
+    drive(
+        "gibbs_ss laplace", [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss(prior, lap, z, n, g); }, o);
+    drive(
+        "gibbs_ss gaussian", [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss(prior, gauss, z, n, g); }, o);
+    drive(
+        "gibbs_ss_exact", [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss_exact(prior, lap, z, n, g); }, o);
+    drive(
+        "gibbs_ss_corrected laplace",
+        [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss_corrected(prior, lap, z, n, g); }, o);
+    drive(
+        "gibbs_ss_corrected gaussian",
+        [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss_corrected(prior, gauss, z, n, g); }, o);
+    drive(
+        "gibbs_ss_window", [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss_window(prior, lap, z, n, g); }, o);
+    drive(
+        "record_gibbs", [&](const Eigen::VectorXd& z, double n, auto& g) { return record_gibbs(prior, lap, z, n, g); }, o);
+    drive(
+        "naive", [&](const Eigen::VectorXd& z, double n, auto& g) { return conjugate_sampler(prior, z, n, g); }, o);
+  }
+  INFO("finite " << o.finite << ", refused " << o.refused);
+  CHECK(o.finite > 0);
+}
+
+TEST_CASE("adversarial releases: multinomial and Poisson samplers", "[adversarial][errors]") {
+  outcome o;
+  const laplace_mechanism lap(2.0, 0.5);
+  for (const auto& prior :
+       {dirichlet_prior<3>(Eigen::Vector3d(1.0, 1.0, 1.0)), dirichlet_prior<3>(Eigen::Vector3d(1e-8, 1e-8, 1e-8))}) {
+    drive(
+        "gibbs_ss multinomial", [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss(prior, lap, z, n, g); }, o, 2);
+    drive(
+        "record_gibbs multinomial",
+        [&](const Eigen::VectorXd& z, double n, auto& g) { return record_gibbs(prior, lap, z, n, g); }, o, 2);
+  }
+  for (const auto& prior : {poisson_gamma_prior(2.0, 0.4), poisson_gamma_prior(1e-8, 1e-8), poisson_gamma_prior(1e8, 1e-8)}) {
+    const laplace_mechanism pl(10.0, 0.5);
+    drive(
+        "gibbs_ss poisson", [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss(prior, pl, z, n, g); }, o);
+    drive(
+        "gibbs_ss_window poisson",
+        [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss_window(prior, pl, z, n, g); }, o);
+    drive(
+        "gibbs_ss_corrected poisson",
+        [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss_corrected(prior, pl, z, n, g); }, o);
+    drive(
+        "gibbs_ss_truncated poisson",
+        [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss_truncated(prior, pl, z, n, 0.0, 10.0, g); }, o);
+    drive(
+        "record_gibbs truncated poisson",
+        [&](const Eigen::VectorXd& z, double n, auto& g) {
+          return record_gibbs(prior, pl, z, n, g, dropped_contribution<poisson_family>(0.0, 10.0));
+        },
+        o);
+  }
+  for (const auto& prior : {exponential_gamma_prior(2.0, 2.0), exponential_gamma_prior(1e-8, 1e8)}) {
+    const laplace_mechanism el(8.0, 0.5);
+    drive(
+        "gibbs_ss_truncated exponential",
+        [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss_truncated(prior, el, z, n, 0.0, 8.0, g); }, o);
+  }
+  INFO("finite " << o.finite << ", refused " << o.refused);
+  CHECK(o.finite > 0);
+}
