@@ -171,6 +171,19 @@ inline release_record from_json(const nlohmann::json& j) {
   } else {
     throw std::invalid_argument("release record: mechanism '" + r.mechanism + "'; accepted: laplace, gaussian");
   }
+  // The mechanism's parameters must describe a valid release (found by fuzzing: epsilon 0 was read, and refused only
+  // later by the sampler's mechanism).
+  auto positive = [](const char* key, double x) {
+    if (!(x > 0.0))
+      throw std::invalid_argument(std::string("release record: mechanism field '") + key + "' is " + std::to_string(x) +
+                                  "; accepted: a finite number > 0");
+  };
+  positive("epsilon", r.epsilon);
+  positive("sensitivity", r.sensitivity);
+  positive(r.mechanism == "laplace" ? "scale" : "sigma", r.noise);
+  if (r.mechanism == "gaussian" && !(r.delta > 0.0 && r.delta < 1.0))
+    throw std::invalid_argument("release record: mechanism field 'delta' is " + std::to_string(r.delta) +
+                                "; accepted: a number in (0, 1)");
   r.policy = need(j, "truncation_policy").get<std::string>();
   if (j.contains("bounds")) {
     r.has_bounds = true;

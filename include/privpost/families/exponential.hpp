@@ -79,7 +79,13 @@ class exponential_gamma_prior {
   }
   template <random_engine G>
   double draw(G& g) const {
-    return draw_gamma(g, shape_, 1.0 / rate_);
+    const double lambda = draw_gamma(g, shape_, 1.0 / rate_);
+    // An exponential rate must be positive and finite: a tiny shape underflows the draw to 0, a huge shape / rate
+    // overflows it.
+    if (!(lambda > 0.0 && std::isfinite(lambda)))
+      throw_domain("exponential_gamma_prior::draw", "lambda", lambda,
+                   "a positive finite rate (Gamma(shape, rate) under- or overflowed a double)");
+    return lambda;
   }
 
  private:

@@ -104,7 +104,11 @@ class poisson_gamma_prior {
   }
   template <random_engine G>
   double draw(G& g) const {
-    return draw_gamma(g, shape_, 1.0 / rate_);
+    const double lambda = draw_gamma(g, shape_, 1.0 / rate_);
+    // shape / rate beyond the largest double (found by fuzzing: shape 5.6e199, rate 5.6e-308) overflows the draw.
+    if (!std::isfinite(lambda))
+      throw_domain("poisson_gamma_prior::draw", "lambda", lambda, "a finite rate (Gamma(shape, rate) overflowed a double)");
+    return lambda;
   }
 
  private:

@@ -42,7 +42,11 @@ inline double analytic_gaussian_sigma(double epsilon, double delta, double l2_se
   auto delta_of = [&](double sigma) { return analytic_gaussian_delta(sigma, epsilon, l2_sensitivity); };
   // delta(sigma) is strictly decreasing from 1 - 0 (sigma -> 0) to 0 (sigma -> inf). Bracket the root from a
   // start at the classic formula's scale, doubling/halving (each loop bounded: 2100 steps span all doubles).
-  const double start = l2_sensitivity * std::sqrt(2.0 * std::log(1.25 / delta)) / epsilon;
+  // ln(1.25) - ln(delta): a denormal delta would overflow 1.25 / delta to infinity.
+  const double start = l2_sensitivity * std::sqrt(2.0 * (std::log(1.25) - std::log(delta))) / epsilon;
+  if (!std::isfinite(start))
+    throw_invalid("analytic_gaussian_sigma", "sigma", start,
+                  "a finite noise scale (a smaller l2_sensitivity or a larger epsilon)");
   double hi = start;
   double lo = start;
   for (int i = 0; delta_of(hi) > delta; ++i) {
@@ -81,7 +85,12 @@ inline double classic_gaussian_sigma(double epsilon, double delta, double l2_sen
                  "a number in [2^-50, 1) (the classic bound is proven only for epsilon < 1; use the analytic calibration)");
   check_delta("classic_gaussian_sigma", delta, /*allow_zero=*/false);
   check_sensitivity("classic_gaussian_sigma", "l2_sensitivity", l2_sensitivity);
-  return l2_sensitivity * std::sqrt(2.0 * std::log(1.25 / delta)) / epsilon;
+  // ln(1.25) - ln(delta), not ln(1.25 / delta): a denormal delta would overflow the quotient to infinity.
+  const double sigma = l2_sensitivity * std::sqrt(2.0 * (std::log(1.25) - std::log(delta))) / epsilon;
+  if (!std::isfinite(sigma))
+    throw_invalid("classic_gaussian_sigma", "sigma", sigma,
+                  "a finite noise scale (a smaller l2_sensitivity or a larger epsilon)");
+  return sigma;
 }
 
 }  // namespace privpost

@@ -5,6 +5,7 @@
 
 #include <Eigen/Core>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "privpost/core/concepts.hpp"
@@ -70,6 +71,8 @@ class gaussian_mechanism {
   template <class DerivedZ, class DerivedS>
   double log_likelihood(const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s) const {
     check_size_match("gaussian_mechanism::log_likelihood", "z", z.size(), "s", s.size());
+    check_finite("gaussian_mechanism::log_likelihood", "z", z);  // NaN in, NaN out otherwise (found by fuzzing)
+    check_finite("gaussian_mechanism::log_likelihood", "s", s);
     const double n = static_cast<double>(z.size());
     return -n * std::log(sigma_ * std::sqrt(2.0 * std::numbers::pi)) - 0.5 * (z - s).squaredNorm() / (sigma_ * sigma_);
   }
@@ -99,7 +102,11 @@ class gaussian_mechanism {
 
  private:
   gaussian_mechanism(double sigma, double l2_sensitivity, privacy_budget budget, gaussian_calibration calibration)
-      : sigma_(sigma), sensitivity_(l2_sensitivity), budget_(budget), calibration_(calibration) {}
+      : sigma_(sigma), sensitivity_(l2_sensitivity), budget_(budget), calibration_(calibration) {
+    // sigma^2 must be a normal double: a denormal sensitivity gave sigma^2 = 0 and a NaN log-likelihood (fuzzing).
+    if (!(sigma * sigma >= std::numeric_limits<double>::min() && std::isfinite(sigma * sigma)))
+      throw_invalid("gaussian_mechanism", "sigma", sigma, "a noise sd whose square is a positive normal double");
+  }
 
   double sigma_;
   double sensitivity_;

@@ -29,6 +29,10 @@ class laplace_mechanism {
     check_epsilon("laplace_mechanism", epsilon);
     scale_ = sensitivity_ / epsilon_;
     if (!std::isfinite(scale_)) throw_invalid("laplace_mechanism", "l1_sensitivity / epsilon", scale_, "a finite noise scale");
+    // The scale-mixture variances are of order b^2: b^2 must be a normal double (a denormal sensitivity underflows it).
+    if (!(scale_ * scale_ >= std::numeric_limits<double>::min() && std::isfinite(2.0 * scale_ * scale_)))
+      throw_invalid("laplace_mechanism", "l1_sensitivity / epsilon", scale_,
+                    "a noise scale whose square is a positive normal double");
   }
 
   double l1_sensitivity() const noexcept { return sensitivity_; }
@@ -59,6 +63,8 @@ class laplace_mechanism {
   template <class DerivedZ, class DerivedS>
   double log_likelihood(const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s) const {
     check_size_match("laplace_mechanism::log_likelihood", "z", z.size(), "s", s.size());
+    check_finite("laplace_mechanism::log_likelihood", "z", z);  // NaN in, NaN out otherwise (found by fuzzing)
+    check_finite("laplace_mechanism::log_likelihood", "s", s);
     return -static_cast<double>(z.size()) * std::log(2.0 * scale_) - (z - s).template lpNorm<1>() / scale_;
   }
 

@@ -1,0 +1,81 @@
+// The findings of the libFuzzer harnesses (fuzz/, issue #13 item 1), each kept as a unit test of its fix:
+//  1. a denormal delta overflowed 1.25 / delta in the Gaussian calibrations: an infinite sigma (mechanisms_fuzz);
+//  2. a denormal sensitivity gave sigma^2 = 0 and a NaN log-likelihood; a NaN release gave a NaN log-likelihood
+//     (mechanisms_fuzz);
+//  3. Beta draws with denormal shapes were NaN (both log-gamma draws -infinity) and Gamma priors whose shape / rate
+//     overflows a double drew infinite rates (samplers_fuzz, through conjugate_sampler and gibbs_ss);
+//  4. the release record reader accepted epsilon = 0 (release_record_fuzz; tested with the tools, bad_epsilon.json).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+
+#include "privpost/core/random/beta.hpp"
+#include "privpost/families/binomial.hpp"
+#include "privpost/families/exponential.hpp"
+#include "privpost/families/poisson.hpp"
+#include "privpost/mechanisms/gaussian.hpp"
+#include "privpost/mechanisms/laplace.hpp"
+#include "privpost/samplers/conjugate.hpp"
+
+using namespace privpost;
+
+TEST_CASE("fuzz finding: a denormal delta gives a finite sigma", "[fuzz-regression]") {
+  for (const double delta : {1.068696020885e-311, 5.7290746e-317, std::numeric_limits<double>::denorm_min()}) {
+    INFO("delta " << delta);
+    const auto c = gaussian_mechanism::classic(1.0, 0.5, delta);
+    CHECK(std::isfinite(c.sigma()));
+    CHECK(c.sigma() == Approx(std::sqrt(2.0 * (std::log(1.25) - std::log(delta))) / 0.5).epsilon(1e-14));
+    const auto a = gaussian_mechanism::analytic(1.0, 0.5, delta);
+    CHECK(std::isfinite(a.sigma()));
+    CHECK(a.sigma() > 0.0);
+  }
+}
+
+TEST_CASE("fuzz finding: tiny noise scales are refused, NaN releases have no likelihood", "[fuzz-regression]") {
+  CHECK_THROWS_WITH(gaussian_mechanism::analytic(4.83136001686973e-310, 3.0519411666318774e-05, 5.7290746e-317),
+                    Catch::Contains("sigma"));
+  CHECK_THROWS_WITH(laplace_mechanism(4.8e-310, 1.0), Catch::Contains("l1_sensitivity / epsilon"));
+  const Eigen::VectorXd s = Eigen::VectorXd::Constant(1, 3.0), nan = Eigen::VectorXd::Constant(1, std::nan(""));
+  CHECK_THROWS_WITH(laplace_mechanism(1.0, 0.5).log_likelihood(nan, s), Catch::Contains("z[0]"));
+  CHECK_THROWS_WITH(laplace_mechanism(1.0, 0.5).log_likelihood(s, nan), Catch::Contains("s[0]"));
+  CHECK_THROWS_WITH(gaussian_mechanism::classic(1.0, 0.5, 1e-6).log_likelihood(nan, s), Catch::Contains("z[0]"));
+  CHECK(std::isfinite(laplace_mechanism(1.0, 0.5).log_likelihood(s, s)));
+}
+
+TEST_CASE("fuzz finding: Beta draws with denormal shapes, Gamma priors that overflow", "[fuzz-regression]") {
+  std::mt19937_64 g(3);
+  // Beta(a, b) with denormal a, b: 0 or 1, with P(1) = a / (a + b) = 1/4 (20000 draws: sd 0.003).
+  double ones = 0.0;
+  for (int i = 0; i < 20000; ++i) {
+    const double x = draw_beta(g, 2e-317, 6e-317);
+    REQUIRE((x == 0.0 || x == 1.0));
+    ones += x;
+  }
+  CHECK(ones / 20000 == Approx(0.25).margin(0.015));
+  // The fuzzer's input: conjugate_sampler on a denormal prior, release and n gives finite draws.
+  Eigen::VectorXd z(1);
+  z << -2.3534373737440588e-185;
+  conjugate_sampler naive(beta_prior(2.070238e-317, 2.076815e-317), z, 2.0734754e-317, g);
+  for (int i = 0; i < 100; ++i) {
+    naive.step(g);
+    REQUIRE(std::isfinite(naive.parameter()));
+  }
+  // A rate Gamma(5.6e199, rate 5.6e-308) overflows a double: refused by name, not an infinite lambda.
+  CHECK_THROWS_WITH(poisson_gamma_prior(5.605787536612992e+199, 5.563170357775549e-308).draw(g),
+                    Catch::Contains("lambda") && Catch::Contains("overflowed"));
+  CHECK_THROWS_WITH(exponential_gamma_prior(5.6e199, 5.6e-308).draw(g), Catch::Contains("lambda"));
+  // An exponential rate that underflows to 0 (shape 1e-300) is refused too; a Poisson rate of 0 is a valid law.
+  bool refused = false;
+  for (int i = 0; i < 50 && !refused; ++i) {
+    try {
+      const double lambda = exponential_gamma_prior(1e-300, 1.0).draw(g);
+      REQUIRE(lambda > 0.0);
+    } catch (const std::domain_error&) {
+      refused = true;
+    }
+  }
+  CHECK(refused);
+}
