@@ -154,12 +154,14 @@ class gibbs_ss_window {
       return std::numeric_limits<double>::infinity();
   }
 
-  // log P(S = s | theta) + log p(z | s); NaN (an impossible sum) as -infinity.
+  // log P(S = s | theta) + log p(z | s) up to a constant: the release's term is log p(z | s) - log p(z | 0) through
+  // privpost::log_density_change (no normalising constant, no argument checks per point: the window's hot path). NaN
+  // (an impossible sum) as -infinity.
   double log_pi(double s, const parameter_type& theta) const {
     if (s > upper_) return -std::numeric_limits<double>::infinity();
     Eigen::Matrix<double, 1, 1> sv;
     sv(0) = s;
-    const double l = family::log_sum_probability(s, n_, theta) + mechanism_.log_likelihood(z_, sv);
+    const double l = family::log_sum_probability(s, n_, theta) + log_density_change(mechanism_, z_, zero_, sv);
     return std::isnan(l) ? -std::numeric_limits<double>::infinity() : l;
   }
 
@@ -172,6 +174,7 @@ class gibbs_ss_window {
   Mechanism mechanism_;
   double n_;
   Eigen::Matrix<double, 1, 1> z_;
+  Eigen::Matrix<double, 1, 1> zero_ = Eigen::Matrix<double, 1, 1>::Zero();  // the reference sum of log_pi
   double upper_ = 0.0;
   parameter_type theta_{};
   double s_ = 0.0, first_ = 0.0;
