@@ -1,10 +1,13 @@
 // Benchmarks of a release of a 100-dimensional statistic by each mechanism, with a seeded engine and with the
-// OS CSPRNG (the default), and of the analytic Gaussian calibration itself.
+// OS CSPRNG (the default), and of the analytic Gaussian calibration itself. The lattice mechanisms (exact integer
+// sampling, issue #13) at a small and a large scale: their cost grows with neither.
 #include <benchmark/benchmark.h>
 
 #include <random>
 
 #include "privpost/mechanisms/analytic_gaussian.hpp"
+#include "privpost/mechanisms/discrete_gaussian.hpp"
+#include "privpost/mechanisms/discrete_laplace.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 
@@ -44,3 +47,35 @@ static void analytic_calibration(benchmark::State& st) {
   for (auto _ : st) benchmark::DoNotOptimize(analytic_gaussian_sigma(1.0, 1e-5, 1.0));
 }
 BENCHMARK(analytic_calibration);
+
+// Arg: 1 / epsilon, so the noise scale in lattice units (counts, gamma = 1).
+static void discrete_laplace_release_100(benchmark::State& st) {
+  const discrete_laplace_mechanism m(1.0, 1.0 / static_cast<double>(st.range(0)));
+  const Eigen::VectorXd s = Eigen::VectorXd::LinSpaced(100, 0.0, 99.0);
+  std::mt19937_64 g(1);
+  for (auto _ : st) benchmark::DoNotOptimize(m.release(s, g));
+}
+BENCHMARK(discrete_laplace_release_100)->Arg(2)->Arg(1000)->ArgName("scale");
+
+static void discrete_laplace_release_100_csprng(benchmark::State& st) {
+  const discrete_laplace_mechanism m(1.0, 0.5);
+  const Eigen::VectorXd s = Eigen::VectorXd::LinSpaced(100, 0.0, 99.0);
+  for (auto _ : st) benchmark::DoNotOptimize(m.release(s));
+}
+BENCHMARK(discrete_laplace_release_100_csprng);
+
+// Arg: 1 / epsilon at delta 1e-6 (sigma about 5.4 and 4700 lattice units).
+static void discrete_gaussian_release_100(benchmark::State& st) {
+  const discrete_gaussian_mechanism m(1.0, 1.0 / static_cast<double>(st.range(0)), 1e-6);
+  const Eigen::VectorXd s = Eigen::VectorXd::LinSpaced(100, 0.0, 99.0);
+  std::mt19937_64 g(1);
+  for (auto _ : st) benchmark::DoNotOptimize(m.release(s, g));
+}
+BENCHMARK(discrete_gaussian_release_100)->Arg(1)->Arg(1000)->ArgName("inv_epsilon");
+
+static void discrete_gaussian_release_100_csprng(benchmark::State& st) {
+  const discrete_gaussian_mechanism m(1.0, 0.5, 1e-6);
+  const Eigen::VectorXd s = Eigen::VectorXd::LinSpaced(100, 0.0, 99.0);
+  for (auto _ : st) benchmark::DoNotOptimize(m.release(s));
+}
+BENCHMARK(discrete_gaussian_release_100_csprng);

@@ -20,6 +20,7 @@
 #include "privpost/core/random/beta.hpp"
 #include "privpost/core/random/binomial.hpp"
 #include "privpost/core/random/dirichlet.hpp"
+#include "privpost/core/random/discrete_noise.hpp"
 #include "privpost/core/random/exponential.hpp"
 #include "privpost/core/random/gamma.hpp"
 #include "privpost/core/random/inverse_gaussian.hpp"
@@ -34,6 +35,8 @@
 #include "privpost/core/transforms/cholesky_corr.hpp"
 
 #include "privpost/mechanisms/analytic_gaussian.hpp"
+#include "privpost/mechanisms/discrete_gaussian.hpp"
+#include "privpost/mechanisms/discrete_laplace.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/mechanism_variant.hpp"

@@ -26,6 +26,8 @@
 #include "privpost/families/support.hpp"
 #include "privpost/families/truncation.hpp"
 #include "privpost/inference/calibration_study.hpp"
+#include "privpost/mechanisms/discrete_gaussian.hpp"
+#include "privpost/mechanisms/discrete_laplace.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/cgm/cgm_em.hpp"
@@ -198,6 +200,11 @@ static_assert(!scale_mixture_noise<opted_in_lookalike>);
 static_assert(!release_mechanism<int>);
 static_assert(sensitivity_calibrated<laplace_mechanism>);
 static_assert(sensitivity_calibrated<gaussian_mechanism>);
+// the lattice mechanisms (issue #13 item 3) run in every Gibbs sampler and carry a zCDP view
+static_assert(scale_mixture_noise<discrete_laplace_mechanism> && sensitivity_calibrated<discrete_laplace_mechanism>);
+static_assert(scale_mixture_noise<discrete_gaussian_mechanism> && sensitivity_calibrated<discrete_gaussian_mechanism>);
+static_assert(!discrete_laplace_mechanism::fixed_variance && discrete_gaussian_mechanism::fixed_variance);
+static_assert(zcdp_mechanism<discrete_gaussian_mechanism> && !zcdp_mechanism<discrete_laplace_mechanism>);
 static_assert(!sensitivity_calibrated<opted_in_lookalike>);
 inline constexpr auto make_laplace = [](double l1, double) { return laplace_mechanism(l1, 1.0); };
 inline constexpr auto make_lookalike = [](double, double) { return lookalike{}; };
