@@ -183,9 +183,12 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
   }
   if (o.compare_naive)
     results.emplace_back("naive", privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, z, rec.n, g); }, io));
-  std::printf("release: model %s, n %.0f, %s mechanism (epsilon %g%s), privpost %s\n", rec.model.c_str(), rec.n,
-              rec.mechanism.c_str(), rec.epsilon,
-              rec.mechanism == "gaussian" ? (", delta " + std::to_string(rec.delta)).c_str() : "", rec.version.c_str());
+  char gamma[32];
+  std::snprintf(gamma, sizeof gamma, "%g", rec.granularity);
+  std::printf("release: model %s, n %.0f, %s mechanism (epsilon %g%s%s), privpost %s\n", rec.model.c_str(), rec.n,
+              rec.mechanism.c_str(), rec.epsilon, rec.delta > 0.0 ? (", delta " + std::to_string(rec.delta)).c_str() : "",
+              is_discrete(rec.mechanism) ? (", lattice " + std::string(gamma) + " Z, statistics " + rec.lattice).c_str() : "",
+              rec.version.c_str());
   if (automatic)
     std::printf("--method auto chose %s (n = %.0f; the policy of privpost/samplers/sampler_policy.hpp)\n", method.c_str(), rec.n);
   std::printf("%d chains x %d draws (burn-in %d, thin %d, seed %llu%s)\n\n", o.chains, o.draws, o.burnin, o.thin,
@@ -208,9 +211,37 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
 
 // The release's mechanism, checked against the record's noise scale. One type for both mechanisms, so every model's
 // samplers are compiled once, not once per mechanism (issue #9, build time); the draws are the held mechanism's.
-using tool_mechanism = privpost::mechanism_variant<privpost::laplace_mechanism, privpost::gaussian_mechanism>;
+// The lattice mechanisms (issue #13) are rebuilt from the record's parameters exactly as privpost-release built them;
+// the samplers use their log pmf (exact samplers) or their scale-mixture view (Gibbs-SS), see mechanisms/lattice.hpp.
+using tool_mechanism = privpost::mechanism_variant<privpost::laplace_mechanism, privpost::gaussian_mechanism,
+                                                   privpost::discrete_laplace_mechanism, privpost::discrete_gaussian_mechanism>;
+
+inline tool_mechanism lattice_mechanism_of(const privpost::tools::release_record& rec) {
+  using namespace privpost;
+  const lattice lat{rec.granularity, rec.lattice == "exact" ? lattice_statistic::exact : lattice_statistic::rounded,
+                    rec.lattice_dimension};
+  if (static_cast<std::size_t>(rec.lattice_dimension) < rec.noisy_statistics.size() && rec.lattice == "rounded")
+    throw std::invalid_argument("release record: lattice_dimension is below the number of noisy statistics");
+  // every released value must be a lattice point: anything else is not a release of this mechanism
+  for (const double z : rec.noisy_statistics) (void)detail::release_index("release record: noisy_statistics", rec.granularity, z);
+  auto check = [&](double mine, const char* what) {
+    if (std::abs(mine - rec.noise) > 1e-9 * rec.noise)
+      throw std::invalid_argument(
+          std::string("release record: the ") + what + " " + std::to_string(rec.noise) +
+          " does not match the lattice calibration of (epsilon, sensitivity, granularity): " + std::to_string(mine));
+  };
+  if (rec.mechanism == "discrete-laplace") {
+    const discrete_laplace_mechanism m(rec.sensitivity, rec.epsilon, lat);
+    check(m.scale(), "discrete Laplace scale");
+    return m;
+  }
+  const discrete_gaussian_mechanism m(rec.sensitivity, rec.epsilon, rec.delta, lat);
+  check(m.sigma(), "discrete Gaussian sigma");
+  return m;
+}
 
 inline tool_mechanism mechanism_of(const privpost::tools::release_record& rec) {
+  if (is_discrete(rec.mechanism)) return lattice_mechanism_of(rec);
   if (rec.mechanism == "laplace") {
     const privpost::laplace_mechanism m(rec.sensitivity, rec.epsilon);
     if (std::abs(m.scale() - rec.noise) > 1e-9 * rec.noise)

@@ -28,6 +28,7 @@ namespace {
 struct options {
   std::string input, column, model, mechanism = "laplace", output;
   double epsilon = 0, delta = 1e-6;
+  std::optional<double> granularity;  // discrete mechanisms: the lattice's gamma
   std::optional<double> lower, upper;
   int categories = 0;
   // linreg
@@ -465,8 +466,50 @@ privpost::tools::release_record make_tables_release(const options& o) {
   return r;
 }
 
+// --mechanism discrete-laplace|discrete-gaussian (issue #13 item 3): the statistic on the lattice gamma Z^d, exact integer
+// noise from the OS CSPRNG. Counts (binomial, multinomial, poisson) at gamma = 1 are on the lattice (exact); any other
+// gamma, and the real-valued statistics (which need --granularity), are rounded to the nearest lattice point, and the
+// lattice sensitivity grows by the rounding allowance (mechanisms/lattice.hpp).
+void release_on_lattice(const options& o, privpost::tools::release_record& r, const Eigen::VectorXd& s, double l1, double l2) {
+  using namespace privpost;
+  const bool counts = o.model == "binomial" || o.model == "multinomial" || o.model == "poisson";
+  if (!counts && !o.granularity)
+    throw std::invalid_argument("--mechanism " + o.mechanism + " with the " + o.model +
+                                " model: its statistics are real numbers; declare the lattice with --granularity G (each "
+                                "statistic is rounded to a multiple of G, e.g. 0.01)");
+  const double gamma = o.granularity.value_or(1.0);
+  lattice lat{gamma, lattice_statistic::rounded, s.size()};
+  if (counts && gamma == 1.0) lat.statistics = lattice_statistic::exact;
+  r.granularity = gamma;
+  r.lattice = lat.statistics == lattice_statistic::exact ? "exact" : "rounded";
+  r.lattice_dimension = static_cast<int>(s.size());
+  if (o.mechanism == "discrete-laplace") {
+    const discrete_laplace_mechanism m(l1, o.epsilon, lat);
+    r.sensitivity = l1;
+    r.noise = m.scale();
+    r.lattice_sensitivity = m.lattice_sensitivity();
+    finish(r, m, charged_release(m, s));
+  } else {
+    const discrete_gaussian_mechanism m(l2, o.epsilon, o.delta, lat);
+    r.sensitivity = l2;
+    r.noise = m.sigma();
+    r.calibration = "zcdp";
+    r.lattice_sensitivity = m.lattice_sensitivity();
+    finish(r, m, charged_release(m, s));
+  }
+}
+
 privpost::tools::release_record make_release(const options& o) {
   using namespace privpost;
+  if (tools::is_discrete(o.mechanism) && !tools::is_family_model(o.model))
+    throw std::invalid_argument("--mechanism " + o.mechanism +
+                                " serves the family models (binomial, multinomial, poisson, "
+                                "exponential, normal-known-var, normal); the " +
+                                o.model +
+                                " model releases with laplace "
+                                "or gaussian");
+  if (o.granularity && !tools::is_discrete(o.mechanism))
+    throw std::invalid_argument("--granularity is for --mechanism discrete-laplace or discrete-gaussian");
   if (o.model == "linreg") return make_regression_release(o);
   if (o.model == "logistic" || o.model == "poisson-glm") return make_glm_release(o);
   if (o.model == "pairwise-tables") return make_tables_release(o);
@@ -522,6 +565,14 @@ privpost::tools::release_record make_release(const options& o) {
       l1 = stat.l1_sensitivity();
       l2 = stat.l2_sensitivity();
     };
+    if (o.model == "poisson" && tools::is_discrete(o.mechanism)) {
+      // counts on the lattice: a record that is not a whole number is an input error, named here (the lattice
+      // mechanism would refuse the statistic without saying which record)
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (std::isfinite(x[i]) && std::floor(x[i]) != x[i])
+          throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) +
+                                      "; accepted by the poisson model with a lattice mechanism: a whole number");
+    }
     if (o.model == "normal") {
       compute(normal_family{});
     } else {
@@ -533,12 +584,14 @@ privpost::tools::release_record make_release(const options& o) {
     r.sensitivity = l1;
     r.noise = m.scale();
     finish(r, m, charged_release(m, s));
-  } else {
+  } else if (o.mechanism == "gaussian") {
     const auto m = gaussian_mechanism::analytic(l2, o.epsilon, o.delta);
     r.sensitivity = l2;
     r.noise = m.sigma();
     r.calibration = "analytic";
     finish(r, m, charged_release(m, s));
+  } else {
+    release_on_lattice(o, r, s, l1, l2);
   }
   return r;
 }
@@ -578,8 +631,13 @@ int main(int argc, char** argv) {
   app.add_option("--epsilon", o.epsilon, "privacy budget epsilon")->required();
   auto* mechanism_option =
       app.add_option("--mechanism", o.mechanism,
-                     "laplace|gaussian (analytic calibration); logistic, poisson-glm: gaussian by default, laplace when given")
-          ->check(CLI::IsMember({"laplace", "gaussian"}));
+                     "laplace|gaussian (analytic calibration)|discrete-laplace|discrete-gaussian (exact lattice noise: the "
+                     "choice for real releases, family models); logistic, poisson-glm: gaussian by default, laplace when given")
+          ->check(CLI::IsMember({"laplace", "gaussian", "discrete-laplace", "discrete-gaussian"}));
+  app.add_option("--granularity", o.granularity,
+                 "discrete mechanisms: the lattice spacing gamma (default 1 for the count models; required for the "
+                 "real-valued ones); the release is gamma x whole numbers")
+      ->check(CLI::PositiveNumber);
   app.add_option("--delta", o.delta, "delta of the Gaussian mechanism");
   app.add_option("--lower", o.lower, "declared lower bound of a record (unbounded models)");
   app.add_option("--upper", o.upper, "declared upper bound of a record (unbounded models)");

@@ -23,11 +23,16 @@ struct release_record {
       model;     ///< binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg|logistic|poisson-glm|pairwise-tables
   double n = 0;  ///< number of records (public)
   int categories = 0;     ///< K, multinomial only
-  std::string mechanism;  ///< laplace|gaussian
+  std::string mechanism;  ///< laplace|gaussian|discrete-laplace|discrete-gaussian
   double epsilon = 0, delta = 0;
   double sensitivity = 0;   ///< L1 (Laplace) or L2 (Gaussian)
-  double noise = 0;         ///< Laplace scale b, or Gaussian sigma
-  std::string calibration;  ///< Gaussian only: analytic
+  double noise = 0;         ///< Laplace scale b, or Gaussian sigma (discrete: the continuous view's, gamma t or gamma sigma)
+  std::string calibration;  ///< Gaussian: analytic; discrete Gaussian: zcdp
+  // discrete-laplace and discrete-gaussian (issue #13): the lattice gamma Z^d the release lies on
+  double granularity = 0;          ///< gamma
+  std::string lattice;             ///< exact (statistics on the lattice) | rounded (to the nearest lattice point)
+  int lattice_dimension = 0;       ///< d, the rounding allowance's dimension
+  double lattice_sensitivity = 0;  ///< the lattice point's sensitivity in lattice units
   bool has_bounds = false;
   double lower = 0, upper = 0;  ///< declared record bounds
   std::string policy;           ///< drop|clamp
@@ -68,9 +73,20 @@ struct release_record {
   std::size_t ledger_entries = 0;  ///< entries in the ledger after this release
 };
 
+/// The exponential-family models (one statistic vector, Gibbs-SS and its exact variants).
+inline bool is_family_model(const std::string& model) {
+  return model == "binomial" || model == "multinomial" || model == "poisson" || model == "exponential" ||
+         model == "normal-known-var" || model == "normal";
+}
+
+/// The lattice mechanisms (mechanisms/discrete_laplace.hpp, discrete_gaussian.hpp).
+inline bool is_discrete(const std::string& mechanism) {
+  return mechanism == "discrete-laplace" || mechanism == "discrete-gaussian";
+}
+
 inline nlohmann::json to_json(const release_record& r) {
   nlohmann::json mech = {{"name", r.mechanism}, {"epsilon", r.epsilon}, {"sensitivity", r.sensitivity}};
-  if (r.mechanism == "laplace") {
+  if (r.mechanism == "laplace" || r.mechanism == "discrete-laplace") {
     mech["sensitivity_norm"] = "L1";
     mech["scale"] = r.noise;
   } else {
@@ -78,6 +94,15 @@ inline nlohmann::json to_json(const release_record& r) {
     mech["delta"] = r.delta;
     mech["sigma"] = r.noise;
     mech["calibration"] = r.calibration;
+  }
+  if (is_discrete(r.mechanism)) {
+    mech["granularity"] = r.granularity;
+    mech["lattice"] = r.lattice;
+    mech["lattice_dimension"] = r.lattice_dimension;
+    mech["lattice_sensitivity"] = r.lattice_sensitivity;
+    mech["noise"] =
+        "exact integer sampling (Canonne, Kamath & Steinke 2020) from the OS CSPRNG; every noisy statistic is "
+        "granularity x a whole number";
   }
   nlohmann::json j = {{"format", "privpost-release-1"},
                       {"privpost_version", r.version},
@@ -162,14 +187,27 @@ inline release_record from_json(const nlohmann::json& j) {
   r.mechanism = need(m, "name").get<std::string>();
   r.epsilon = number(m, "epsilon");
   r.sensitivity = number(m, "sensitivity");
-  if (r.mechanism == "laplace") {
+  if (r.mechanism == "laplace" || r.mechanism == "discrete-laplace") {
     r.noise = number(m, "scale");
-  } else if (r.mechanism == "gaussian") {
+  } else if (r.mechanism == "gaussian" || r.mechanism == "discrete-gaussian") {
     r.delta = number(m, "delta");
     r.noise = number(m, "sigma");
     r.calibration = need(m, "calibration").get<std::string>();
   } else {
-    throw std::invalid_argument("release record: mechanism '" + r.mechanism + "'; accepted: laplace, gaussian");
+    throw std::invalid_argument("release record: mechanism '" + r.mechanism +
+                                "'; accepted: laplace, gaussian, discrete-laplace, discrete-gaussian");
+  }
+  if (is_discrete(r.mechanism)) {
+    r.granularity = number(m, "granularity");
+    r.lattice = need(m, "lattice").get<std::string>();
+    if (r.lattice != "exact" && r.lattice != "rounded")
+      throw std::invalid_argument("release record: mechanism field 'lattice' is '" + r.lattice + "'; accepted: exact, rounded");
+    const double d = number(m, "lattice_dimension");
+    if (!(d >= 1 && d <= 100000 && std::floor(d) == d))
+      throw std::invalid_argument("release record: mechanism field 'lattice_dimension' is " + std::to_string(d) +
+                                  "; accepted: a whole number in [1, 100000]");
+    r.lattice_dimension = static_cast<int>(d);
+    r.lattice_sensitivity = m.contains("lattice_sensitivity") ? number(m, "lattice_sensitivity") : 0.0;
   }
   // The mechanism's parameters must describe a valid release (found by fuzzing: epsilon 0 was read, and refused only
   // later by the sampler's mechanism).
@@ -180,8 +218,13 @@ inline release_record from_json(const nlohmann::json& j) {
   };
   positive("epsilon", r.epsilon);
   positive("sensitivity", r.sensitivity);
-  positive(r.mechanism == "laplace" ? "scale" : "sigma", r.noise);
-  if (r.mechanism == "gaussian" && !(r.delta > 0.0 && r.delta < 1.0))
+  positive(r.mechanism == "laplace" || r.mechanism == "discrete-laplace" ? "scale" : "sigma", r.noise);
+  if (is_discrete(r.mechanism)) positive("granularity", r.granularity);
+  if (is_discrete(r.mechanism) && !is_family_model(r.model))
+    throw std::invalid_argument("release record: mechanism '" + r.mechanism + "' with the " + r.model +
+                                " model; the lattice mechanisms serve the family models (binomial, multinomial, poisson, "
+                                "exponential, normal-known-var, normal)");
+  if ((r.mechanism == "gaussian" || r.mechanism == "discrete-gaussian") && !(r.delta > 0.0 && r.delta < 1.0))
     throw std::invalid_argument("release record: mechanism field 'delta' is " + std::to_string(r.delta) +
                                 "; accepted: a number in (0, 1)");
   r.policy = need(j, "truncation_policy").get<std::string>();

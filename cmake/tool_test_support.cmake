@@ -1,0 +1,15 @@
+# Shared by the CMake-script tool tests (ledger_tool_test.cmake, discrete_tool_test.cmake):
+# privpost_expect_run(WORKDIR success|failure REGEX command...) runs the command in WORKDIR, prints it and its output,
+# and fails unless the exit status is as expected and the combined output matches REGEX.
+function(privpost_expect_run workdir expect regex)
+  execute_process(COMMAND ${ARGN} WORKING_DIRECTORY "${workdir}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("$ ${ARGN}\n${out}${err}")
+  if(expect STREQUAL "success" AND NOT rc EQUAL 0)
+    message(FATAL_ERROR "expected success, got exit status ${rc}")
+  elseif(expect STREQUAL "failure" AND rc EQUAL 0)
+    message(FATAL_ERROR "expected a non-zero exit status")
+  endif()
+  if(NOT "${out}${err}" MATCHES "${regex}")
+    message(FATAL_ERROR "output does not match '${regex}'")
+  endif()
+endfunction()
