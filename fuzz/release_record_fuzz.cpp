@@ -1,7 +1,9 @@
 // libFuzzer harness: the JSON release record that privpost-infer reads (examples/tools/release_record.hpp), parsed as
 // privpost-infer parses it. Contract: malformed JSON and invalid records are refused (nlohmann's exceptions, which
 // privpost-infer reports as a malformed record, or std::invalid_argument naming the field); an accepted record has a
-// whole n >= 1, a known mechanism with finite positive parameters and finite noisy statistics.
+// whole n >= 1, a known mechanism with finite positive parameters and finite noisy statistics, and for a lattice mechanism
+// (discrete-laplace, discrete-gaussian) a finite granularity > 0, a lattice kind exact or rounded and a dimension in
+// [1, 100000], with a family model.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -33,5 +35,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!(std::isfinite(r.noise) && r.noise > 0)) privpost::fuzz::violated("noise");
   for (const double z : r.noisy_statistics)
     if (!std::isfinite(z)) privpost::fuzz::violated("noisy statistic");
+  if (r.mechanism != "laplace" && r.mechanism != "gaussian" && !privpost::tools::is_discrete(r.mechanism))
+    privpost::fuzz::violated("mechanism name");
+  if (privpost::tools::is_discrete(r.mechanism)) {
+    if (!(std::isfinite(r.granularity) && r.granularity > 0)) privpost::fuzz::violated("granularity");
+    if (r.lattice != "exact" && r.lattice != "rounded") privpost::fuzz::violated("lattice");
+    if (!(r.lattice_dimension >= 1 && r.lattice_dimension <= 100000)) privpost::fuzz::violated("lattice dimension");
+    if (!privpost::tools::is_family_model(r.model)) privpost::fuzz::violated("lattice mechanism with a non-family model");
+  }
   return 0;
 }

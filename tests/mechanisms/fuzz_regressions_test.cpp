@@ -4,7 +4,9 @@
 //     (mechanisms_fuzz);
 //  3. Beta draws with denormal shapes were NaN (both log-gamma draws -infinity) and Gamma priors whose shape / rate
 //     overflows a double drew infinite rates (samplers_fuzz, through conjugate_sampler and gibbs_ss);
-//  4. the release record reader accepted epsilon = 0 (release_record_fuzz; tested with the tools, bad_epsilon.json).
+//  4. the release record reader accepted epsilon = 0 (release_record_fuzz; tested with the tools, bad_epsilon.json);
+//  5. a Gaussian release at sigma near 1e154 had log-likelihood -infinity: (z - s)^2 overflowed before the division by
+//     sigma^2 (mechanisms_fuzz, after its contract grew to "a release's own log-likelihood is finite").
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -78,4 +80,17 @@ TEST_CASE("fuzz finding: Beta draws with denormal shapes, Gamma priors that over
     }
   }
   CHECK(refused);
+}
+
+TEST_CASE("fuzz finding: a release's own log-likelihood is finite at huge noise scales", "[fuzz-regression]") {
+  std::mt19937_64 g(5);
+  const auto m = gaussian_mechanism::analytic(3e153, 1.0, 1e-5);  // sigma 1.1e154: sigma^2 is finite, 3 residuals^2 not
+  const Eigen::VectorXd s = Eigen::VectorXd::Constant(3, -2.0);   // (a huge s would swallow the noise in rounding)
+  for (int i = 0; i < 100; ++i) {
+    const Eigen::VectorXd z = m.release(s, g);
+    REQUIRE(z.allFinite());
+    const double l = m.log_likelihood(z, s);
+    INFO("sigma " << m.sigma() << ", log-likelihood " << l);
+    REQUIRE(std::isfinite(l));
+  }
 }

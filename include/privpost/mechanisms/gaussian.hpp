@@ -74,7 +74,9 @@ class gaussian_mechanism {
     check_finite("gaussian_mechanism::log_likelihood", "z", z);  // NaN in, NaN out otherwise (found by fuzzing)
     check_finite("gaussian_mechanism::log_likelihood", "s", s);
     const double n = static_cast<double>(z.size());
-    return -n * std::log(sigma_ * std::sqrt(2.0 * std::numbers::pi)) - 0.5 * (z - s).squaredNorm() / (sigma_ * sigma_);
+    // residuals scaled before squaring: (z - s)^2 overflowed for sigma near 1e154 although (z - s)^2 / sigma^2 is small
+    // (found by fuzzing)
+    return -n * std::log(sigma_ * std::sqrt(2.0 * std::numbers::pi)) - 0.5 * ((z - s) / sigma_).squaredNorm();
   }
 
   /// log p(z | s_new) - log p(z | s) = sum_j ((z_j - s_j)^2 - (z_j - s_new_j)^2) / (2 sigma^2) (core/concepts.hpp
