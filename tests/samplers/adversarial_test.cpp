@@ -3,7 +3,10 @@
 // std::domain_error, with a message) or give finite parameters after every sweep, in bounded time (a hang would trip
 // the per-case clock below before CTest's timeout). Releases: 1e300 and -1e300 (beyond any sum), 1e15 and -1e15 (far
 // outside the valid set), 0, the largest finite double; record counts n = 1 and n = 1e12; priors at the edge of
-// validity (tiny and huge shape parameters).
+// validity (tiny and huge shape parameters). The lattice mechanisms (issue #13 item 3) under Gibbs-SS and the exact
+// sampler; the regression samplers (Gibbs-SS over linear_regression_model, and record_regression) and the GLM samplers
+// (glm_collapsed_gibbs: NUTS on the moment-matched model, with Laplace noise variances when the noise is Laplace) with the
+// same releases in every coordinate.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -16,8 +19,13 @@
 
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/exponential.hpp"
+#include "privpost/families/glm/glm_statistic.hpp"
 #include "privpost/families/multinomial.hpp"
 #include "privpost/families/poisson.hpp"
+#include "privpost/families/regression/covariate_models.hpp"
+#include "privpost/families/regression/linear_regression_model.hpp"
+#include "privpost/mechanisms/discrete_gaussian.hpp"
+#include "privpost/mechanisms/discrete_laplace.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/conjugate.hpp"
@@ -26,7 +34,11 @@
 #include "privpost/samplers/gibbs_ss_exact.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
 #include "privpost/samplers/gibbs_ss_window.hpp"
+#include "privpost/samplers/glm/glm_collapsed_gibbs.hpp"
+#include "privpost/samplers/glm/logistic_moment_model.hpp"
+#include "privpost/samplers/glm/poisson_moment_model.hpp"
 #include "privpost/samplers/record_augmented.hpp"
+#include "privpost/samplers/record_regression.hpp"
 
 using namespace privpost;
 
@@ -140,6 +152,97 @@ TEST_CASE("adversarial releases: multinomial and Poisson samplers", "[adversaria
         "gibbs_ss_truncated exponential",
         [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss_truncated(prior, el, z, n, 0.0, 8.0, g); }, o);
   }
+  INFO("finite " << o.finite << ", refused " << o.refused);
+  CHECK(o.finite > 0);
+}
+
+TEST_CASE("adversarial releases: the lattice mechanisms under the binomial samplers", "[adversarial][errors]") {
+  outcome o;
+  const discrete_laplace_mechanism dl(1.0, 0.5);
+  const discrete_gaussian_mechanism dg(1.0, 0.5, 1e-6);
+  for (const auto& prior : {beta_prior(1.0, 1.0), beta_prior(1e-8, 1e-8)}) {
+    drive(
+        "gibbs_ss discrete laplace", [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss(prior, dl, z, n, g); },
+        o);
+    drive(
+        "gibbs_ss discrete gaussian", [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss(prior, dg, z, n, g); },
+        o);
+    drive(
+        "gibbs_ss_exact discrete laplace",
+        [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss_exact(prior, dl, z, n, g); }, o);
+    drive(
+        "gibbs_ss_corrected discrete gaussian",
+        [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss_corrected(prior, dg, z, n, g); }, o);
+  }
+  INFO("finite " << o.finite << ", refused " << o.refused);
+  CHECK(o.finite > 0);
+}
+
+TEST_CASE("adversarial releases: the regression samplers", "[adversarial][errors]") {
+  outcome o;
+  const regression_layout layout(1, true);  // statistics: sum x, sum x^2, sum y, sum x y, sum y^2 (dimension 5)
+  const std::vector<interval> box_x{interval(-1.0, 1.0)};
+  const interval box_y(-1.0, 1.0);
+  const laplace_mechanism lap(layout.sensitivity(box_x, box_y).first, 1.0);
+  const auto gauss = gaussian_mechanism::analytic(layout.sensitivity(box_x, box_y).second, 1.0, 1e-6);
+  const auto moments = normal_covariate_moments(layout, Eigen::VectorXd::Zero(1), Eigen::MatrixXd::Identity(1, 1));
+  const normal_covariate_law law{Eigen::VectorXd::Zero(1), Eigen::MatrixXd::Identity(1, 1)};
+  for (const auto& prior : {nig_regression_prior(Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity(), 2.0, 1.0),
+                            nig_regression_prior(Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity() * 1e-8, 1e-8, 1e8)}) {
+    drive(
+        "gibbs_ss regression laplace",
+        [&](const Eigen::VectorXd& z, double n, auto& g) {
+          return gibbs_ss(linear_regression_model(layout, fixed_covariates(moments)), prior, lap, z, n, g);
+        },
+        o, 5);
+    drive(
+        "gibbs_ss regression gaussian",
+        [&](const Eigen::VectorXd& z, double n, auto& g) {
+          return gibbs_ss(linear_regression_model(layout, fixed_covariates(moments)), prior, gauss, z, n, g);
+        },
+        o, 5);
+    drive(
+        "record_regression laplace",
+        [&](const Eigen::VectorXd& z, double n, auto& g) {
+          return record_regression(layout, prior, law, box_x, box_y, lap, z, n, g);
+        },
+        o, 5);
+  }
+  INFO("finite " << o.finite << ", refused " << o.refused);
+  CHECK(o.finite > 0);
+}
+
+TEST_CASE("adversarial releases: the GLM samplers", "[adversarial][errors]") {
+  outcome o;
+  const int d = 1;  // statistics (no intercept): sum y x and sum x x^T, dimension 2
+  const auto logistic = glm_statistic::logistic(d, 1.0);
+  const auto poisson = glm_statistic::poisson(d, 1.0, 10.0);
+  nuts_options opt;
+  opt.warmup = 10;
+  opt.max_depth = 6;  // 30 sweeps of at most 64 leapfrog steps keep a case well inside the 5 s clock
+  const laplace_mechanism lap(logistic.l1_sensitivity(), 1.0);
+  const auto gauss = gaussian_mechanism::analytic(logistic.l2_sensitivity(), 1.0, 1e-6);
+  const laplace_mechanism plap(poisson.l1_sensitivity(), 1.0);
+  drive(
+      "glm logistic laplace",
+      [&](const Eigen::VectorXd& z, double n, auto& g) {
+        return glm_collapsed_gibbs<logistic_moment_map<exact_logistic_link>, laplace_mechanism>(z, n, lap, d, glm_prior{}, {},
+                                                                                                opt, g);
+      },
+      o, static_cast<int>(logistic.size()));
+  drive(
+      "glm logistic gaussian",
+      [&](const Eigen::VectorXd& z, double n, auto& g) {
+        return glm_collapsed_gibbs<logistic_moment_map<exact_logistic_link>, gaussian_mechanism>(z, n, gauss, d, glm_prior{}, {},
+                                                                                                 opt, g);
+      },
+      o, static_cast<int>(logistic.size()));
+  drive(
+      "glm poisson laplace",
+      [&](const Eigen::VectorXd& z, double n, auto& g) {
+        return glm_collapsed_gibbs<poisson_moment_map, laplace_mechanism>(z, n, plap, d, glm_prior{}, {}, opt, g);
+      },
+      o, static_cast<int>(poisson.size()));
   INFO("finite " << o.finite << ", refused " << o.refused);
   CHECK(o.finite > 0);
 }
