@@ -1,4 +1,4 @@
-# Shared by the CMake-script tool tests (ledger_tool_test.cmake, discrete_tool_test.cmake):
+# Shared by the CMake-script tool tests (run_tool_test.cmake, ledger_tool_test.cmake, discrete_tool_test.cmake):
 # privpost_expect_run(WORKDIR success|failure REGEX command...) runs the command in WORKDIR, prints it and its output,
 # and fails unless the exit status is as expected and the combined output matches REGEX.
 function(privpost_expect_run workdir expect regex)
