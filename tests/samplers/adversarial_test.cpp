@@ -5,8 +5,9 @@
 // outside the valid set), 0, the largest finite double; record counts n = 1 and n = 1e12; priors at the edge of
 // validity (tiny and huge shape parameters). The lattice mechanisms (issue #13 item 3) under Gibbs-SS and the exact
 // sampler; the regression samplers (Gibbs-SS over linear_regression_model, and record_regression) and the GLM samplers
-// (glm_collapsed_gibbs: NUTS on the moment-matched model, with Laplace noise variances when the noise is Laplace) with the
-// same releases in every coordinate.
+// (glm_collapsed_gibbs: NUTS on the moment-matched model, with Laplace noise variances when the noise is Laplace) and the
+// Bayesian tree CGM (gibbs_ss over tree_cgm_model with a hyper-Dirichlet prior), with the same releases in every
+// coordinate.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -20,6 +21,9 @@
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/exponential.hpp"
 #include "privpost/families/glm/glm_statistic.hpp"
+#include "privpost/families/graphical/contingency_tables.hpp"
+#include "privpost/families/graphical/hyper_dirichlet.hpp"
+#include "privpost/families/graphical/tree_cgm_model.hpp"
 #include "privpost/families/multinomial.hpp"
 #include "privpost/families/poisson.hpp"
 #include "privpost/families/regression/covariate_models.hpp"
@@ -243,6 +247,27 @@ TEST_CASE("adversarial releases: the GLM samplers", "[adversarial][errors]") {
         return glm_collapsed_gibbs<poisson_moment_map, laplace_mechanism>(z, n, plap, d, glm_prior{}, {}, opt, g);
       },
       o, static_cast<int>(poisson.size()));
+  INFO("finite " << o.finite << ", refused " << o.refused);
+  CHECK(o.finite > 0);
+}
+
+TEST_CASE("adversarial releases: the Bayesian tree CGM", "[adversarial][errors]") {
+  outcome o;
+  const pairwise_graph tree = star_graph(3, 2);
+  const auto released = static_cast<int>(table_layout(tree).released_size());
+  const laplace_mechanism lap(contingency_l1_sensitivity(tree), 0.5);
+  const auto gauss = gaussian_mechanism::analytic(contingency_l2_sensitivity(tree), 0.5, 1e-6);
+  for (const double alpha : {9.0, 1e-8}) {
+    const hyper_dirichlet prior(tree, alpha);
+    drive(
+        "gibbs_ss tree cgm laplace",
+        [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss(tree_cgm_model(tree), prior, lap, z, n, g); }, o,
+        released);
+    drive(
+        "gibbs_ss tree cgm gaussian",
+        [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss(tree_cgm_model(tree), prior, gauss, z, n, g); }, o,
+        released);
+  }
   INFO("finite " << o.finite << ", refused " << o.refused);
   CHECK(o.finite > 0);
 }
