@@ -267,6 +267,7 @@ TEST_CASE("discrete log_likelihood is the pmf, and the continuous view is exact 
   for (int i = 0; i < 20000; ++i) mean += lap.draw_variance(g) / 20000.0;
   CHECK(mean == Approx(lap.noise_variance()).epsilon(0.05));
   CHECK(std::isfinite(lap.redraw_variance(0.0, g)));
+  CHECK_THROWS_AS(lap.redraw_variance(std::numeric_limits<double>::max(), g), std::domain_error);
 }
 
 namespace {
@@ -360,10 +361,18 @@ TEST_CASE("discrete mechanisms: bad input", "[discrete][errors]") {
     CHECK(!says(e, "12.34"));
   }
   CHECK_THROWS_AS(exact.release(dvec({nan}), g), std::invalid_argument);
-  CHECK_THROWS_AS(exact.release(dvec({1e300}), g), std::invalid_argument);  // beyond 2^52 lattice units
+  CHECK_THROWS_AS(exact.release(dvec({1e300}), g), std::invalid_argument);  // beyond 2^44 lattice units
   const discrete_laplace_mechanism rounded(1.0, 1.0, lattice{1.0, lattice_statistic::rounded, 2});
   CHECK_NOTHROW(rounded.release(dvec({0.4, 12.345678}), g));
   CHECK_THROWS_AS(rounded.release(dvec({1.0, 2.0, 3.0}), g), std::invalid_argument);  // more than the declared d = 2
+  // large lattice indices with a granularity that is not a power of 2: gamma m rounds, and z / gamma still finds m
+  const discrete_laplace_mechanism tenth(1.0, 1.0, lattice{0.1, lattice_statistic::rounded, 1});
+  for (const double m : {1e9 + 7.0, 3e12 + 1.0, 0x1.0p44 - 3.0}) {
+    const Eigen::VectorXd z = tenth.release(dvec({0.1 * m}), g);
+    INFO("m " << m << ", z " << z(0));
+    CHECK(std::isfinite(tenth.log_likelihood(z, dvec({0.1 * m}))));
+  }
+  CHECK_THROWS_AS(tenth.release(dvec({0.1 * 0x1.0p45}), g), std::invalid_argument);
   // a release that is not a lattice point is not from this mechanism
   CHECK_THROWS_AS(exact.log_likelihood(dvec({0.5}), dvec({0.0})), std::invalid_argument);
   CHECK_THROWS_AS(exact.log_likelihood(dvec({inf}), dvec({0.0})), std::invalid_argument);

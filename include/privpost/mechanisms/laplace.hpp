@@ -91,6 +91,11 @@ class laplace_mechanism {
   double redraw_variance(double residual, G& g) const {
     const double r = std::abs(residual);
     const double mu = (r > 0.0) ? 1.0 / (scale_ * r) : std::numeric_limits<double>::infinity();
+    // A residual whose product with the scale overflows has no representable variance: say so in the sampler's terms
+    // (before, draw_inverse_gaussian refused "mu is 0", which named nothing the caller passed).
+    if (!(mu > 0.0))
+      throw_domain("laplace_mechanism::redraw_variance", "residual", residual,
+                   "|residual| * scale below the largest double (the release is too far from every statistic the model allows)");
     return 1.0 / draw_inverse_gaussian(g, mu, 1.0 / (scale_ * scale_));
   }
 

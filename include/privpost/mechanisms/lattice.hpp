@@ -33,6 +33,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -59,8 +60,13 @@ struct lattice {
 
 namespace detail {
 
-// Largest lattice index (in absolute value) a statistic or release may have: lattice points stay exact doubles.
-inline constexpr double max_lattice_index = 0x1.0p52;
+// Largest lattice index (in absolute value) a statistic or release may have. A release z = gamma m is computed in
+// floating point, so z / gamma recovers m only to a few ulps, |m| 2^-51; at |m| <= 2^45 that is below 2^-6, and the
+// nearest whole number is m whatever gamma is.
+inline constexpr double max_lattice_index = 0x1.0p45;
+// Largest lattice point of a statistic: half of it, so that the noise (scale at most 2^32 lattice units) cannot carry a
+// release past max_lattice_index except with probability below exp(-4000).
+inline constexpr double max_statistic_index = 0x1.0p44;
 // Largest dimension in exact mode: the 1e-6 tolerance of d coordinates must stay far below half a lattice unit.
 inline constexpr Eigen::Index max_exact_dimension = 100000;
 
@@ -87,9 +93,9 @@ Eigen::VectorXd lattice_points(std::string_view function, const lattice& l, cons
   for (Eigen::Index j = 0; j < s.size(); ++j) {
     const double v = s(j) / l.granularity;
     const double point = std::floor(v + 0.5);
-    if (!(std::abs(point) <= max_lattice_index))
+    if (!(std::abs(point) <= max_statistic_index))
       throw std::invalid_argument(std::string(function) +
-                                  ": a statistic is beyond 2^52 lattice units (value withheld: it is private); choose a "
+                                  ": a statistic is beyond 2^44 lattice units (value withheld: it is private); choose a "
                                   "coarser granularity");
     if (l.statistics == lattice_statistic::exact && !(std::abs(v - point) <= 1e-6))
       throw std::invalid_argument(std::string(function) +
@@ -100,13 +106,15 @@ Eigen::VectorXd lattice_points(std::string_view function, const lattice& l, cons
   return k;
 }
 
-// The lattice index of a released value z_j; throws unless z_j is (to 1e-6 lattice units) a lattice point.
+// The lattice index of a released value z_j; throws unless z_j is a lattice point, to 1e-6 lattice units or the
+// rounding of gamma m in floating point (|m| 2^-48, above 1e-6 beyond |m| = 2^28), whichever is larger.
 inline double release_index(std::string_view function, double granularity, double z) {
   if (!std::isfinite(z)) throw_invalid(function, "z", z, "a finite lattice point (a multiple of the granularity)");
   const double v = z / granularity;
   const double point = std::floor(v + 0.5);
-  if (!(std::abs(v - point) <= 1e-6 && std::abs(point) <= max_lattice_index))
-    throw_invalid(function, "z", z, "a multiple of the granularity within 2^52 lattice units (a release of this mechanism)");
+  const double tolerance = std::max(1e-6, std::abs(point) * 0x1.0p-48);
+  if (!(std::abs(v - point) <= tolerance && std::abs(point) <= max_lattice_index))
+    throw_invalid(function, "z", z, "a multiple of the granularity within 2^45 lattice units (a release of this mechanism)");
   return point;
 }
 
