@@ -3,14 +3,14 @@
 // std::domain_error, with a message) or give finite parameters after every sweep, in bounded time (a hang would trip
 // the per-case clock below before CTest's timeout). Releases: 1e300 and -1e300 (beyond any sum), 1e15 and -1e15 (far
 // outside the valid set), 0, the largest finite double; record counts n = 1 and n = 1e12; priors at the edge of
-// validity (tiny and huge shape parameters). The lattice mechanisms (issue #13 item 3) under Gibbs-SS and the exact
-// sampler; the regression samplers (Gibbs-SS over linear_regression_model, and record_regression) and the GLM samplers
-// (glm_collapsed_gibbs: NUTS on the moment-matched model, with Laplace noise variances when the noise is Laplace) and the
-// Bayesian tree CGM (gibbs_ss over tree_cgm_model with a hyper-Dirichlet prior), with the same releases in every
-// coordinate.
+// validity (tiny and huge shape parameters). record_gibbs_releases (two releases of the same records) with the Poisson
+// samplers and the naive regression posterior with the regression samplers. The lattice mechanisms (issue #13 item 3)
+// under Gibbs-SS and the exact sampler; the regression samplers (Gibbs-SS over linear_regression_model, and
+// record_regression) and the GLM samplers (glm_collapsed_gibbs: NUTS on the moment-matched model, with Laplace noise
+// variances when the noise is Laplace) and the Bayesian tree CGM (gibbs_ss over tree_cgm_model with a hyper-Dirichlet
+// prior), with the same releases in every coordinate.
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -43,6 +43,8 @@
 #include "privpost/samplers/glm/poisson_moment_model.hpp"
 #include "privpost/samplers/record_augmented.hpp"
 #include "privpost/samplers/record_regression.hpp"
+#include "privpost/samplers/record_releases.hpp"
+#include "support/adversarial.hpp"
 
 using namespace privpost;
 
@@ -52,12 +54,10 @@ constexpr double huge = std::numeric_limits<double>::max();
 const std::vector<double> adversarial_releases = {1e300, -1e300, 1e15, -1e15, 0.0, huge, -huge};
 const std::vector<double> adversarial_counts = {1.0, 1e12};
 
-struct outcome {
-  int finite = 0, refused = 0;
-};
+using outcome = privpost::test::adversarial_tally;
 
-// Builds with make(z, n, g), runs 30 sweeps; a documented exception counts as refused. Anything else fails the test:
-// another exception type, a non-finite parameter, or a case over 5 seconds.
+// Builds with make(z, n, g), runs 30 sweeps, under run_adversarial (support/adversarial.hpp): refused with a documented
+// exception, or finite parameters after every sweep, within 5 seconds.
 template <class Make>
 void drive(const std::string& name, Make make, outcome& o, int dimension = 1) {
   for (const double zv : adversarial_releases) {
@@ -65,26 +65,17 @@ void drive(const std::string& name, Make make, outcome& o, int dimension = 1) {
       INFO(name << ": z " << zv << ", n " << n);
       std::mt19937_64 g(11);
       const Eigen::VectorXd z = Eigen::VectorXd::Constant(dimension, zv);
-      const auto start = std::chrono::steady_clock::now();
-      bool refused = false;
-      try {
-        auto chain = make(z, n, g);
-        for (int i = 0; i < 30; ++i) {
-          chain.step(g);
-          const Eigen::VectorXd theta = chain.parameter_vector();
-          INFO("sweep " << i << ": theta " << theta.transpose());
-          REQUIRE(theta.allFinite());
-        }
-      } catch (const std::invalid_argument& e) {
-        refused = true;
-        CHECK(std::string(e.what()).size() > 10);
-      } catch (const std::domain_error& e) {
-        refused = true;
-        CHECK(std::string(e.what()).size() > 10);
-      }
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      CHECK(seconds < 5.0);
-      (refused ? o.refused : o.finite) += 1;
+      privpost::test::run_adversarial(
+          [&] {
+            auto chain = make(z, n, g);
+            for (int i = 0; i < 30; ++i) {
+              chain.step(g);
+              const Eigen::VectorXd theta = chain.parameter_vector();
+              INFO("sweep " << i << ": theta " << theta.transpose());
+              REQUIRE(theta.allFinite());
+            }
+          },
+          o);
     }
   }
 }
@@ -143,6 +134,13 @@ TEST_CASE("adversarial releases: multinomial and Poisson samplers", "[adversaria
     drive(
         "gibbs_ss_truncated poisson",
         [&](const Eigen::VectorXd& z, double n, auto& g) { return gibbs_ss_truncated(prior, pl, z, n, 0.0, 10.0, g); }, o);
+    drive(
+        "record_gibbs_releases poisson (two releases, one clamped)",
+        [&](const Eigen::VectorXd& z, double n, auto& g) {
+          return record_gibbs_releases(prior, n, g, record_release(pl, z),
+                                       record_release(pl, z, clamped_contribution<poisson_family>(0.0, 10.0)));
+        },
+        o);
     drive(
         "record_gibbs truncated poisson",
         [&](const Eigen::VectorXd& z, double n, auto& g) {
@@ -203,6 +201,12 @@ TEST_CASE("adversarial releases: the regression samplers", "[adversarial][errors
         "gibbs_ss regression gaussian",
         [&](const Eigen::VectorXd& z, double n, auto& g) {
           return gibbs_ss(linear_regression_model(layout, fixed_covariates(moments)), prior, gauss, z, n, g);
+        },
+        o, 5);
+    drive(
+        "naive regression (conjugate_sampler)",
+        [&](const Eigen::VectorXd& z, double n, auto& g) {
+          return conjugate_sampler(linear_regression_model(layout, fixed_covariates(moments)), prior, z, n, g);
         },
         o, 5);
     drive(
