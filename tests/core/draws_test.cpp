@@ -172,6 +172,11 @@ TEST_CASE("draw_inverse_gamma fits InverseGamma(shape, scale)", "[draws]") {
     require_rejects(xs, [&](double x) { return bm::cdf(bm::inverse_gamma_distribution<>(shape, 1.2), x); });
   }
   CHECK_THROWS_AS(draw_inverse_gamma(g, -1.0, 1.0), std::invalid_argument);
+  // A draw beyond the largest double is refused, never infinity: at shape 1e-300 the chance of a finite draw is
+  // 1 - exp(-7e-298), so every one of these throws; at shape 0.5 overflow has probability about exp(-355).
+  for (int i = 0; i < 10; ++i)
+    CHECK_THROWS_WITH(draw_inverse_gamma(g, 1e-300, 1.0), Catch::Contains("shape") && Catch::Contains("overflowed"));
+  for (int i = 0; i < 1000; ++i) CHECK(std::isfinite(draw_inverse_gamma(g, 0.5, 1e300)));
 }
 
 TEST_CASE("draw_beta fits Beta(a, b), including tiny shapes", "[draws]") {

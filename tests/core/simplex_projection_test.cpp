@@ -87,3 +87,35 @@ TEST_CASE("project_simplex rejects what it cannot project", "[linalg]") {
   Eigen::VectorXd empty;
   CHECK_THROWS_AS(project_simplex(empty, 1.0), std::invalid_argument);
 }
+
+TEST_CASE("project_simplex of entries far above total (issue #13 fuzz finding)", "[linalg][fuzz-regression]") {
+  // The fuzzer's naive-MLE table y / N with N = 3.8e-307: two entries near 5.3e306 absorbed total, so the old search
+  // left tau at 0 and returned v unchanged. Shifted by max v, the tie splits total evenly and the rest get 0.
+  Eigen::VectorXd v(4);
+  v << 5.287e306, 7.6e-11, 8.7e-14, 5.287e306;
+  project_simplex(v, 1.0);
+  CHECK(v(0) == 0.5);
+  CHECK(v(3) == 0.5);
+  CHECK(v(1) == 0.0);
+  CHECK(v(2) == 0.0);
+  // The largest and the most negative finite doubles: v_max - v_min overflows to infinity; that entry gets 0.
+  const double largest = std::numeric_limits<double>::max();
+  Eigen::VectorXd w(3);
+  w << largest, -largest, largest;
+  project_simplex(w, 2.0);
+  CHECK(w(0) == 1.0);
+  CHECK(w(1) == 0.0);
+  CHECK(w(2) == 1.0);
+  // Shift equivariance: v + c 1 projects to the same point, c = 1e6 (to rounding at the scale of c).
+  std::mt19937_64 g(43);
+  std::normal_distribution<double> z(0.0, 1.0);
+  for (int trial = 0; trial < 200; ++trial) {
+    Eigen::VectorXd a(5);
+    for (Eigen::Index j = 0; j < 5; ++j) a(j) = z(g);
+    Eigen::VectorXd b = a.array() + 1e6;
+    project_simplex(a, 1.0);
+    project_simplex(b, 1.0);
+    CHECK((a - b).cwiseAbs().maxCoeff() < 1e-9);
+    CHECK(b.sum() == Approx(1.0).epsilon(1e-9));
+  }
+}

@@ -6,7 +6,15 @@
 //     overflows a double drew infinite rates (samplers_fuzz, through conjugate_sampler and gibbs_ss);
 //  4. the release record reader accepted epsilon = 0 (release_record_fuzz; tested with the tools, bad_epsilon.json);
 //  5. a Gaussian release at sigma near 1e154 had log-likelihood -infinity: (z - s)^2 overflowed before the division by
-//     sigma^2 (mechanisms_fuzz, after its contract grew to "a release's own log-likelihood is finite").
+//     sigma^2 (mechanisms_fuzz, after its contract grew to "a release's own log-likelihood is finite");
+//  6. the naive regression posterior of n = 3e-319 records under an inverse-gamma shape of 8e-320 drew sigma^2 =
+//     infinity, and theta infinite and NaN with it (models_fuzz, through conjugate_sampler over linear_regression_model):
+//     draw_inverse_gamma now refuses a draw beyond the largest double;
+//  7. the naive MLE of tables y / N near 5e306 (N = 3.8e-307) reached tree_bp with NaN log-potentials: project_simplex
+//     left such a table unchanged, its entries absorbing the total (models_fuzz); the projection now runs on v - max v
+//     (tested in tests/core/simplex_projection_test.cpp);
+//  8. ops_binomial let Boost's evaluation_error out of ibeta_inv (root finder over 200 iterations) at a = 3e-5,
+//     b = 7e-156 (models_fuzz): Boost's errors are now std::domain_error naming a and b.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -18,9 +26,12 @@
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/exponential.hpp"
 #include "privpost/families/poisson.hpp"
+#include "privpost/families/regression/covariate_models.hpp"
+#include "privpost/families/regression/linear_regression_model.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/conjugate.hpp"
+#include "privpost/samplers/ops.hpp"
 
 using namespace privpost;
 
@@ -93,4 +104,44 @@ TEST_CASE("fuzz finding: a release's own log-likelihood is finite at huge noise 
     INFO("sigma " << m.sigma() << ", log-likelihood " << l);
     REQUIRE(std::isfinite(l));
   }
+}
+
+TEST_CASE("fuzz finding: an inverse-gamma variance that overflows is refused, not infinite", "[fuzz-regression]") {
+  // The fuzzer's input (models_fuzz case 11): z denormal, n = 3.17467e-319, prior precision 2.2e-310 I, shape 8.1e-320.
+  const regression_layout layout(1, true);
+  const nig_regression_prior prior(Eigen::Vector2d::Zero(), 2.22724678300663e-310 * Eigen::Matrix2d::Identity(), 8.1047e-320,
+                                   1.0);
+  const auto moments = normal_covariate_moments(layout, Eigen::VectorXd::Zero(1), Eigen::MatrixXd::Identity(1, 1));
+  Eigen::VectorXd z(5);
+  z << 4.345847379897e-311, 1.9893716864e-314, 1.01508435e-315, 4.345847379897e-311, 1.9893716864e-314;
+  std::mt19937_64 g(7);
+  bool refused = false;
+  try {
+    conjugate_sampler naive(linear_regression_model(layout, fixed_covariates(moments)), prior, z, 3.17467e-319, g);
+    for (int i = 0; i < 3; ++i) {
+      naive.step(g);
+      REQUIRE(naive.parameter_vector().allFinite());
+    }
+  } catch (const std::domain_error& e) {
+    refused = true;
+    CHECK_THAT(e.what(), Catch::Contains("draw_inverse_gamma") && Catch::Contains("overflowed"));
+  }
+  CHECK(refused);
+  // One record under the same prior: shape 0.5 + 8e-320, finite draws.
+  conjugate_sampler one(linear_regression_model(layout, fixed_covariates(moments)), prior, z, 1.0, g);
+  for (int i = 0; i < 100; ++i) {
+    one.step(g);
+    REQUIRE(one.parameter_vector().allFinite());
+  }
+}
+
+TEST_CASE("fuzz finding: OPS turns Boost's incomplete-beta failures into std::domain_error", "[fuzz-regression]") {
+  // The fuzzer's input (models_fuzz case 9): prior Beta(3.05e-5, 2.9e-322), s = 8e-315 of n = 1.5e-154, epsilon 1.
+  ops_options options;
+  options.epsilon = 1.0000000000036517;
+  options.draws = 5;
+  std::mt19937_64 g(7);
+  CHECK_THROWS_WITH(
+      ops_binomial(beta_prior(3.051757818184385e-05, 2.87e-322), 7.986301603e-315, 1.4916681462400625e-154, options, g),
+      Catch::Contains("ops_binomial") && Catch::Contains("a = 3.05") && Catch::Contains("Root finding"));
 }

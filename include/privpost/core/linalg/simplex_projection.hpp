@@ -22,15 +22,21 @@ void project_simplex(Eigen::MatrixBase<Derived>& v, double total) {
   if (v.size() < 1) throw_invalid(f, "vector size", 0.0, "at least 1");
   check_positive_finite(f, "total", total);
   for (Eigen::Index j = 0; j < v.size(); ++j) check_finite(f, "entry v_j", v(j));
+  // The projection is shift-equivariant (v + c 1 has the threshold tau + c), so the search runs on v - max v: entries
+  // far above total no longer absorb it (issue #13's fuzzing: a table of y / N near 5e306 left tau at 0 and the
+  // "projection" unchanged, summing to 1e307). An entry more than the largest double below the maximum becomes
+  // -infinity and gets 0, as it must.
+  const double top = v.maxCoeff();
   typename Derived::PlainObject u = v;
+  u.array() -= top;
   std::sort(u.data(), u.data() + u.size(), std::greater<>());
-  double cumulative = 0.0, tau = 0.0;
+  double cumulative = 0.0, tau = -total;  // u(0) = 0 always passes the test below, with t = -total
   for (Eigen::Index j = 0; j < u.size(); ++j) {
     cumulative += u(j);
     const double t = (cumulative - total) / static_cast<double>(j + 1);
     if (u(j) - t > 0.0) tau = t;
   }
-  v = (v.array() - tau).cwiseMax(0.0).matrix();
+  v = ((v.array() - top) - tau).cwiseMax(0.0).matrix();
 }
 
 /// The same for an Eigen block or segment (a temporary expression).

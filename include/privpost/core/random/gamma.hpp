@@ -55,12 +55,19 @@ inline double draw_gamma(G& g, double shape, double scale = 1.0) {
 }
 
 /// Inverse gamma(shape, scale): 1 / X with X ~ Gamma(shape, 1 / scale); density
-/// scale^shape x^(-shape-1) exp(-scale / x) / Gamma(shape).
+/// scale^shape x^(-shape-1) exp(-scale / x) / Gamma(shape). A draw beyond the largest double throws std::domain_error
+/// naming the shape (never infinity): at shape s it happens with probability P(X < scale / DBL_MAX), about
+/// exp(-709.8 s) for scale 1 and small s, so only where the shape is far below 1/2, e.g. a posterior of n -> 0 records
+/// under a prior of shape -> 0 (issue #13's fuzzing found n = 3e-319 and shape 8e-320).
 template <random_engine G>
 inline double draw_inverse_gamma(G& g, double shape, double scale) {
   check_positive_finite("draw_inverse_gamma", "shape", shape);
   check_positive_finite("draw_inverse_gamma", "scale", scale);
-  return scale * std::exp(-draw_log_gamma(g, shape));
+  const double x = scale * std::exp(-draw_log_gamma(g, shape));
+  if (!std::isfinite(x))
+    throw_domain("draw_inverse_gamma", "shape (the draw overflowed)", shape,
+                 "a shape and scale whose draw is finite; far below 1/2 the draw exceeds the largest double");
+  return x;
 }
 
 }  // namespace privpost
