@@ -14,7 +14,9 @@
 //     left such a table unchanged, its entries absorbing the total (models_fuzz); the projection now runs on v - max v
 //     (tested in tests/core/simplex_projection_test.cpp);
 //  8. ops_binomial let Boost's evaluation_error out of ibeta_inv (root finder over 200 iterations) at a = 3e-5,
-//     b = 7e-156 (models_fuzz): Boost's errors are now std::domain_error naming a and b.
+//     b = 7e-156 (models_fuzz), and (9) drew NaN in a release build, and failed a Boost assertion in a debug build, at
+//     a = 3e-5, b = 7e-24: a tempered shape below 1 is now drawn by an exact rejection sampler (tested against the
+//     restricted beta in adversarial_baselines_test.cpp), and Boost's errors elsewhere become std::domain_error.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -135,13 +137,21 @@ TEST_CASE("fuzz finding: an inverse-gamma variance that overflows is refused, no
   }
 }
 
-TEST_CASE("fuzz finding: OPS turns Boost's incomplete-beta failures into std::domain_error", "[fuzz-regression]") {
-  // The fuzzer's input (models_fuzz case 9): prior Beta(3.05e-5, 2.9e-322), s = 8e-315 of n = 1.5e-154, epsilon 1.
+TEST_CASE("fuzz finding: OPS at a tempered shape far below 1 draws inside [a0, 1 - a0]", "[fuzz-regression]") {
+  // The fuzzer's inputs (models_fuzz case 9): Boost's evaluation_error (a = 3e-5, b = 7e-156), NaN draws (a = 3e-5,
+  // b = 7e-24).
   ops_options options;
-  options.epsilon = 1.0000000000036517;
   options.draws = 5;
   std::mt19937_64 g(7);
-  CHECK_THROWS_WITH(
-      ops_binomial(beta_prior(3.051757818184385e-05, 2.87e-322), 7.986301603e-315, 1.4916681462400625e-154, options, g),
-      Catch::Contains("ops_binomial") && Catch::Contains("a = 3.05") && Catch::Contains("Root finding"));
+  options.epsilon = 1.0000000000036517;
+  const Eigen::VectorXd x =
+      ops_binomial(beta_prior(3.051757818184385e-05, 2.87e-322), 7.986301603e-315, 1.4916681462400625e-154, options, g);
+  options.epsilon = 0.0004767775535583496;
+  const Eigen::VectorXd y = ops_binomial(beta_prior(3.0988805434283087e-05, 7.2249714738787e-310), 0.0004767922794117613,
+                                         0.0004767922794117647, options, g);
+  for (const Eigen::VectorXd& d : {x, y}) {
+    REQUIRE(d.allFinite());
+    CHECK(d.minCoeff() >= options.a0);
+    CHECK(d.maxCoeff() <= 1.0 - options.a0);
+  }
 }

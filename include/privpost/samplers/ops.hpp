@@ -28,7 +28,8 @@ struct ops_options {
 /// Releases `draws` OPS samples for binomial data with exact count s of n records and a Beta(a, b) prior restricted to
 /// [a0, 1 - a0]. One record changes the log-likelihood by at most L = log((1 - a0)/a0) for every theta, so sampling from
 /// p(theta) exp(tau loglik) is 2 tau L-DP (exponential mechanism); tau = (epsilon/draws) / (2 L). Each draw is exact
-/// (inverse CDF of the tempered beta on [a0, 1 - a0]) while a + b <= ops_exact_limit (2^48, about 2.8e14: n = 10^12
+/// (inverse CDF of the tempered beta on [a0, 1 - a0]; where a shape is below 1, the rejection sampler of
+/// detail::restricted_beta_small_b, which needs a0 >= 1e-4) while a + b <= ops_exact_limit (2^48, about 2.8e14: n = 10^12
 /// records at epsilon / draws up to about 1200). Beyond it Boost's incomplete beta is neither accurate nor fast: at
 /// a = b its quantiles were off by 3e-6 sd at a + b = 1e15, 1e-4 sd at 1e16 and 6e-3 sd at 1e18; its continued
 /// fraction took 1 s at 1e20, 5 s at 1e22, and hung at 2e299 (issue #13's adversarial test). There the draw is from
@@ -39,6 +40,30 @@ struct ops_options {
 /// incomplete beta or its inverse fails (denormal-range shapes, found by fuzzing). This is a release
 /// mechanism: it reads the private s.
 inline constexpr double ops_exact_limit = 281474976710656.0;  // 2^48
+
+namespace detail {
+// An exact draw of Beta(a, b) restricted to [lo, hi] (0 < lo < hi < 1) when b < 1 and b <= a, by rejection: propose
+// from the density proportional to x^(a-1) on [lo, hi] (inverse CDF x = hi exp(log1p(v expm1(-a L)) / a), L =
+// log(hi / lo), v uniform on (0, 1], stable for every a > 0: tiny a gives the log-uniform law, huge a hi v^(1/a)) and
+// accept with (1 - x)^(b-1) / (1 - hi)^(b-1), which is <= 1 for b < 1 and at least ((1 - hi) / (1 - lo))^(1-b) >=
+// lo / (1 - lo) everywhere. Boost's ibeta_inv fails there (issue #13's fuzzing: NaN draws, or a failed assertion in a
+// debug build, at a = 3e-5, b = 7e-24). At most 10^6 proposals: for lo >= 1e-4 the chance of reaching that bound is
+// below (1 - lo / (1 - lo))^(10^6) < e^-100; std::domain_error for lo < 1e-4 (no bound worth the name).
+template <random_engine G>
+double restricted_beta_small_b(G& g, double a, double b, double lo, double hi) {
+  if (lo < 1e-4)
+    throw_domain("ops_binomial", "a0 with a tempered beta shape below 1", lo,
+                 "a0 >= 1e-4 when a tempered shape is below 1 (the exact rejection sampler's acceptance is about a0)");
+  const double shrink = std::expm1(-a * std::log(hi / lo));  // in (-1, 0)
+  const double log_max = (b - 1.0) * std::log1p(-hi);
+  for (int t = 0; t < 1000000; ++t) {
+    const double v = 1.0 - draw_uniform(g);  // (0, 1]
+    const double x = std::clamp(hi * std::exp(std::log1p(v * shrink) / a), lo, hi);
+    if (std::log(draw_uniform(g)) < (b - 1.0) * std::log1p(-x) - log_max) return x;
+  }
+  throw retry_limit_exceeded("ops_binomial: the restricted beta's rejection sampler exceeded 10^6 proposals");
+}
+}  // namespace detail
 
 template <random_engine G>
 Eigen::VectorXd ops_binomial(const beta_prior& prior, double s, double n, const ops_options& options, G& g) {
@@ -66,11 +91,21 @@ Eigen::VectorXd ops_binomial(const beta_prior& prior, double s, double n, const 
   // Boost's errors (evaluation_error: its root finder's 200 iterations exceeded, as issue #13's fuzzing found at
   // a = 3e-5, b = 3e-155; overflow_error) become std::domain_error naming a and b.
   try {
+    if (std::min(a, b) < 1.0) {
+      // A shape below 1: the exact rejection sampler of detail::restricted_beta_small_b (Boost's ibeta_inv is unreliable
+      // there); by symmetry x -> 1 - x when a is the smaller shape.
+      for (int i = 0; i < options.draws; ++i)
+        out(i) =
+            b <= a ? detail::restricted_beta_small_b(g, a, b, lo, hi) : 1.0 - detail::restricted_beta_small_b(g, b, a, lo, hi);
+      return out;
+    }
     const double p_lo = boost::math::ibeta(a, b, lo), p_hi = boost::math::ibeta(a, b, hi);
     for (int i = 0; i < options.draws; ++i) {
       if (p_hi - p_lo > 1e-300) {
         const double u = p_lo + (p_hi - p_lo) * draw_uniform(g);
-        out(i) = std::clamp(boost::math::ibeta_inv(a, b, u), lo, hi);
+        const double x = boost::math::ibeta_inv(a, b, u);
+        if (!std::isfinite(x)) throw_domain("ops_binomial", "Boost's ibeta_inv draw", x, "a finite number");
+        out(i) = std::clamp(x, lo, hi);
       } else {
         // All the tempered mass lies beyond double precision on one side: the restricted draw is that bound.
         out(i) = (a / (a + b) < lo) ? lo : hi;
