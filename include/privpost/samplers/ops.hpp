@@ -88,17 +88,18 @@ Eigen::VectorXd ops_binomial(const beta_prior& prior, double s, double n, const 
       out(i) = sd > 0.0 ? std::clamp(draw_truncated_normal(g, mean, sd, lo, hi), lo, hi) : std::clamp(mean, lo, hi);
     return out;
   }
-  // Boost's errors (evaluation_error: its root finder's 200 iterations exceeded, as issue #13's fuzzing found at
-  // a = 3e-5, b = 3e-155; overflow_error) become std::domain_error naming a and b.
+  if (std::min(a, b) < 1.0) {
+    // A shape below 1: the exact rejection sampler of detail::restricted_beta_small_b (Boost's ibeta_inv is unreliable
+    // there); by symmetry x -> 1 - x when a is the smaller shape. Outside the try below, so that its own exceptions
+    // (std::domain_error for a0 < 1e-4, retry_limit_exceeded) reach the caller as they are.
+    for (int i = 0; i < options.draws; ++i)
+      out(i) = b <= a ? detail::restricted_beta_small_b(g, a, b, lo, hi) : 1.0 - detail::restricted_beta_small_b(g, b, a, lo, hi);
+    return out;
+  }
+  // Boost's errors (overflow_error; evaluation_error, its root finder's 200 iterations exceeded, which issue #13's
+  // fuzzing found at a = 3e-5, b = 7e-156 before shapes below 1 took the branch above) become std::domain_error naming
+  // a and b.
   try {
-    if (std::min(a, b) < 1.0) {
-      // A shape below 1: the exact rejection sampler of detail::restricted_beta_small_b (Boost's ibeta_inv is unreliable
-      // there); by symmetry x -> 1 - x when a is the smaller shape.
-      for (int i = 0; i < options.draws; ++i)
-        out(i) =
-            b <= a ? detail::restricted_beta_small_b(g, a, b, lo, hi) : 1.0 - detail::restricted_beta_small_b(g, b, a, lo, hi);
-      return out;
-    }
     const double p_lo = boost::math::ibeta(a, b, lo), p_hi = boost::math::ibeta(a, b, hi);
     for (int i = 0; i < options.draws; ++i) {
       if (p_hi - p_lo > 1e-300) {
