@@ -13,6 +13,7 @@
 
 #include <privpost/privpost.hpp>
 
+#include "cmdstan_csv.hpp"
 #include "infer_options.hpp"
 #include "release_record.hpp"
 #include "tool_support.hpp"
@@ -106,6 +107,22 @@ inline void write_draws(const std::string& path, const std::vector<std::pair<std
   if (!f) throw std::runtime_error("error writing '" + path + "'");
 }
 
+// --output-dir: every method's chains as CmdStan CSV files (cmdstan_csv.hpp), titles[i] naming results[i] in words.
+inline void write_output_dir(const options& o, const privpost::tools::release_record& rec, int thin,
+                             const std::vector<std::pair<std::string, privpost::inference_result>>& results,
+                             const std::vector<std::string>& titles, const std::vector<std::string>& names) {
+  if (o.output_dir.empty()) return;
+  privpost::tools::cmdstan_run run;
+  run.model = rec.model;
+  run.num_warmup = o.burnin;
+  run.thin = thin;
+  run.seed = o.seed;
+  run.release = privpost::tools::cmdstan_release_fields(privpost::tools::to_json(rec));
+  const auto paths = privpost::tools::write_cmdstan_csv(o.output_dir, run, results, titles, names);
+  std::printf("wrote %zu CmdStan CSV file%s to %s (<method>_<chain>.csv)\n", paths.size(), paths.size() == 1 ? "" : "s",
+              o.output_dir.c_str());
+}
+
 template <class Prior, class Mechanism>
 int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::release_record& rec, const options& o,
         const std::vector<std::string>& names) {
@@ -195,17 +212,19 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
               static_cast<unsigned long long>(o.seed),
               o.collapsed_moves > 0 ? (", collapsed moves " + std::to_string(o.collapsed_moves)).c_str() : "");
   std::size_t warnings = 0;
+  std::vector<std::string> titles;
   for (const auto& [name, r] : results) {
-    summarise(name == "gibbs"
-                  ? (privpost::truncatable_family<family> ? "noise-aware Gibbs-SS (truncated release)" : "noise-aware Gibbs-SS")
-              : name == "exact"     ? "noise-aware exact (the integer sum enumerated; no CLT)"
-              : name == "corrected" ? "noise-aware Gibbs-SS with the Metropolis-Hastings-corrected sum (exact; no CLT)"
-              : name == "records"   ? "noise-aware record-level (the records latent; exact, no CLT)"
-                                    : "naive (treats the release as exact; for comparison only)",
-              r, names);
+    titles.emplace_back(name == "gibbs"       ? (privpost::truncatable_family<family> ? "noise-aware Gibbs-SS (truncated release)"
+                                                                                      : "noise-aware Gibbs-SS")
+                        : name == "exact"     ? "noise-aware exact (the integer sum enumerated; no CLT)"
+                        : name == "corrected" ? "noise-aware Gibbs-SS with the Metropolis-Hastings-corrected sum (exact; no CLT)"
+                        : name == "records"   ? "noise-aware record-level (the records latent; exact, no CLT)"
+                                              : "naive (treats the release as exact; for comparison only)");
+    summarise(titles.back().c_str(), r, names);
     if (name != "naive") warnings += warn("noise-aware", r, names);
   }
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
+  write_output_dir(o, rec, o.thin, results, titles, names);
   return (o.strict && warnings > 0) ? strict_exit_status : 0;
 }
 

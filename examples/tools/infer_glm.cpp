@@ -182,12 +182,13 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
     std::printf("sampled on the declared ranges' unit-ball scale (prior on that scale); reported on the data's scale\n");
   std::printf("\n");
   std::size_t warnings = 0;
+  std::vector<std::string> titles;
   for (const auto& [method, r] : results) {
     const std::string how = laplace ? "collapsed Gibbs: NUTS given the Laplace noise variances" : "NUTS";
-    summarise_glm(method == "nuts" ? (poisson ? "noise-aware Poisson DP-GLM (" + how + ", exact tilted moments)"
-                                              : "noise-aware logistic DP-GLM (" + how + ", link " + link_name + ")")
-                                   : std::string("naive (treats the release as exact; for comparison only)"),
-                  r, names, p);
+    titles.push_back(method == "nuts" ? (poisson ? "noise-aware Poisson DP-GLM (" + how + ", exact tilted moments)"
+                                                 : "noise-aware logistic DP-GLM (" + how + ", link " + link_name + ")")
+                                      : std::string("naive (treats the release as exact; for comparison only)"));
+    summarise_glm(titles.back(), r, names, p);
     if (method == "nuts") {
       warnings += warn("noise-aware", r, names);
       if (r.events.divergences > 0) {
@@ -201,6 +202,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   }
   std::printf("* the 95%% interval of a coefficient excludes 0\n");
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
+  write_output_dir(o, rec, o.thin, results, titles, names);
   return (o.strict && warnings > 0) ? strict_exit_status : 0;
 }
 

@@ -98,7 +98,10 @@ int main(int argc, char** argv) {
                  "statistic integrated out, per sweep (default 0); where the noise dominates they mix far faster")
       ->check(CLI::Range(0, 1000));
   app.add_flag("--parallel", o.parallel, "run the chains in parallel threads");
-  app.add_option("--draws-csv", o.draws_csv, "write every draw to this CSV file");
+  app.add_option("--draws-csv", o.draws_csv, "write every draw to this CSV file (one file, privpost's own layout)");
+  app.add_option("--output-dir", o.output_dir,
+                 "write the draws in CmdStan's CSV format to this directory, one file per method and chain "
+                 "(<method>_<chain>.csv), for posterior::read_cmdstan_csv, ArviZ's from_cmdstan or stansummary");
   app.add_flag("--strict", o.strict,
                "exit with status 3 when the diagnostics warn (R-hat > 1.01, ESS < 100 per chain, repairs > 1%)");
   app.add_option("--target-ess", o.target_ess,

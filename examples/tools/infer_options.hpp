@@ -12,6 +12,7 @@ namespace privpost::tools::infer_tool {
 
 struct options {
   std::string release, prior, draws_csv, moments;
+  std::string output_dir;      ///< CmdStan CSV files, one per method and chain (cmdstan_csv.hpp)
   std::string link = "exact";  ///< logistic: exact|taylor
   double target_accept = 0.8;  ///< logistic: NUTS's dual-averaging target (Stan's adapt_delta)
   bool compare_naive = false, parallel = false, strict = false;

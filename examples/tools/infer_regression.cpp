@@ -170,6 +170,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
         moment_shrinkage);
   std::printf("\n");
   std::size_t total_warnings = 0;
+  std::vector<std::string> titles;
   for (const auto& [method, r] : results) {
     const std::string title =
         method == "gibbs" ? "noise-aware Gibbs-SS-" + moments
@@ -177,9 +178,11 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
             ? "noise-aware record-level (the records latent and clamped; exact, no CLT; covariates: " + moments + ")"
             : "naive (treats the release as exact; for comparison only)";
     summarise(title.c_str(), r, names);
+    titles.push_back(title);
     if (method != "naive") total_warnings += warn("noise-aware", r, names);
   }
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
+  write_output_dir(o, rec, o.thin, results, titles, names);
   return (o.strict && total_warnings > 0) ? strict_exit_status : 0;
 }
 

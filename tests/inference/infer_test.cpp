@@ -2,12 +2,16 @@
 //  1. infer runs with any uniform random bit generator (std::minstd_rand, and an engine without seed-sequence
 //     construction), reproducibly from the seed, and different seeds give different chains;
 //  2. a sampler with end_warmup() is told exactly once per chain, right after the burn-in sweeps (also with burn-in 0,
-//     and in infer_until, where later rounds never call it again); a sampler without it still runs.
+//     and in infer_until, where later rounds never call it again); a sampler without it still runs;
+//  3. a sampler's per-draw diagnostics (reports_draw_diagnostics) are kept for the step of each kept draw, in infer and
+//     infer_until; a sampler without them leaves inference_result::diagnostics empty; a wrong count is an error.
 #include <catch2/catch.hpp>
 
 #include <Eigen/Core>
 #include <cstdint>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/inference/infer.hpp"
@@ -54,6 +58,25 @@ struct xorshift64 {
   }
 };
 static_assert(random_engine<xorshift64>);
+
+// Reports its step count as a diagnostic (and as its parameter), so the test can match each kept draw with its row;
+// `wrong` reports two values for one name.
+struct diagnosing_chain {
+  std::int64_t steps = 0;
+  bool wrong = false;
+  template <class G>
+  void step(G&) {
+    ++steps;
+  }
+  Eigen::VectorXd parameter_vector() const { return Eigen::VectorXd::Constant(1, static_cast<double>(steps)); }
+  numerical_events events() const { return {}; }
+  static std::vector<std::string> draw_diagnostic_names() { return {"step__"}; }
+  Eigen::VectorXd draw_diagnostics() const {
+    return wrong ? Eigen::VectorXd::Zero(2) : Eigen::VectorXd::Constant(1, static_cast<double>(steps));
+  }
+};
+static_assert(reports_draw_diagnostics<diagnosing_chain>);
+static_assert(!reports_draw_diagnostics<recording_chain>);
 static_assert(!std::constructible_from<xorshift64, std::seed_seq&>);
 }  // namespace
 
@@ -98,4 +121,38 @@ TEST_CASE("end_warmup is called once, right after the burn-in", "[infer]") {
     CHECK((chain.col(1).array() == 4.0).all());
     CHECK((chain.col(2).array() == 1.0).all());
   }
+}
+
+TEST_CASE("per-draw diagnostics are kept for the step of each kept draw", "[infer]") {
+  inference_options o;
+  o.chains = 3;
+  o.burnin = 5;
+  o.draws = 7;
+  o.thin = 3;
+  auto check = [](const inference_result& r, Eigen::Index rows) {
+    REQUIRE(r.diagnostic_names == std::vector<std::string>{"step__"});
+    REQUIRE(r.diagnostics.size() == 3);
+    for (std::size_t c = 0; c < 3; ++c) {
+      REQUIRE(r.diagnostics[c].rows() == rows);
+      REQUIRE(r.diagnostics[c].cols() == 1);
+      CHECK(r.diagnostics[c].col(0) == r.draws.chains()[c].col(0));
+      for (Eigen::Index i = 0; i < rows; ++i) CHECK(r.diagnostics[c](i, 0) == 5.0 + 3.0 * static_cast<double>(i + 1));
+    }
+  };
+  for (const bool parallel : {false, true}) {
+    o.parallel = parallel;
+    check(infer([](auto&) { return diagnosing_chain{}; }, o), 7);
+    const auto e = infer_until([](auto&) { return diagnosing_chain{}; }, o, convergence_target{1.0, 1e9, 5 + 3 * 7 * 4});
+    CHECK(e.rounds == 3);  // 7, then 14, then 28 draws per chain
+    check(e.result, 28);
+  }
+  const auto plain = infer([](auto&) { return recording_chain{}; }, o);
+  CHECK(plain.diagnostic_names.empty());
+  CHECK(plain.diagnostics.empty());
+  CHECK_THROWS_WITH(infer(
+                        [](auto&) {
+                          return diagnosing_chain{0, true};
+                        },
+                        o),
+                    Catch::Contains("draw_diagnostics() returned 2 values for 1 draw_diagnostic_names()"));
 }

@@ -449,3 +449,52 @@ TEST_CASE("NUTS rejects bad options and targets with no finite point", "[nuts][e
   CHECK_THROWS_AS(nuts_sampler(m, nuts_options{}, bad, g), std::invalid_argument);
   CHECK_THROWS_AS(nuts_sampler(nowhere{}, nuts_options{}, Eigen::VectorXd::Zero(2), g), std::domain_error);
 }
+
+TEST_CASE("infer and infer_until keep NUTS's per-draw diagnostics beside the draws (Stan's sampler columns)", "[nuts]") {
+  // issue #14 item 1: the CmdStan CSV's lp__ ... energy__ columns come from here. On a diagonal Gaussian the recorded
+  // lp__ must be the log density of the recorded draw, and the others within their ranges.
+  nuts_options nopt;
+  nopt.warmup = 100;
+  inference_options iopt;
+  iopt.chains = 2;
+  iopt.burnin = 100;
+  iopt.draws = 50;
+  iopt.thin = 2;
+  iopt.seed = 14;
+  const Eigen::Vector3d sd(0.5, 1.0, 3.0);
+  auto make = [&](std::mt19937_64& g) { return nuts_sampler<diagonal_gaussian>(diagonal_gaussian{sd}, nopt, g); };
+  STATIC_REQUIRE(reports_draw_diagnostics<nuts_sampler<diagonal_gaussian>>);
+  auto check = [&](const inference_result& r, Eigen::Index rows) {
+    REQUIRE(r.diagnostic_names == std::vector<std::string>{"lp__", "accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__",
+                                                           "divergent__", "energy__"});
+    REQUIRE(r.diagnostics.size() == 2);
+    for (std::size_t c = 0; c < 2; ++c) {
+      const Eigen::MatrixXd& d = r.diagnostics[c];
+      const Eigen::MatrixXd& x = r.draws.chains()[c];
+      REQUIRE(d.rows() == rows);
+      REQUIRE(x.rows() == rows);
+      REQUIRE(d.cols() == 7);
+      for (Eigen::Index i = 0; i < rows; ++i) {
+        const double lp = -0.5 * (x.row(i).transpose().array() / sd.array()).square().sum();
+        CHECK(d(i, 0) == Approx(lp).margin(1e-12));
+        CHECK((d(i, 1) >= 0.0 && d(i, 1) <= 1.0));
+        CHECK(d(i, 2) == d(0, 2));  // the step size is frozen after warm-up
+        CHECK(d(i, 2) > 0.0);
+        CHECK(d(i, 3) >= 0.0);
+        CHECK(d(i, 4) >= 1.0);
+        // Stan's convention: treedepth__ counts the accepted doublings; the rejected last subtree's steps still count,
+        // so n_leapfrog__ <= (2^depth - 1) + 2^depth.
+        CHECK(d(i, 4) <= std::exp2(d(i, 3) + 1.0) - 1.0);
+        CHECK((d(i, 5) == 0.0 || d(i, 5) == 1.0));
+        CHECK(d(i, 6) >= -d(i, 0));  // H = -lp + kinetic energy, and the kinetic energy is >= 0
+      }
+    }
+  };
+  check(infer(make, iopt), 50);
+  convergence_target t;
+  t.min_ess = 1e9;     // never reached: the chains are extended once
+  t.max_sweeps = 400;  // 100 + 50 x 2 = 200 sweeps, then one doubling to 300; the next would pass 400
+  const auto e = infer_until(make, iopt, t);
+  CHECK(e.rounds == 2);
+  check(e.result, 100);
+}

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "privpost/core/interval.hpp"
 #include "privpost/core/numerical_events.hpp"
@@ -477,6 +478,16 @@ concept iterative_estimator = requires(E& e, const E& ce) {
 /// A sampler that wants to be told when warm-up ends.
 template <class S>
 concept warmup_aware = requires(S& s) { s.end_warmup(); };
+
+/// A sampler that reports per-draw diagnostics, like Stan's sampler columns (lp__, accept_stat__, stepsize__, ...):
+/// the static draw_diagnostic_names() and draw_diagnostics(), the values of the last step, one per name. Optional,
+/// detected by the driver, which keeps them beside every kept draw (inference_result::diagnostics). NUTS reports
+/// Stan's seven; the Gibbs-SS samplers report none (their state's log density is not evaluated).
+template <class S>
+concept reports_draw_diagnostics = requires(const S& s) {
+  { S::draw_diagnostic_names() } -> std::convertible_to<std::vector<std::string>>;
+  { s.draw_diagnostics() } -> std::convertible_to<Eigen::VectorXd>;
+};
 
 /// A simulation-based-calibration study (diagnostics/calibration_study.hpp): trial(g) simulates one truth and release and
 /// returns each method's draws as a range of records with a method name, the true parameter vector and a draws matrix.

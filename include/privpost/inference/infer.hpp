@@ -11,8 +11,10 @@
 #include <exception>
 #include <mutex>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -44,6 +46,10 @@ struct inference_result {
   posterior draws;
   numerical_events events;
   std::int64_t sweeps = 0;  ///< sweeps run over all chains, burn-in included
+  /// The sampler's per-draw diagnostics (reports_draw_diagnostics): their names, and per chain a matrix with one row
+  /// per kept draw (the step that produced it) and one column per name. Both empty when the sampler reports none.
+  std::vector<std::string> diagnostic_names;
+  std::vector<Eigen::MatrixXd> diagnostics;
 };
 
 /// The engine of chain `chain` for a run seeded with `seed`: independent streams via std::seed_seq. Engines that take a
@@ -67,6 +73,28 @@ template <class S>
 void end_warmup(S& s) {
   if constexpr (warmup_aware<S>) s.end_warmup();
 }
+
+// The names of S's per-draw diagnostics (reports_draw_diagnostics), or none.
+template <class S>
+std::vector<std::string> draw_diagnostic_names() {
+  if constexpr (reports_draw_diagnostics<S>) {
+    return S::draw_diagnostic_names();
+  } else {
+    return {};
+  }
+}
+
+// Writes S's per-draw diagnostics after its last step into row `row` of m (nothing when it reports none).
+template <class S>
+void record_draw_diagnostics(const S& s, Eigen::MatrixXd& m, Eigen::Index row) {
+  if constexpr (reports_draw_diagnostics<S>) {
+    const Eigen::VectorXd d = s.draw_diagnostics();
+    if (d.size() != m.cols())
+      throw std::logic_error("infer: draw_diagnostics() returned " + std::to_string(d.size()) + " values for " +
+                             std::to_string(m.cols()) + " draw_diagnostic_names()");
+    m.row(row) = d.transpose();
+  }
+}
 }  // namespace detail
 
 /// Runs options.chains chains of the sampler that make(g) builds (g: the chain's engine, for initialisation),
@@ -88,7 +116,11 @@ inference_result infer(MakeSampler make, const inference_options& options, Progr
       static_cast<std::int64_t>(options.burnin) + static_cast<std::int64_t>(options.draws) * options.thin;
   const std::int64_t total = per_chain * options.chains;
   const std::int64_t report_every = std::max<std::int64_t>(1, total / 100);
+  using S = std::invoke_result_t<MakeSampler&, Engine&>;
+  const std::vector<std::string> diagnostic_names = detail::draw_diagnostic_names<S>();
+  const auto n_diagnostics = static_cast<Eigen::Index>(diagnostic_names.size());
   std::vector<Eigen::MatrixXd> chains(static_cast<std::size_t>(options.chains));
+  std::vector<Eigen::MatrixXd> diagnostics(static_cast<std::size_t>(options.chains));
   std::vector<numerical_events> events(static_cast<std::size_t>(options.chains));
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(options.chains));
   std::mutex progress_mutex;
@@ -106,14 +138,17 @@ inference_result infer(MakeSampler make, const inference_options& options, Progr
       Engine g = chain_engine<Engine>(options.seed, c);
       auto s = make(g);
       const Eigen::Index dim = s.parameter_vector().size();
-      Eigen::MatrixXd out(options.draws, dim);
+      Eigen::MatrixXd out(options.draws, dim), diag(n_diagnostics > 0 ? options.draws : 0, n_diagnostics);
       std::int64_t pending = 0;
       if (options.burnin == 0) detail::end_warmup(s);
       for (std::int64_t i = 0; i < per_chain; ++i) {
         s.step(g);
         if (i + 1 == options.burnin) detail::end_warmup(s);
         const std::int64_t kept = i - options.burnin;
-        if (kept >= 0 && (kept + 1) % options.thin == 0) out.row(kept / options.thin) = s.parameter_vector().transpose();
+        if (kept >= 0 && (kept + 1) % options.thin == 0) {
+          out.row(kept / options.thin) = s.parameter_vector().transpose();
+          detail::record_draw_diagnostics(s, diag, kept / options.thin);
+        }
         if (++pending == report_every) {
           tick(pending);
           pending = 0;
@@ -121,6 +156,7 @@ inference_result infer(MakeSampler make, const inference_options& options, Progr
       }
       if (pending > 0) tick(pending);
       chains[static_cast<std::size_t>(c)] = std::move(out);
+      diagnostics[static_cast<std::size_t>(c)] = std::move(diag);
       events[static_cast<std::size_t>(c)] = s.events();
     } catch (...) {
       errors[static_cast<std::size_t>(c)] = std::current_exception();
@@ -138,7 +174,8 @@ inference_result infer(MakeSampler make, const inference_options& options, Progr
     if (e) std::rethrow_exception(e);
   numerical_events all;
   for (const auto& e : events) all += e;
-  return {posterior(std::move(chains)), all, total};
+  if (n_diagnostics == 0) diagnostics.clear();
+  return {posterior(std::move(chains)), all, total, diagnostic_names, std::move(diagnostics)};
 }
 
 /// When infer_until stops: every parameter with R-hat <= max_rhat and bulk and tail ESS >= min_ess (over all chains),
@@ -191,6 +228,9 @@ extended_inference_result infer_until(MakeSampler make, const inference_options&
   }
   const Eigen::Index dim = samplers.front().parameter_vector().size();
   std::vector<Eigen::MatrixXd> chains(n_chains, Eigen::MatrixXd(0, dim));
+  const std::vector<std::string> diagnostic_names = detail::draw_diagnostic_names<S>();
+  const auto n_diagnostics = static_cast<Eigen::Index>(diagnostic_names.size());
+  std::vector<Eigen::MatrixXd> diagnostics(n_chains, Eigen::MatrixXd(0, n_diagnostics));
   std::vector<std::exception_ptr> errors(n_chains);
   std::mutex progress_mutex;
   std::int64_t done = 0, planned = first * options.chains;
@@ -204,13 +244,18 @@ extended_inference_result infer_until(MakeSampler make, const inference_options&
       auto& m = chains[static_cast<std::size_t>(c)];
       const Eigen::Index start = m.rows();
       m.conservativeResize(start + keep, dim);
+      auto& diag = diagnostics[static_cast<std::size_t>(c)];
+      if (n_diagnostics > 0) diag.conservativeResize(start + keep, n_diagnostics);
       const std::int64_t sweeps = burn + keep * options.thin;
       if (first_round && burn == 0) detail::end_warmup(s);
       for (std::int64_t i = 0; i < sweeps; ++i) {
         s.step(g);
         if (first_round && i + 1 == burn) detail::end_warmup(s);
         const std::int64_t kept = i - burn;
-        if (kept >= 0 && (kept + 1) % options.thin == 0) m.row(start + kept / options.thin) = s.parameter_vector().transpose();
+        if (kept >= 0 && (kept + 1) % options.thin == 0) {
+          m.row(start + kept / options.thin) = s.parameter_vector().transpose();
+          detail::record_draw_diagnostics(s, diag, start + kept / options.thin);
+        }
       }
       if (!detail::wants_progress(progress)) return;
       std::lock_guard lock(progress_mutex);
@@ -256,7 +301,10 @@ extended_inference_result infer_until(MakeSampler make, const inference_options&
   }
   numerical_events all;
   for (const auto& s : samplers) all += s.events();
-  return {inference_result{posterior(std::move(chains)), all, per_chain * options.chains}, reached, rounds, per_chain};
+  if (n_diagnostics == 0) diagnostics.clear();
+  return {
+      inference_result{posterior(std::move(chains)), all, per_chain * options.chains, diagnostic_names, std::move(diagnostics)},
+      reached, rounds, per_chain};
 }
 
 }  // namespace privpost

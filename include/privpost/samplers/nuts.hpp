@@ -182,6 +182,19 @@ class nuts_sampler {
 
   const numerical_events& events() const noexcept { return events_; }
   const nuts_transition& last_transition() const noexcept { return last_; }
+  /// Stan's sampler columns, in Stan's order (reports_draw_diagnostics): lp__ (the log density of the new point, on
+  /// the unconstrained scale with the Jacobians), accept_stat__, stepsize__, treedepth__, n_leapfrog__, divergent__
+  /// (0 or 1), energy__.
+  static std::vector<std::string> draw_diagnostic_names() {
+    return {"lp__", "accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "energy__"};
+  }
+  /// The values of draw_diagnostic_names() for the last transition.
+  Eigen::VectorXd draw_diagnostics() const {
+    Eigen::VectorXd d(7);
+    d << last_.log_density, last_.accept_stat, last_.step_size, static_cast<double>(last_.tree_depth),
+        static_cast<double>(last_.n_leapfrog), last_.divergent ? 1.0 : 0.0, last_.energy;
+    return d;
+  }
   double step_size() const noexcept { return step_size_; }
   const Eigen::VectorXd& inverse_metric() const noexcept { return inverse_metric_; }
   const Eigen::VectorXd& position() const noexcept { return q_; }

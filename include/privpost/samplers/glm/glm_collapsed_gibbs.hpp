@@ -13,7 +13,9 @@
 
 #include <Eigen/Core>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
@@ -86,6 +88,11 @@ class glm_collapsed_gibbs {
 
   /// The model's parameter_vector: (theta~, tau, Omega_ij for i > j, mu_x).
   Eigen::VectorXd parameter_vector() const { return nuts_.parameter_vector(); }
+
+  /// The NUTS block's sampler columns (nuts_sampler::draw_diagnostic_names): its lp__ is the log density of the
+  /// parameters given the latent sums of that sweep, before they were redrawn.
+  static std::vector<std::string> draw_diagnostic_names() { return nuts_sampler<model_type>::draw_diagnostic_names(); }
+  Eigen::VectorXd draw_diagnostics() const { return nuts_.draw_diagnostics(); }
 
   /// The NUTS block's events (divergences, tree-depth saturations, non-finite densities after warm-up) plus the
   /// repairs of the s draw's covariance.
