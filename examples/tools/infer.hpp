@@ -107,10 +107,68 @@ inline void write_draws(const std::string& path, const std::vector<std::pair<std
   if (!f) throw std::runtime_error("error writing '" + path + "'");
 }
 
-// --output-dir: every method's chains as CmdStan CSV files (cmdstan_csv.hpp), titles[i] naming results[i] in words.
-inline void write_output_dir(const options& o, const privpost::tools::release_record& rec, int thin,
-                             const std::vector<std::pair<std::string, privpost::inference_result>>& results,
-                             const std::vector<std::string>& titles, const std::vector<std::string>& names) {
+// --format json: one method's posterior summary. Per parameter the mean, sd, 5/25/50/75/95% quantiles, R-hat, bulk and
+// tail ESS and the Monte Carlo standard error of the mean; the numerical events, the sweeps, and the diagnostics'
+// warnings (none for the naive baseline, as in the table). NaN (an undefined diagnostic) is written as null.
+inline nlohmann::json method_summary_json(const std::string& method, const std::string& title,
+                                          const privpost::inference_result& r, const std::vector<std::string>& names) {
+  nlohmann::json parameters = nlohmann::json::array();
+  for (Eigen::Index j = 0; j < r.draws.dimension(); ++j) {
+    nlohmann::json q;
+    for (const auto& [key, p] : {std::pair{"q5", 0.05}, {"q25", 0.25}, {"q50", 0.5}, {"q75", 0.75}, {"q95", 0.95}})
+      q[key] = r.draws.quantile(p, j);
+    parameters.push_back({{"name", names[static_cast<std::size_t>(j)]},
+                          {"mean", r.draws.mean(j)},
+                          {"sd", r.draws.sd(j)},
+                          {"quantiles", q},
+                          {"rhat", r.draws.rhat(j)},
+                          {"ess_bulk", r.draws.ess_bulk(j)},
+                          {"ess_tail", r.draws.ess_tail(j)},
+                          {"mcse_mean", r.draws.mcse_mean(j)}});
+  }
+  const auto& e = r.events;
+  const nlohmann::json events = {{"projections", e.projections},
+                                 {"jitter", e.jitter},
+                                 {"psd_repairs", e.psd_repairs},
+                                 {"rejected_draws", e.rejected_draws},
+                                 {"divergences", e.divergences},
+                                 {"treedepth_saturations", e.treedepth_saturations},
+                                 {"nonfinite_density", e.nonfinite_density},
+                                 {"message_passing_nonconverged", e.message_passing_nonconverged},
+                                 {"inner_solver_nonconverged", e.inner_solver_nonconverged},
+                                 {"log_floors", e.log_floors}};
+  const std::vector<std::string> warnings =
+      method == "naive" ? std::vector<std::string>{} : privpost::convergence_warnings(r.draws, r.events, r.sweeps, {}, names);
+  return {{"method", method},
+          {"title", title},
+          {"chains", r.draws.num_chains()},
+          {"draws_per_chain", r.draws.draws_per_chain()},
+          {"sweeps", r.sweeps},
+          {"parameters", parameters},
+          {"numerical_events", events},
+          {"warnings", warnings}};
+}
+
+// After a model's run: --output-dir writes every method's chains as CmdStan CSV files (cmdstan_csv.hpp); --format json
+// adds every method's summary to o.report (titles[i] names results[i] in words; thin is the run's).
+inline void write_outputs(const options& o, const privpost::tools::release_record& rec, int thin,
+                          const std::vector<std::pair<std::string, privpost::inference_result>>& results,
+                          const std::vector<std::string>& titles, const std::vector<std::string>& names) {
+  if (o.report) {
+    auto& report = *o.report;
+    report["privpost_version"] = privpost::version_string;
+    report["release"] = privpost::tools::to_json(rec);
+    report["settings"] = {{"chains", o.chains},
+                          {"draws", o.draws},
+                          {"burnin", o.burnin},
+                          {"thin", thin},
+                          {"seed", o.seed},
+                          {"method", o.method},
+                          {"target_ess", o.target_ess > 0 ? nlohmann::json(o.target_ess) : nlohmann::json(nullptr)}};
+    if (!report.contains("methods")) report["methods"] = nlohmann::json::array();
+    for (std::size_t m = 0; m < results.size(); ++m)
+      report["methods"].push_back(method_summary_json(results[m].first, titles[m], results[m].second, names));
+  }
   if (o.output_dir.empty()) return;
   privpost::tools::cmdstan_run run;
   run.model = rec.model;
@@ -224,7 +282,7 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
     if (name != "naive") warnings += warn("noise-aware", r, names);
   }
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
-  write_output_dir(o, rec, o.thin, results, titles, names);
+  write_outputs(o, rec, o.thin, results, titles, names);
   return (o.strict && warnings > 0) ? strict_exit_status : 0;
 }
 

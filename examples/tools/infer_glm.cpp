@@ -202,7 +202,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   }
   std::printf("* the 95%% interval of a coefficient excludes 0\n");
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
-  write_output_dir(o, rec, o.thin, results, titles, names);
+  write_outputs(o, rec, o.thin, results, titles, names);
   return (o.strict && warnings > 0) ? strict_exit_status : 0;
 }
 

@@ -9,10 +9,13 @@
 //
 // This file holds the command line; the models are run by infer_bounded.cpp, infer_unbounded.cpp and
 // infer_regression.cpp (see infer_options.hpp).
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "infer_options.hpp"
@@ -20,6 +23,29 @@
 using namespace privpost::tools::infer_tool;
 
 namespace {
+
+// --format json: while the model runs, its tables and messages go to stderr (file descriptor 1 points at 2), so that
+// stdout holds the JSON document alone; the destructor restores stdout.
+class stdout_to_stderr {
+ public:
+  stdout_to_stderr() {
+    std::fflush(stdout);
+    std::cout.flush();
+    saved_ = ::dup(1);
+    if (saved_ < 0 || ::dup2(2, 1) < 0) throw std::runtime_error("--format json: cannot redirect stdout to stderr");
+  }
+  ~stdout_to_stderr() {
+    std::fflush(stdout);
+    std::cout.flush();
+    ::dup2(saved_, 1);
+    ::close(saved_);
+  }
+  stdout_to_stderr(const stdout_to_stderr&) = delete;
+  stdout_to_stderr& operator=(const stdout_to_stderr&) = delete;
+
+ private:
+  int saved_ = -1;
+};
 
 int dispatch(const privpost::tools::release_record& rec, options o) {
   const std::string& m = rec.model;
@@ -99,6 +125,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000));
   app.add_flag("--parallel", o.parallel, "run the chains in parallel threads");
   app.add_option("--draws-csv", o.draws_csv, "write every draw to this CSV file (one file, privpost's own layout)");
+  app.add_option("--format", o.format,
+                 "table (default) or json: one JSON document on stdout (per parameter mean, sd, quantiles, R-hat, bulk and "
+                 "tail ESS, Monte Carlo standard error; numerical events, warnings, the release record and the settings), "
+                 "the tables then going to stderr")
+      ->check(CLI::IsMember({"table", "json"}));
   app.add_option("--output-dir", o.output_dir,
                  "write the draws in CmdStan's CSV format to this directory, one file per method and chain "
                  "(<method>_<chain>.csv), for posterior::read_cmdstan_csv, ArviZ's from_cmdstan or stansummary");
@@ -129,7 +160,15 @@ int main(int argc, char** argv) {
     } catch (const nlohmann::json::exception& e) {
       throw std::invalid_argument(std::string("malformed release record: ") + e.what());
     }
-    return dispatch(rec, o);
+    if (o.format != "json") return dispatch(rec, o);
+    o.report = std::make_shared<nlohmann::json>();
+    int status = 0;
+    {
+      const stdout_to_stderr guard;
+      status = dispatch(rec, o);
+    }
+    std::cout << o.report->dump(2) << '\n';
+    return status;
   } catch (const std::exception& e) {
     std::cerr << "privpost-infer: error: " << e.what() << '\n';
     return 1;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "release_record.hpp"
@@ -12,7 +13,10 @@ namespace privpost::tools::infer_tool {
 
 struct options {
   std::string release, prior, draws_csv, moments;
-  std::string output_dir;      ///< CmdStan CSV files, one per method and chain (cmdstan_csv.hpp)
+  std::string output_dir;        ///< CmdStan CSV files, one per method and chain (cmdstan_csv.hpp)
+  std::string format = "table";  ///< table (stdout) | json (stdout: one JSON document; the tables go to stderr)
+  /// --format json: the document the model runs fill in (write_outputs in infer.hpp) and infer_main.cpp prints.
+  std::shared_ptr<nlohmann::json> report;
   std::string link = "exact";  ///< logistic: exact|taylor
   double target_accept = 0.8;  ///< logistic: NUTS's dual-averaging target (Stan's adapt_delta)
   bool compare_naive = false, parallel = false, strict = false;

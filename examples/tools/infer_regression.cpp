@@ -182,7 +182,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
     if (method != "naive") total_warnings += warn("noise-aware", r, names);
   }
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
-  write_output_dir(o, rec, o.thin, results, titles, names);
+  write_outputs(o, rec, o.thin, results, titles, names);
   return (o.strict && total_warnings > 0) ? strict_exit_status : 0;
 }
 

@@ -163,7 +163,7 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
       static_cast<unsigned long long>(e.projections), static_cast<long long>(r.sweeps));
   const std::size_t warnings = warn("noise-aware", r, names);
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, {{"gibbs", r}}, names);
-  write_output_dir(o, rec, run.thin, {{"gibbs", r}}, {"noise-aware Bayesian CGM (Gibbs-SS over the tree CGM)"}, names);
+  write_outputs(o, rec, run.thin, {{"gibbs", r}}, {"noise-aware Bayesian CGM (Gibbs-SS over the tree CGM)"}, names);
   return (o.strict && warnings > 0) ? strict_exit_status : 0;
 }
 
@@ -188,9 +188,9 @@ int run_pairwise_tables(const release_record& rec, const options& o) {
   for (const auto& l : rec.levels) cardinalities.push_back(static_cast<int>(l.size()));
   const pairwise_graph graph(cardinalities, rec.edges);
   const bool sample = graph.is_forest() && !o.point_estimate;
-  if (!sample && (!o.draws_csv.empty() || !o.output_dir.empty() || o.target_ess > 0 || o.parallel))
+  if (!sample && (!o.draws_csv.empty() || !o.output_dir.empty() || o.report || o.target_ess > 0 || o.parallel))
     throw std::invalid_argument(
-        std::string("--draws-csv, --output-dir, --target-ess and --parallel apply to posterior sampling, which ") +
+        std::string("--draws-csv, --output-dir, --format json, --target-ess and --parallel apply to posterior sampling, which ") +
         (o.point_estimate ? "--point-estimate turns off"
                           : "for pairwise tables needs a forest (this graph has cycles; MAP-EM only)"));
   const table_layout layout(graph);

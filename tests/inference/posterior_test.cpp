@@ -1,7 +1,10 @@
 // Tests of privpost/inference/posterior.hpp: summaries of known draws (mean, sd, quantiles, intervals), layout of
-// vector parameters across chains, diagnostics delegated per coordinate, and bad input.
+// vector parameters across chains, diagnostics delegated per coordinate, the Monte Carlo standard error of the mean
+// (issue #14 item 2), and bad input.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <random>
 #include <vector>
 
 #include "privpost/inference/posterior.hpp"
@@ -27,6 +30,26 @@ TEST_CASE("posterior summaries of known draws", "[posterior]") {
   CHECK(p.chain_matrix(1)(4, 1) == 100.0);
   CHECK(p.draw_matrix().rows() == 10);
   CHECK(p.rhat() > 1.5);  // the two chains do not overlap at all
+}
+
+TEST_CASE("mcse_mean is sd / sqrt(ESS): sd / sqrt(N) for independent draws, larger for correlated ones", "[posterior]") {
+  // Four chains of 2000 AR(1) draws x_t = phi x_{t-1} + sqrt(1 - phi^2) e_t (stationary N(0, 1)): the mean's standard
+  // error is sqrt((1 + phi) / ((1 - phi) N)) with N = 8000; within 15% (the ESS tolerance of convergence_test.cpp).
+  std::mt19937_64 g(2024);
+  std::normal_distribution<double> e;
+  for (const double phi : {0.0, 0.8}) {
+    std::vector<Eigen::MatrixXd> chains;
+    for (int c = 0; c < 4; ++c) {
+      Eigen::MatrixXd m(2000, 1);
+      double x = e(g);
+      for (Eigen::Index t = 0; t < m.rows(); ++t) m(t, 0) = x = phi * x + std::sqrt(1.0 - phi * phi) * e(g);
+      chains.push_back(m);
+    }
+    const posterior p(chains);
+    const double expected = std::sqrt((1.0 + phi) / ((1.0 - phi) * 8000.0));
+    CHECK(p.mcse_mean() == Approx(expected).epsilon(0.15));
+    CHECK(p.mcse_mean() == Approx(p.sd() / std::sqrt(p.ess_mean())));
+  }
 }
 
 TEST_CASE("posterior bad input", "[posterior][errors]") {

@@ -82,6 +82,11 @@ class posterior {
   double rhat(Eigen::Index coordinate = 0) const { return privpost::rhat(chain_matrix(coordinate)); }
   double ess_bulk(Eigen::Index coordinate = 0) const { return privpost::ess_bulk(chain_matrix(coordinate)); }
   double ess_tail(Eigen::Index coordinate = 0) const { return privpost::ess_tail(chain_matrix(coordinate)); }
+  /// ESS of the mean of the draws as given (split chains, no rank normalisation; diagnostics/convergence.hpp).
+  double ess_mean(Eigen::Index coordinate = 0) const { return privpost::ess_mean(chain_matrix(coordinate)); }
+  /// Monte Carlo standard error of the posterior mean estimate: sd / sqrt(ess_mean), as R's posterior::mcse_mean.
+  /// NaN where the ESS is undefined (every draw equal).
+  double mcse_mean(Eigen::Index coordinate = 0) const { return sd(coordinate) / std::sqrt(ess_mean(coordinate)); }
 
  private:
   void check_coordinate(Eigen::Index coordinate) const {

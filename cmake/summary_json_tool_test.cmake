@@ -1,0 +1,21 @@
+# privpost-infer --format json (issue #14 item 2) for CTest: runs INFER on RECORD with ARGS (a list) in a fresh
+# WORKDIR, stdout to summary.json and --draws-csv draws.csv, then CHECK (tests/tools/summary_json_check.cpp) compares
+# the two; fails unless both succeed, stderr holds the tables, and the check's output matches REGEX.
+foreach(v INFER CHECK RECORD WORKDIR REGEX)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "summary_json_tool_test.cmake: -D${v} is required")
+  endif()
+endforeach()
+include("${CMAKE_CURRENT_LIST_DIR}/tool_test_support.cmake")
+file(REMOVE_RECURSE "${WORKDIR}")
+file(MAKE_DIRECTORY "${WORKDIR}")
+execute_process(COMMAND "${INFER}" "${RECORD}" ${ARGS} --format json --draws-csv draws.csv WORKING_DIRECTORY "${WORKDIR}"
+                RESULT_VARIABLE rc OUTPUT_FILE "${WORKDIR}/summary.json" ERROR_VARIABLE err)
+message("$ ${INFER} ${RECORD} ${ARGS} --format json --draws-csv draws.csv > summary.json\n${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "expected success, got exit status ${rc}")
+endif()
+if(NOT err MATCHES "R-hat")
+  message(FATAL_ERROR "the tables did not go to stderr")
+endif()
+privpost_expect_run("${WORKDIR}" success "${REGEX}" "${CHECK}" summary.json draws.csv)
