@@ -54,18 +54,25 @@ inline int run(const Study& study, const cli_options& o) {
   co.trials = o.trials;
   co.seed = o.seed;
   co.mmd_draws = o.mmd_draws;
+  co.stop = &privpost::tools::interrupt_flag();  // Ctrl-C: stop before the next trial, report the trials done
   const auto acc = privpost::run_calibration(study, co, [&](int done, int total) { progress(done, total); });
   const auto rows = acc.report();
   if (o.format == "json") {
     std::cout << privpost::tools::to_json(rows).dump(2) << '\n';
   } else {
     std::cout << "model " << o.model << ", n " << o.n << ", epsilon " << o.epsilon << ", mechanism " << o.mechanism
-              << (o.mechanism == "gaussian" ? ", delta " + std::to_string(o.delta) : std::string()) << ", trials " << o.trials
+              << (o.mechanism == "gaussian" ? ", delta " + std::to_string(o.delta) : std::string()) << ", trials "
+              << (privpost::tools::interrupt_requested() && !rows.empty()
+                      ? std::to_string(rows.front().trials) + " of " + std::to_string(o.trials) + " (interrupted)"
+                      : std::to_string(o.trials))
               << ", burn-in " << o.burnin << ", draws " << o.draws << " (thin " << o.thin << "), seed " << o.seed << "\n";
     privpost::tools::print_table(rows, std::cout);
   }
   if (!o.ranks.empty()) privpost::tools::write_ranks(acc, rows, o.ranks);
-  return 0;
+  if (!privpost::tools::interrupt_requested()) return 0;
+  std::cerr << "\nprivpost-calibrate: interrupted (Ctrl-C) after " << (rows.empty() ? 0 : rows.front().trials) << " of "
+            << o.trials << " trials: the table" << (o.ranks.empty() ? "" : " and --ranks") << " cover those trials only\n";
+  return privpost::tools::interrupted_exit_status;
 }
 
 /// --methods auto: the library's default sampler for family F at the study's n (samplers/sampler_policy.hpp), named on

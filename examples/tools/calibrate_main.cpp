@@ -91,7 +91,11 @@ int main(int argc, char** argv) {
   o.methods_given = methods_option->count() > 0;
   o.thin_given = thin_option->count() > 0;
   try {
+    privpost::tools::install_interrupt_handler();
     return dispatch(o);
+  } catch (const privpost::interrupted_error& e) {
+    std::cerr << "\nprivpost-calibrate: interrupted (Ctrl-C) before 2 trials were done (" << e.what() << "); nothing to report\n";
+    return privpost::tools::interrupted_exit_status;
   } catch (const std::exception& e) {
     std::cerr << "privpost-calibrate: error: " << e.what() << '\n';
     return 1;

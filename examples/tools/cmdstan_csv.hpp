@@ -86,6 +86,7 @@ inline void write_cmdstan_chain(std::ostream& os, const cmdstan_run& run, const 
      << "#   version = " << privpost::version_string << '\n'
      << "#   sampler = " << run.title << '\n'
      << "#   kept_draws = " << x.rows() << '\n'
+     << "#   interrupted = " << (r.interrupted ? 1 : 0) << '\n'
      << "# release\n";
   for (const auto& [key, value] : run.release) os << "#   release_" << key << " = " << value << '\n';
   os << "# columns\n";

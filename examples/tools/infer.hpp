@@ -55,6 +55,7 @@ inline privpost::inference_options driver_options(const options& o) {
   io.thin = o.thin;
   io.seed = o.seed;
   io.parallel = o.parallel;
+  io.stop = &privpost::tools::interrupt_flag();  // Ctrl-C: the chains stop, the draws kept so far are reported
   return io;
 }
 
@@ -80,6 +81,9 @@ inline void summarise(const char* method, const privpost::inference_result& r, c
                 r.draws.mean(j), r.draws.sd(j), r.draws.quantile(0.05, j), r.draws.quantile(0.5, j), r.draws.quantile(0.95, j),
                 r.draws.rhat(j), r.draws.ess_bulk(j), r.draws.ess_tail(j));
   }
+  if (r.interrupted)
+    std::printf("  INTERRUPTED (Ctrl-C): %lld draws per chain of %lld chain(s) kept before the stop\n",
+                static_cast<long long>(r.draws.draws_per_chain()), static_cast<long long>(r.draws.num_chains()));
   const auto& e = r.events;
   std::printf("  numerical repairs: %llu projections, %llu jitter, %llu PSD repairs, %llu rejected draws\n",
               static_cast<unsigned long long>(e.projections), static_cast<unsigned long long>(e.jitter),
@@ -141,6 +145,7 @@ inline nlohmann::json method_summary_json(const std::string& method, const std::
       method == "naive" ? std::vector<std::string>{} : privpost::convergence_warnings(r.draws, r.events, r.sweeps, {}, names);
   return {{"method", method},
           {"title", title},
+          {"interrupted", r.interrupted},
           {"chains", r.draws.num_chains()},
           {"draws_per_chain", r.draws.draws_per_chain()},
           {"sweeps", r.sweeps},
@@ -256,7 +261,7 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
                                       },
                                       o, io, tick));
   }
-  if (o.compare_naive)
+  if (o.compare_naive && !privpost::tools::interrupt_requested())
     results.emplace_back("naive", privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, z, rec.n, g); }, io));
   char gamma[32];
   std::snprintf(gamma, sizeof gamma, "%g", rec.granularity);

@@ -69,6 +69,9 @@ void summarise_glm(const std::string& title, const privpost::inference_result& r
                 r.draws.mean(j), r.draws.sd(j), ci.lower, ci.upper, flag ? "*" : "", r.draws.rhat(j), r.draws.ess_bulk(j),
                 r.draws.ess_tail(j));
   }
+  if (r.interrupted)
+    std::printf("  INTERRUPTED (Ctrl-C): %lld draws per chain of %lld chain(s) kept before the stop\n",
+                static_cast<long long>(r.draws.draws_per_chain()), static_cast<long long>(r.draws.num_chains()));
   std::printf("  NUTS after warm-up: %llu divergent transitions, %llu at the maximum tree depth\n",
               static_cast<unsigned long long>(r.events.divergences),
               static_cast<unsigned long long>(r.events.treedepth_saturations));
@@ -157,7 +160,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   } else {
     results.emplace_back("nuts", run_chains(make(gaussian_sigma), o, io, tick));
   }
-  if (o.compare_naive) results.emplace_back("naive", infer(make(0.0), io));
+  if (o.compare_naive && !interrupt_requested()) results.emplace_back("naive", infer(make(0.0), io));
   const int p = statistic.augmented();
   std::vector<std::string> names;
   if (c) names.emplace_back("intercept");

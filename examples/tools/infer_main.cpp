@@ -18,7 +18,10 @@
 #include <memory>
 #include <string>
 
+#include <privpost/core/errors.hpp>
+
 #include "infer_options.hpp"
+#include "interrupt.hpp"
 
 using namespace privpost::tools::infer_tool;
 
@@ -160,15 +163,26 @@ int main(int argc, char** argv) {
     } catch (const nlohmann::json::exception& e) {
       throw std::invalid_argument(std::string("malformed release record: ") + e.what());
     }
-    if (o.format != "json") return dispatch(rec, o);
-    o.report = std::make_shared<nlohmann::json>();
+    privpost::tools::install_interrupt_handler();
     int status = 0;
-    {
-      const stdout_to_stderr guard;
+    if (o.format != "json") {
       status = dispatch(rec, o);
+    } else {
+      o.report = std::make_shared<nlohmann::json>();
+      {
+        const stdout_to_stderr guard;
+        status = dispatch(rec, o);
+      }
+      (*o.report)["interrupted"] = privpost::tools::interrupt_requested();
+      std::cout << o.report->dump(2) << '\n';
     }
-    std::cout << o.report->dump(2) << '\n';
-    return status;
+    if (!privpost::tools::interrupt_requested()) return status;
+    std::cerr << "\nprivpost-infer: interrupted (Ctrl-C): the summary and the files written hold the draws kept before "
+                 "the stop (marked interrupted); later methods (--compare-naive) were not run\n";
+    return privpost::tools::interrupted_exit_status;
+  } catch (const privpost::interrupted_error& e) {
+    std::cerr << "\nprivpost-infer: interrupted (Ctrl-C) before any draw was kept (" << e.what() << "); nothing was written\n";
+    return privpost::tools::interrupted_exit_status;
   } catch (const std::exception& e) {
     std::cerr << "privpost-infer: error: " << e.what() << '\n';
     return 1;

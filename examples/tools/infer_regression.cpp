@@ -144,7 +144,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   } else {
     throw std::invalid_argument("--moments is '" + moments + "'; accepted: update, prior, noisy");
   }
-  if (o.compare_naive)
+  if (o.compare_naive && !interrupt_requested())
     results.emplace_back(
         "naive", infer([&](auto& g) { return conjugate_sampler(linear_regression_statistic(layout), prior, z, rec.n, g); }, io));
   std::vector<std::string> names;

@@ -2,6 +2,8 @@
 // reports as a table or JSON, writing per-trial ranks, and a throttled progress line on stderr.
 #pragma once
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +16,8 @@
 #include <vector>
 
 #include <privpost/inference/calibration_study.hpp>
+
+#include "interrupt.hpp"
 
 namespace privpost::tools {
 
@@ -73,11 +77,14 @@ inline void write_ranks(const calibration_accumulator& acc, const std::vector<ca
   if (!f) throw std::runtime_error("error writing --ranks file '" + path + "'");
 }
 
-/// A progress line on stderr, at most twice a second, only once the run has lasted two seconds.
+/// A progress line on stderr, updated in place at most twice a second once the run has lasted two seconds; silent when
+/// stderr is not a terminal (a log file or a pipe gets no carriage-return noise).
 class progress_line {
  public:
-  explicit progress_line(std::string what) : what_(std::move(what)), start_(std::chrono::steady_clock::now()) {}
+  explicit progress_line(std::string what)
+      : what_(std::move(what)), start_(std::chrono::steady_clock::now()), terminal_(::isatty(2) != 0) {}
   void operator()(long done, long total) {
+    if (!terminal_) return;
     const auto now = std::chrono::steady_clock::now();
     const double elapsed = std::chrono::duration<double>(now - start_).count();
     if (done < total && (elapsed < 2.0 || std::chrono::duration<double>(now - last_).count() < 0.5)) return;
@@ -94,6 +101,7 @@ class progress_line {
   std::string what_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_{};
+  bool terminal_ = false;
   bool shown_ = false;
 };
 

@@ -2,10 +2,13 @@
 //  1. a simulation_study runs any list of named methods on each simulated trial, in order, and run_calibration reports
 //     them by name; an exact method is calibrated, a method that ignores the data is not (the harness can fail);
 //  2. adding a method to a paper's study (testing/) is one more named_method: the study runs it beside the standard ones;
-//  3. select_methods keeps the requested order and rejects an unknown or empty list, naming the available methods.
+//  3. select_methods keeps the requested order and rejects an unknown or empty list, naming the available methods;
+//  4. calibration_options::stop (issue #14 item 5) ends the run before the next trial: the report covers the trials
+//     done; fewer than 2 is interrupted_error.
 #include <catch2/catch.hpp>
 
 #include <Eigen/Core>
+#include <atomic>
 #include <random>
 #include <string>
 #include <vector>
@@ -96,4 +99,31 @@ TEST_CASE("select_methods: order kept, unknown and empty rejected", "[calibratio
   settings.methods = {"gibbs", "ops"};  // ops is binomial-only: not among a multinomial study's methods
   CHECK_THROWS_AS(bounded_family_study(dirichlet_prior<3>(Eigen::Vector3d::Ones()), laplace_mechanism(2.0, 1.0), settings),
                   std::invalid_argument);
+}
+
+TEST_CASE("a stop flag ends a calibration run with the trials done", "[calibration][study]") {
+  std::atomic<bool> stop{false};
+  int calls = 0;
+  int stop_after = 0;
+  const simulation_study study(simulate_normal{},
+                               std::vector<named_method<normal_trial>>{{"exact", [&](const normal_trial& t, std::mt19937_64& g) {
+                                                                          if (++calls == stop_after) stop = true;
+                                                                          return normal_draws(t.x / 2.0, std::sqrt(0.5), g);
+                                                                        }}});
+  calibration_options o{50, 3, 0};
+  o.stop = &stop;
+  stop_after = 7;
+  const auto rows = run_calibration(study, o).report();
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].trials == 7);
+  CHECK(calls == 7);
+  stop = false;
+  calls = 0;
+  stop_after = 1;
+  CHECK_THROWS_AS(run_calibration(study, o), interrupted_error);
+  CHECK(calls == 1);
+  stop = false;
+  calls = 0;
+  stop_after = 1000;
+  CHECK(run_calibration(study, o).report()[0].trials == 50);
 }

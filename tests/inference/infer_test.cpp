@@ -4,13 +4,19 @@
 //  2. a sampler with end_warmup() is told exactly once per chain, right after the burn-in sweeps (also with burn-in 0,
 //     and in infer_until, where later rounds never call it again); a sampler without it still runs;
 //  3. a sampler's per-draw diagnostics (reports_draw_diagnostics) are kept for the step of each kept draw, in infer and
-//     infer_until; a sampler without them leaves inference_result::diagnostics empty; a wrong count is an error.
+//     infer_until; a sampler without them leaves inference_result::diagnostics empty; a wrong count is an error;
+//  4. inference_options::stop (issue #14 item 5): the chains stop before their next sweep; infer and infer_until return
+//     the draws kept so far, each chain with a kept draw cut to the shortest, marked interrupted, with the sweeps
+//     actually run; a stop during burn-in is interrupted_error; a stop from another thread ends a parallel run.
 #include <catch2/catch.hpp>
 
 #include <Eigen/Core>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "privpost/core/concepts.hpp"
@@ -76,6 +82,24 @@ struct diagnosing_chain {
   }
 };
 static_assert(reports_draw_diagnostics<diagnosing_chain>);
+
+// Counts every step of every chain in *swept and sets *stop after `after` of them; reports the step count of its own
+// chain (as parameter and diagnostic) so that the test can see which draws were kept.
+struct stopping_chain {
+  std::atomic<bool>* stop;
+  std::atomic<std::int64_t>* swept;
+  std::int64_t after;
+  std::int64_t steps = 0;
+  template <class G>
+  void step(G&) {
+    ++steps;
+    if (++*swept >= after) stop->store(true);
+  }
+  Eigen::VectorXd parameter_vector() const { return Eigen::VectorXd::Constant(1, static_cast<double>(steps)); }
+  numerical_events events() const { return {}; }
+  static std::vector<std::string> draw_diagnostic_names() { return {"step__"}; }
+  Eigen::VectorXd draw_diagnostics() const { return parameter_vector(); }
+};
 static_assert(!reports_draw_diagnostics<recording_chain>);
 static_assert(!std::constructible_from<xorshift64, std::seed_seq&>);
 }  // namespace
@@ -155,4 +179,67 @@ TEST_CASE("per-draw diagnostics are kept for the step of each kept draw", "[infe
                         },
                         o),
                     Catch::Contains("draw_diagnostics() returned 2 values for 1 draw_diagnostic_names()"));
+}
+
+TEST_CASE("a stop flag ends the run with the draws kept so far", "[infer]") {
+  std::atomic<bool> stop{false};
+  std::atomic<std::int64_t> swept{0};
+  inference_options o;
+  o.chains = 3;
+  o.burnin = 5;
+  o.draws = 10;
+  o.stop = &stop;
+  auto run = [&](std::int64_t after) {
+    stop = false;
+    swept = 0;
+    return infer([&](auto&) { return stopping_chain{&stop, &swept, after}; }, o);
+  };
+  // Sequential chains of 15 sweeps: after 24, chain 1 has kept 4 draws (its sweeps 6-9) and chain 2 none.
+  const auto r = run(24);
+  CHECK(r.interrupted);
+  CHECK(r.sweeps == 24);
+  REQUIRE(r.draws.num_chains() == 2);
+  REQUIRE(r.draws.draws_per_chain() == 4);
+  for (const auto& c : r.draws.chains()) CHECK(c.col(0) == Eigen::Vector4d(6, 7, 8, 9));
+  REQUIRE(r.diagnostics.size() == 2);
+  for (const auto& d : r.diagnostics) CHECK(d.col(0) == Eigen::Vector4d(6, 7, 8, 9));
+  // Uninterrupted: all 45 sweeps; a stop in the first chain's burn-in leaves nothing.
+  const auto full = run(1000);
+  CHECK_FALSE(full.interrupted);
+  CHECK(full.sweeps == 45);
+  CHECK(full.draws.num_chains() == 3);
+  CHECK_THROWS_AS(run(3), interrupted_error);
+  CHECK_THROWS_WITH(run(3), Catch::Contains("before any chain kept a draw"));
+
+  // infer_until: the first round (15 sweeps a chain) completes, the second (10 more each) stops after 45 + 13:
+  // chain 0 has 10 + 3 draws, chains 1 and 2 their 10.
+  stop = false;
+  swept = 0;
+  const auto e = infer_until([&](auto&) { return stopping_chain{&stop, &swept, 58}; }, o, convergence_target{1.0, 1e9, 1000});
+  CHECK(e.result.interrupted);
+  CHECK_FALSE(e.reached);
+  CHECK(e.result.sweeps == 58);
+  REQUIRE(e.result.draws.num_chains() == 3);
+  CHECK(e.result.draws.draws_per_chain() == 10);
+  CHECK(e.result.diagnostics.at(2).rows() == 10);
+
+  // Parallel chains, stopped by another thread: equal lengths, fewer sweeps than planned.
+  std::atomic<bool> later{false};
+  std::atomic<std::int64_t> never{0};
+  o.parallel = true;
+  o.burnin = 0;
+  o.draws = 1'000'000;
+  o.thin = 100;  // 10^8 sweeps a chain planned; the stop comes after 50 ms
+  o.stop = &later;
+  std::jthread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    later = true;
+  });
+  const auto p = infer([&](auto&) { return stopping_chain{&later, &never, std::int64_t{1} << 62}; }, o);
+  CHECK(p.interrupted);
+  CHECK(p.sweeps < 300'000'000);
+  REQUIRE(p.draws.num_chains() >= 1);
+  Eigen::VectorXd expected(p.draws.draws_per_chain());
+  for (Eigen::Index i = 0; i < expected.size(); ++i) expected(i) = 100.0 * static_cast<double>(i + 1);
+  for (const auto& c : p.draws.chains()) CHECK(c.col(0) == expected);
 }

@@ -178,4 +178,11 @@ class retry_limit_exceeded : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Thrown by the drivers when their stop flag was set before any result was kept (inference_options::stop: during
+/// burn-in), so there is nothing to return.
+class interrupted_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace privpost

@@ -6,6 +6,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -203,6 +204,9 @@ struct calibration_options {
   int trials = 300;
   std::uint64_t seed = 0;
   int mmd_draws = 500;  ///< draws per posterior used for MMD^2 (0: no MMD)
+  /// When not null and set (a signal handler, another thread), run_calibration stops before its next trial and returns
+  /// the trials done (the accumulator's report then covers those); interrupted_error when fewer than 2 were done.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// Runs options.trials trials of a study (anything with trial(g)), trial t seeded by chain_engine(seed, t), and
@@ -214,6 +218,12 @@ calibration_accumulator run_calibration(const Study& study, const calibration_op
   if (trials < 2) throw_invalid("run_calibration", "trials", trials, "an integer >= 2");
   calibration_accumulator acc(options.mmd_draws);
   for (int t = 0; t < trials; ++t) {
+    if (options.stop != nullptr && options.stop->load(std::memory_order_relaxed)) {
+      if (t < 2)
+        throw interrupted_error("run_calibration: stopped (calibration_options::stop) after " + std::to_string(t) +
+                                " trial(s); a report needs at least 2");
+      break;
+    }
     std::mt19937_64 g = chain_engine(seed, t);
     acc.add(study.trial(g));
     detail::report_progress(progress, t + 1, trials);

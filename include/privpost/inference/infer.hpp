@@ -4,7 +4,9 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <concepts>
 #include <cstdint>
@@ -34,6 +36,10 @@ struct inference_options {
   int thin = 1;      ///< keep every thin-th sweep
   std::uint64_t seed = 0;
   bool parallel = false;  ///< one thread per chain
+  /// When not null and set (by a signal handler, another thread), every chain stops before its next sweep and the
+  /// driver returns the draws kept so far: each chain with a kept draw, cut to the shortest of them
+  /// (inference_result::interrupted); interrupted_error when no chain had kept one (stopped during burn-in).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// What the progress callback is told: sweeps done so far over all chains, out of total.
@@ -50,6 +56,8 @@ struct inference_result {
   /// per kept draw (the step that produced it) and one column per name. Both empty when the sampler reports none.
   std::vector<std::string> diagnostic_names;
   std::vector<Eigen::MatrixXd> diagnostics;
+  /// inference_options::stop ended the run early: the draws are what was kept by then (see there).
+  bool interrupted = false;
 };
 
 /// The engine of chain `chain` for a run seeded with `seed`: independent streams via std::seed_seq. Engines that take a
@@ -82,6 +90,30 @@ std::vector<std::string> draw_diagnostic_names() {
   } else {
     return {};
   }
+}
+
+inline bool stop_requested(const inference_options& o) noexcept {
+  return o.stop != nullptr && o.stop->load(std::memory_order_relaxed);
+}
+
+// After a stop: keeps each chain with at least one kept draw (kept[c] of them), cut to the shortest, and the matching
+// rows of its diagnostics; interrupted_error when no chain kept a draw.
+inline void cut_to_kept(const char* function, std::vector<Eigen::MatrixXd>& chains, std::vector<Eigen::MatrixXd>& diagnostics,
+                        const std::vector<Eigen::Index>& kept) {
+  Eigen::Index shortest = -1;
+  for (const Eigen::Index k : kept)
+    if (k > 0 && (shortest < 0 || k < shortest)) shortest = k;
+  if (shortest < 0)
+    throw interrupted_error(std::string(function) + ": stopped (inference_options::stop) before any chain kept a draw");
+  std::vector<Eigen::MatrixXd> c2, d2;
+  for (std::size_t c = 0; c < chains.size(); ++c) {
+    if (kept[c] == 0) continue;
+    c2.emplace_back(chains[c].topRows(shortest));
+    if (!diagnostics.empty())
+      d2.emplace_back(diagnostics[c].cols() > 0 ? Eigen::MatrixXd(diagnostics[c].topRows(shortest)) : diagnostics[c]);
+  }
+  chains = std::move(c2);
+  diagnostics = std::move(d2);
 }
 
 // Writes S's per-draw diagnostics after its last step into row `row` of m (nothing when it reports none).
@@ -122,6 +154,8 @@ inference_result infer(MakeSampler make, const inference_options& options, Progr
   std::vector<Eigen::MatrixXd> chains(static_cast<std::size_t>(options.chains));
   std::vector<Eigen::MatrixXd> diagnostics(static_cast<std::size_t>(options.chains));
   std::vector<numerical_events> events(static_cast<std::size_t>(options.chains));
+  std::vector<Eigen::Index> kept_draws(static_cast<std::size_t>(options.chains), 0);
+  std::vector<std::int64_t> swept(static_cast<std::size_t>(options.chains), 0);
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(options.chains));
   std::mutex progress_mutex;
   std::int64_t done = 0;
@@ -142,12 +176,15 @@ inference_result infer(MakeSampler make, const inference_options& options, Progr
       std::int64_t pending = 0;
       if (options.burnin == 0) detail::end_warmup(s);
       for (std::int64_t i = 0; i < per_chain; ++i) {
+        if (detail::stop_requested(options)) break;
         s.step(g);
+        ++swept[static_cast<std::size_t>(c)];
         if (i + 1 == options.burnin) detail::end_warmup(s);
         const std::int64_t kept = i - options.burnin;
         if (kept >= 0 && (kept + 1) % options.thin == 0) {
           out.row(kept / options.thin) = s.parameter_vector().transpose();
           detail::record_draw_diagnostics(s, diag, kept / options.thin);
+          kept_draws[static_cast<std::size_t>(c)] = kept / options.thin + 1;
         }
         if (++pending == report_every) {
           tick(pending);
@@ -175,7 +212,11 @@ inference_result infer(MakeSampler make, const inference_options& options, Progr
   numerical_events all;
   for (const auto& e : events) all += e;
   if (n_diagnostics == 0) diagnostics.clear();
-  return {posterior(std::move(chains)), all, total, diagnostic_names, std::move(diagnostics)};
+  std::int64_t sweeps = 0;
+  for (const auto n : swept) sweeps += n;
+  const bool interrupted = sweeps < total;
+  if (interrupted) detail::cut_to_kept("infer", chains, diagnostics, kept_draws);
+  return {posterior(std::move(chains)), all, sweeps, diagnostic_names, std::move(diagnostics), interrupted};
 }
 
 /// When infer_until stops: every parameter with R-hat <= max_rhat and bulk and tail ESS >= min_ess (over all chains),
@@ -235,6 +276,9 @@ extended_inference_result infer_until(MakeSampler make, const inference_options&
   std::mutex progress_mutex;
   std::int64_t done = 0, planned = first * options.chains;
   bool first_round = true;  // end_warmup() is called in the first round only
+  std::vector<std::int64_t> swept(n_chains, 0);
+  std::vector<Eigen::Index> kept_draws(n_chains, 0);
+  bool stopped = false;
 
   // Advances chain c by `burn` sweeps, then keeps `keep` thinned draws appended to its matrix.
   auto advance = [&](int c, std::int64_t burn, std::int64_t keep) {
@@ -249,12 +293,15 @@ extended_inference_result infer_until(MakeSampler make, const inference_options&
       const std::int64_t sweeps = burn + keep * options.thin;
       if (first_round && burn == 0) detail::end_warmup(s);
       for (std::int64_t i = 0; i < sweeps; ++i) {
+        if (detail::stop_requested(options)) break;
         s.step(g);
+        ++swept[static_cast<std::size_t>(c)];
         if (first_round && i + 1 == burn) detail::end_warmup(s);
         const std::int64_t kept = i - burn;
         if (kept >= 0 && (kept + 1) % options.thin == 0) {
           m.row(start + kept / options.thin) = s.parameter_vector().transpose();
           detail::record_draw_diagnostics(s, diag, start + kept / options.thin);
+          kept_draws[static_cast<std::size_t>(c)] = start + kept / options.thin + 1;
         }
       }
       if (!detail::wants_progress(progress)) return;
@@ -275,6 +322,10 @@ extended_inference_result infer_until(MakeSampler make, const inference_options&
     }
     for (const auto& e : errors)
       if (e) std::rethrow_exception(e);
+    if (detail::stop_requested(options)) {
+      stopped = true;
+      detail::cut_to_kept("infer_until", chains, diagnostics, kept_draws);
+    }
   };
 
   std::int64_t per_chain = first;
@@ -282,7 +333,7 @@ extended_inference_result infer_until(MakeSampler make, const inference_options&
   first_round = false;
   int rounds = 1;
   bool reached = false;
-  for (;;) {
+  while (!stopped) {
     const posterior p(chains);
     bool ok = true;
     for (Eigen::Index j = 0; j < dim && ok; ++j) {
@@ -302,9 +353,11 @@ extended_inference_result infer_until(MakeSampler make, const inference_options&
   numerical_events all;
   for (const auto& s : samplers) all += s.events();
   if (n_diagnostics == 0) diagnostics.clear();
-  return {
-      inference_result{posterior(std::move(chains)), all, per_chain * options.chains, diagnostic_names, std::move(diagnostics)},
-      reached, rounds, per_chain};
+  std::int64_t sweeps = 0;
+  for (const auto n : swept) sweeps += n;
+  if (stopped) per_chain = *std::max_element(swept.begin(), swept.end());
+  return {inference_result{posterior(std::move(chains)), all, sweeps, diagnostic_names, std::move(diagnostics), stopped}, reached,
+          rounds, per_chain};
 }
 
 }  // namespace privpost
