@@ -1,12 +1,8 @@
 # privpost-infer --format json (issue #14 item 2) for CTest: runs INFER on RECORD with ARGS (a list) in a fresh
 # WORKDIR, stdout to summary.json and --draws-csv draws.csv, then CHECK (tests/tools/summary_json_check.cpp) compares
 # the two; fails unless both succeed, stderr holds the tables, and the check's output matches REGEX.
-foreach(v INFER CHECK RECORD WORKDIR REGEX)
-  if(NOT DEFINED ${v})
-    message(FATAL_ERROR "summary_json_tool_test.cmake: -D${v} is required")
-  endif()
-endforeach()
 include("${CMAKE_CURRENT_LIST_DIR}/tool_test_support.cmake")
+privpost_require_defined(INFER CHECK RECORD WORKDIR REGEX)
 file(REMOVE_RECURSE "${WORKDIR}")
 file(MAKE_DIRECTORY "${WORKDIR}")
 execute_process(COMMAND "${INFER}" "${RECORD}" ${ARGS} --format json --draws-csv draws.csv WORKING_DIRECTORY "${WORKDIR}"

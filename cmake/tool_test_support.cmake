@@ -1,4 +1,5 @@
-# Shared by the CMake-script tool tests (run_tool_test.cmake, ledger_tool_test.cmake, discrete_tool_test.cmake):
+# Shared by the CMake-script tool tests (run_tool_test, ledger_tool_test, discrete_tool_test, cmdstan_tool_test,
+# summary_json_tool_test, plot_tool_test .cmake):
 # privpost_expect_run(WORKDIR success|failure REGEX command...) runs the command in WORKDIR, prints it and its output,
 # and fails unless the exit status is as expected and the combined output matches REGEX.
 function(privpost_expect_run workdir expect regex)
@@ -12,4 +13,13 @@ function(privpost_expect_run workdir expect regex)
   if(NOT "${out}${err}" MATCHES "${regex}")
     message(FATAL_ERROR "output does not match '${regex}'")
   endif()
+endfunction()
+
+# privpost_require_defined(NAME...) fails the calling script unless each -DNAME=... was given.
+function(privpost_require_defined)
+  foreach(v IN LISTS ARGN)
+    if(NOT DEFINED ${v})
+      message(FATAL_ERROR "${CMAKE_CURRENT_LIST_FILE}: -D${v} is required")
+    endif()
+  endforeach()
 endfunction()

@@ -18,6 +18,7 @@
 #include <privpost/privpost.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -31,6 +32,8 @@
 #ifndef PRIVPOST_CIRRHOSIS_CSV
 #define PRIVPOST_CIRRHOSIS_CSV "examples/data/cirrhosis.csv"
 #endif
+
+#include "example_plot.hpp"
 
 namespace {
 
@@ -76,8 +79,14 @@ table read(const std::string& path, const std::string& covariate) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string path = PRIVPOST_CIRRHOSIS_CSV, covariate = "wine";
+  std::string path = PRIVPOST_CIRRHOSIS_CSV, covariate = "wine", plot;
   bool check = false;
+  try {
+    plot = privpost::examples::take_plot_argument(argc, argv);  // --plot FILE.png: coverage against epsilon
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "privpost_cirrhosis: %s\n", e.what());
+    return 2;
+  }
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--check") == 0) {
       check = true;
@@ -104,8 +113,10 @@ int main(int argc, char** argv) {
         privpost::regression_paper_sensitivity(1.0, 1.0, 2), moment_l1);
     std::printf("100 splits of 36 train / 10 test; coverage of posterior predictive intervals (nominal 0.50 and 0.90)\n\n");
     std::printf("%-10s %-16s %8s %8s\n", "epsilon", "method", "cov50", "cov90");
+    static constexpr const char* names_of_methods[4] = {"non-private", "naive", "Gibbs-SS-Noisy", "Gibbs-SS-Update"};
     std::mt19937_64 g(2019);
     double gap_noisy = 0.0, gap_naive = 0.0;
+    std::vector<std::array<double, 9>> coverage_rows;  // epsilon, then cov50 and cov90 of the four methods
     for (double eps : {0.1, 1.0, 10.0}) {
       double c50[4] = {0, 0, 0, 0}, c90[4] = {0, 0, 0, 0};
       int count = 0;
@@ -168,8 +179,10 @@ int main(int argc, char** argv) {
           ++count;
         }
       }
-      const char* names[4] = {"non-private", "naive", "Gibbs-SS-Noisy", "Gibbs-SS-Update"};
+      const char* const* names = names_of_methods;
       for (int m = 0; m < 4; ++m) std::printf("%-10g %-16s %8.3f %8.3f\n", eps, names[m], c50[m] / count, c90[m] / count);
+      coverage_rows.push_back({eps, c50[0] / count, c90[0] / count, c50[1] / count, c90[1] / count, c50[2] / count,
+                               c90[2] / count, c50[3] / count, c90[3] / count});
       if (eps == 0.1) {
         gap_naive = std::abs(c50[1] / count - 0.5) + std::abs(c90[1] / count - 0.9);
         gap_noisy = std::abs(c50[2] / count - 0.5) + std::abs(c90[2] / count - 0.9);
@@ -177,6 +190,31 @@ int main(int argc, char** argv) {
     }
     std::printf("\nat epsilon 0.1: distance to nominal (|cov50 - .5| + |cov90 - .9|): Gibbs-SS-Noisy %.3f, naive %.3f\n",
                 gap_noisy, gap_naive);
+    if (!plot.empty()) {
+      // Two panels, the 50% and the 90% predictive intervals' coverage against epsilon, nominal level dashed.
+      const auto files = privpost::tools::plot_paths(plot);
+      std::ofstream data(files.data), gp(files.script);
+      data << "# epsilon, then cov50 and cov90 of non-private, naive, Gibbs-SS-Noisy, Gibbs-SS-Update\n";
+      for (const auto& r : coverage_rows) {
+        for (const double v : r) data << v << ' ';
+        data << '\n';
+      }
+      const std::string d = privpost::tools::gnuplot_quoted(files.data);
+      gp << "set terminal png size 900,420\nset output " << privpost::tools::gnuplot_quoted(files.png)
+         << "\nset multiplot layout 1,2 title 'cirrhosis: coverage of posterior predictive intervals, 100 splits of 36 / 10'"
+         << "\nset logscale x\nset xlabel 'epsilon'\nset yrange [0:1]\nset key bottom right\n";
+      for (int level = 0; level < 2; ++level) {
+        gp << "set title '" << (level == 0 ? "50%" : "90%") << " intervals'\nplot ";
+        for (int m = 0; m < 4; ++m)
+          gp << d << " using 1:" << 2 + 2 * m + level << " with linespoints lw 2 title '" << names_of_methods[m] << "', ";
+        gp << (level == 0 ? 0.5 : 0.9) << " with lines dt 2 lc rgb 'black' title 'nominal'\n";
+      }
+      gp << "unset multiplot\n";
+      data.close();
+      gp.close();
+      if (!data || !gp) throw std::runtime_error("error writing the --plot files");
+      privpost::tools::draw_plot(files, "privpost_cirrhosis");
+    }
     if (check && !(gap_noisy < gap_naive)) {
       std::fprintf(stderr, "check failed: Gibbs-SS-Noisy is not closer to nominal than naive at epsilon 0.1\n");
       return 1;

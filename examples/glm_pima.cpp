@@ -50,6 +50,8 @@
 #define PRIVPOST_PIMA_CSV "examples/data/pima.csv"
 #endif
 
+#include "example_plot.hpp"
+
 namespace {
 
 constexpr int d = 5;
@@ -137,6 +139,13 @@ int main(int argc, char** argv) {
   int draws = 1000;
   std::optional<std::uint64_t> seed;
   bool check = false;
+  std::string plot;
+  try {
+    plot = privpost::examples::take_plot_argument(argc, argv);  // --plot FILE.png: the three posteriors' densities
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "glm_pima: %s\n", e.what());
+    return 2;
+  }
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--check") == 0) {
       check = true;
@@ -149,7 +158,7 @@ int main(int argc, char** argv) {
     } else if (argv[i][0] != '-') {
       path = argv[i];
     } else {
-      std::fprintf(stderr, "usage: %s [pima.csv] [--epsilon E] [--draws D] [--seed S] [--check]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [pima.csv] [--epsilon E] [--draws D] [--seed S] [--check] [--plot FILE.png]\n", argv[0]);
       return 2;
     }
   }
@@ -229,6 +238,16 @@ int main(int argc, char** argv) {
         "naive: %llu\n",
         max_rhat, static_cast<unsigned long long>(aware.events.divergences),
         static_cast<unsigned long long>(naive.events.divergences));
+    if (!plot.empty()) {
+      std::vector<std::string> coefficient_names{"intercept"};
+      for (int j = 1; j <= d; ++j) coefficient_names.emplace_back(columns[static_cast<std::size_t>(j - 1)].name);
+      std::ostringstream title;
+      title << "Pima: logistic regression coefficients (scaled covariates), epsilon " << epsilon;
+      privpost::examples::plot_densities(
+          plot, title.str(),
+          {{"non-private (records)", &exact.draws}, {"noise-aware", &aware.draws}, {"naive (noise ignored)", &naive.draws}},
+          coefficient_names);
+    }
     if (check) {
       if (max_rhat > 1.05) ok = false;
       std::printf("check: %s\n", ok ? "passed"

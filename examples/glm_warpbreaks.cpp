@@ -45,6 +45,8 @@
 #define PRIVPOST_WARPBREAKS_CSV "examples/data/warpbreaks.csv"
 #endif
 
+#include "example_plot.hpp"
+
 namespace {
 
 constexpr int d = 3;
@@ -124,6 +126,13 @@ int main(int argc, char** argv) {
   int draws = 1000;
   std::optional<std::uint64_t> seed;
   bool check = false;
+  std::string plot;
+  try {
+    plot = privpost::examples::take_plot_argument(argc, argv);  // --plot FILE.png: the posteriors' densities
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "glm_warpbreaks: %s\n", e.what());
+    return 2;
+  }
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--check") == 0) {
       check = true;
@@ -136,7 +145,8 @@ int main(int argc, char** argv) {
     } else if (argv[i][0] != '-') {
       path = argv[i];
     } else {
-      std::fprintf(stderr, "usage: %s [warpbreaks.csv] [--epsilon E]... [--draws D] [--seed S] [--check]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [warpbreaks.csv] [--epsilon E]... [--draws D] [--seed S] [--check] [--plot FILE.png]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -170,6 +180,7 @@ int main(int argc, char** argv) {
                                          options)
                                          .draws);
     bool ok = true;
+    std::vector<std::pair<std::string, privpost::posterior>> plotted;  // noise-aware posteriors, for --plot
     std::mt19937_64 noise_engine(seed.value_or(0));
     for (const double epsilon : epsilons) {
       const auto mechanism = privpost::gaussian_mechanism::analytic(statistic.l2_sensitivity(), epsilon, delta);
@@ -183,6 +194,11 @@ int main(int argc, char** argv) {
           },
           options);
       const auto aware = on_data_scale(run.draws);
+      if (!plot.empty()) {
+        std::ostringstream label;
+        label << "noise-aware, epsilon " << epsilon;
+        plotted.emplace_back(label.str(), aware);
+      }
       std::printf("\nepsilon %g, delta %g: sigma %.1f per released entry; noise from %s\n", epsilon, delta, mechanism.sigma(),
                   seed ? "a seeded engine (--seed: for tests only)" : "the OS CSPRNG");
       std::printf("%-10s | %-33s | %-33s\n", "", "non-private (records)", "noise-aware");
@@ -204,6 +220,12 @@ int main(int argc, char** argv) {
       if (max_rhat > 1.05) ok = false;
     }
     std::printf("\n* the 95%% interval excludes 0. Intercept: log breaks of wool A at tension L; others: log rate ratios.\n");
+    if (!plot.empty()) {
+      std::vector<std::pair<std::string, const privpost::posterior*>> methods{{"non-private (records)", &exact}};
+      for (const auto& [label, p] : plotted) methods.emplace_back(label, &p);
+      privpost::examples::plot_densities(plot, "warpbreaks: Poisson regression coefficients", methods,
+                                         std::vector<std::string>(names.begin(), names.end()));
+    }
     if (check) {
       std::printf("check: %s\n", ok ? "passed"
                                     : "FAILED (R-hat > 1.05, a noise-aware sd below the non-private one, or a non-private "

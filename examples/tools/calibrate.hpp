@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include <privpost/mechanisms/gaussian.hpp>
@@ -13,6 +14,7 @@
 #include <privpost/samplers/sampler_policy.hpp>
 #include <privpost/testing/family_study.hpp>
 
+#include "calibration_plot.hpp"
 #include "tool_support.hpp"
 
 namespace privpost::tools::calibrate {
@@ -37,6 +39,7 @@ struct cli_options {
   double truncation = 0.05;
   std::string format = "table";
   std::string ranks;
+  std::string plot;  ///< FILE.png: ECDF-difference plots and rank histograms (calibration_plot.hpp)
   int mmd_draws = 500;
   int dim = 1;                     ///< linreg: covariates (an intercept is added)
   std::string moments = "update";  ///< linreg: noisy|prior|update
@@ -69,6 +72,20 @@ inline int run(const Study& study, const cli_options& o) {
     privpost::tools::print_table(rows, std::cout);
   }
   if (!o.ranks.empty()) privpost::tools::write_ranks(acc, rows, o.ranks);
+  if (!o.plot.empty()) {
+    auto number = [](double x) {
+      std::ostringstream s;
+      s << x;
+      return s.str();
+    };
+    const auto inside = privpost::tools::write_calibration_plot(
+        acc, rows, o.plot, o.seed,
+        "privpost-calibrate: " + o.model + ", n " + number(o.n) + ", epsilon " + number(o.epsilon) + ", " +
+            std::to_string(rows.empty() ? 0 : rows.front().trials) + " trials");
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      std::cerr << "privpost-calibrate: " << rows[i].method << " parameter " << rows[i].parameter << ": the ECDF "
+                << (inside[i] ? "stays inside" : "LEAVES") << " the 95% simultaneous band\n";
+  }
   if (!privpost::tools::interrupt_requested()) return 0;
   std::cerr << "\nprivpost-calibrate: interrupted (Ctrl-C) after " << (rows.empty() ? 0 : rows.front().trials) << " of "
             << o.trials << " trials: the table" << (o.ranks.empty() ? "" : " and --ranks") << " cover those trials only\n";

@@ -85,12 +85,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--format", o.format, "table|json")->check(CLI::IsMember({"table", "json"}));
   app.add_option("--ranks", o.ranks, "write each trial's true-parameter quantile per method to this CSV file");
+  app.add_option("--plot", o.plot,
+                 "FILE.png: per method and parameter the ECDF-difference plot of the true-parameter quantiles with the 95% "
+                 "simultaneous band (Saeilynoja et al. 2022) and their histogram; writes FILE.dat and FILE.gp and runs "
+                 "gnuplot (Debian: gnuplot-nox) when installed");
   app.add_option("--mmd-draws", o.mmd_draws, "draws per posterior used for MMD^2 (0: skip MMD)")->check(CLI::Range(0, 100000));
   CLI11_PARSE(app, argc, argv);
   o.mechanism_given = mechanism_option->count() > 0;
   o.methods_given = methods_option->count() > 0;
   o.thin_given = thin_option->count() > 0;
   try {
+    if (!o.plot.empty()) (void)privpost::tools::plot_paths(o.plot);  // a bad name is refused before the run
     privpost::tools::install_interrupt_handler();
     return dispatch(o);
   } catch (const privpost::interrupted_error& e) {

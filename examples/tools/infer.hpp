@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 
 #include "cmdstan_csv.hpp"
 #include "infer_options.hpp"
+#include "infer_plot.hpp"
 #include "release_record.hpp"
 #include "tool_support.hpp"
 
@@ -173,6 +175,12 @@ inline void write_outputs(const options& o, const privpost::tools::release_recor
     if (!report.contains("methods")) report["methods"] = nlohmann::json::array();
     for (std::size_t m = 0; m < results.size(); ++m)
       report["methods"].push_back(method_summary_json(results[m].first, titles[m], results[m].second, names));
+  }
+  if (!o.plot.empty()) {
+    std::ostringstream title;
+    title << "privpost-infer: " << rec.model << " release, n " << rec.n << ", " << rec.mechanism << " epsilon " << rec.epsilon
+          << (results.front().second.interrupted ? " (interrupted)" : "");
+    privpost::tools::write_infer_plot(results, names, o.plot, title.str());
   }
   if (o.output_dir.empty()) return;
   privpost::tools::cmdstan_run run;

@@ -22,6 +22,7 @@
 
 #include "infer_options.hpp"
 #include "interrupt.hpp"
+#include "plot.hpp"
 
 using namespace privpost::tools::infer_tool;
 
@@ -128,6 +129,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000));
   app.add_flag("--parallel", o.parallel, "run the chains in parallel threads");
   app.add_option("--draws-csv", o.draws_csv, "write every draw to this CSV file (one file, privpost's own layout)");
+  app.add_option("--plot", o.plot,
+                 "FILE.png: trace plots per chain and marginal densities of each parameter (the naive posterior's overlaid "
+                 "with --compare-naive); writes FILE.dat and FILE.gp and runs gnuplot (Debian: gnuplot-nox) when installed");
   app.add_option("--format", o.format,
                  "table (default) or json: one JSON document on stdout (per parameter mean, sd, quantiles, R-hat, bulk and "
                  "tail ESS, Monte Carlo standard error; numerical events, warnings, the release record and the settings), "
@@ -163,6 +167,7 @@ int main(int argc, char** argv) {
     } catch (const nlohmann::json::exception& e) {
       throw std::invalid_argument(std::string("malformed release record: ") + e.what());
     }
+    if (!o.plot.empty()) (void)privpost::tools::plot_paths(o.plot);  // a bad name is refused before the run
     privpost::tools::install_interrupt_handler();
     int status = 0;
     if (o.format != "json") {

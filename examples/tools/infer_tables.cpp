@@ -191,9 +191,10 @@ int run_pairwise_tables(const release_record& rec, const options& o) {
   for (const auto& l : rec.levels) cardinalities.push_back(static_cast<int>(l.size()));
   const pairwise_graph graph(cardinalities, rec.edges);
   const bool sample = graph.is_forest() && !o.point_estimate;
-  if (!sample && (!o.draws_csv.empty() || !o.output_dir.empty() || o.report || o.target_ess > 0 || o.parallel))
+  if (!sample && (!o.draws_csv.empty() || !o.output_dir.empty() || o.report || !o.plot.empty() || o.target_ess > 0 || o.parallel))
     throw std::invalid_argument(
-        std::string("--draws-csv, --output-dir, --format json, --target-ess and --parallel apply to posterior sampling, which ") +
+        std::string(
+            "--draws-csv, --output-dir, --format json, --plot, --target-ess and --parallel apply to posterior sampling, which ") +
         (o.point_estimate ? "--point-estimate turns off"
                           : "for pairwise tables needs a forest (this graph has cycles; MAP-EM only)"));
   const table_layout layout(graph);

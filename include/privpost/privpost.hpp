@@ -46,6 +46,7 @@
 
 #include "privpost/diagnostics/calibration.hpp"
 #include "privpost/diagnostics/convergence.hpp"
+#include "privpost/diagnostics/ecdf_band.hpp"
 #include "privpost/diagnostics/mmd.hpp"
 #include "privpost/diagnostics/sample_quantile.hpp"
 
