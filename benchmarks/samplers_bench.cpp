@@ -13,6 +13,7 @@
 #include "privpost/families/normal.hpp"
 #include "privpost/families/poisson.hpp"
 #include "privpost/families/regression/linear_regression_model.hpp"
+#include "privpost/inference/infer.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/mechanism_variant.hpp"
@@ -38,6 +39,24 @@ static void gibbs_sweep_binomial(benchmark::State& st) {
   }
 }
 BENCHMARK(gibbs_sweep_binomial);
+
+// The driver's cost per sweep around the cheapest sampler: infer with 4 sequential chains of 10^4 kept draws (thin 1,
+// no burn-in) over the binomial sweep above; the difference from gibbs_sweep_binomial is the driver's share (issue #14:
+// the stop flag's check and the per-draw diagnostics' hook, a no-op for samplers without them, run on every sweep).
+static void infer_driver_binomial(benchmark::State& st) {
+  Eigen::VectorXd z(1);
+  z << 310.0;
+  inference_options o;
+  o.chains = 4;
+  o.burnin = 0;
+  o.draws = 10000;
+  for (auto _ : st) {
+    const auto r = infer([&](auto& g) { return gibbs_ss(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.1), z, 1000.0, g); }, o);
+    benchmark::DoNotOptimize(r.draws.chains().front().data());
+  }
+  st.SetItemsProcessed(st.iterations() * 40000);
+}
+BENCHMARK(infer_driver_binomial)->Unit(benchmark::kMillisecond);
 
 static void gibbs_sweep_binomial_gaussian(benchmark::State& st) {
   std::mt19937_64 g(1);
