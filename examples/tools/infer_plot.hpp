@@ -105,16 +105,22 @@ inline void write_infer_plot(const std::vector<std::pair<std::string, privpost::
      << "set terminal png size 900," << 220 * shown + 40 << "\n"
      << "set output " << gnuplot_quoted(files.png) << "\n"
      << "set multiplot layout " << shown << ",2 title " << gnuplot_quoted(title) << "\n"
-     << "set key top right\n";
+     << "set key top right\nset tics font ',8'\n";
+  // About four labelled ticks on the traces' draw axis: the smallest of 1, 2, 5 times a power of ten >= draws / 4.
+  const double tick = [rows = static_cast<double>(main.draws.draws_per_chain())] {
+    for (double p10 = 1.0;; p10 *= 10.0)
+      for (const double m : {1.0, 2.0, 5.0})
+        if (m * p10 * 4.0 >= rows) return m * p10;
+  }();
   for (Eigen::Index j = 0; j < shown; ++j) {
     const std::string name = names[static_cast<std::size_t>(j)];
     gp << "set title " << gnuplot_quoted(name + ": trace of each chain")
-       << "\nset xlabel 'kept draw'\nset key outside right top\nplot ";
+       << "\nset xlabel 'kept draw'\nset key outside right top\nset xtics " << tick << "\nplot ";
     for (Eigen::Index c = 0; c < chains; ++c)
       gp << (c == 0 ? "" : ", ") << gnuplot_quoted(files.data) << " index " << 2 * j << " using 1:" << c + 2
          << " with lines title " << gnuplot_quoted("chain " + std::to_string(c + 1));
-    gp << "\nset key inside top right\nset title " << gnuplot_quoted(name + ": marginal density") << "\nset xlabel "
-       << gnuplot_quoted(name) << "\nplot " << gnuplot_quoted(files.data) << " index " << 2 * j + 1
+    gp << "\nset key inside top right\nset xtics autofreq\nset title " << gnuplot_quoted(name + ": marginal density")
+       << "\nset xlabel " << gnuplot_quoted(name) << "\nplot " << gnuplot_quoted(files.data) << " index " << 2 * j + 1
        << " using 1:2 with lines lw 2 lc rgb '#1f4e9c' title " << gnuplot_quoted(results.front().first);
     if (naive) gp << ", '' index " << 2 * j + 1 << " using 1:3 with lines lw 2 dt 2 lc rgb '#c0392b' title 'naive'";
     gp << "\n";
