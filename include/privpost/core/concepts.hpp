@@ -41,8 +41,11 @@ struct mechanism_tag {};
 
 /// (epsilon, delta) of a release; delta = 0 for pure epsilon-DP.
 struct privacy_budget {
+  /// Privacy loss epsilon, >= 0.
   double epsilon = 0.0;
+  /// Failure probability delta, in [0, 1); 0 for pure epsilon-DP.
   double delta = 0.0;
+  /// Equal when epsilon and delta are equal.
   friend bool operator==(const privacy_budget&, const privacy_budget&) = default;
 };
 
@@ -458,6 +461,7 @@ concept cgm_noise = requires(const M& m, const Eigen::VectorXd& y, const Eigen::
 
 /// What one iterate() call of the library's iterative estimators reports.
 struct iteration_status {
+  /// The estimator's own convergence rule held at this step.
   bool converged = false;
   double change = 0.0;        ///< the estimator's own change measure (documented by each)
   int inner_iterations = 0;   ///< inner solver iterations or inference calls of this step

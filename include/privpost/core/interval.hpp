@@ -13,33 +13,49 @@ namespace privpost {
 /// A closed interval [lo, hi]. Each operation returns an interval that contains every value the operation can take
 /// for arguments in its operands (a sound enclosure; tight for the operations listed, when operands are independent).
 struct interval {
+  /// Lower end.
   double lo = 0.0;
+  /// Upper end (>= lo).
   double hi = 0.0;
 
   constexpr interval() = default;
-  constexpr interval(double point) : lo(point), hi(point) {}  // NOLINT: constants mix with intervals implicitly
+  constexpr interval(double point)
+      : lo(point),
+        hi(point) {}  ///< The degenerate interval [point, point]; implicit so that constants mix with intervals (NOLINT).
+  /// [lower, upper]; std::invalid_argument on a NaN end or lower > upper.
   interval(double lower, double upper) : lo(lower), hi(upper) { check_interval("interval", "[lo, hi]", lower, upper); }
 
+  /// hi - lo.
   constexpr double width() const { return hi - lo; }
   /// max |x| over the interval.
   constexpr double magnitude() const { return std::max(std::abs(lo), std::abs(hi)); }
+  /// lo <= x <= hi.
   constexpr bool contains(double x) const { return lo <= x && x <= hi; }
 
+  /// [a.lo + b.lo, a.hi + b.hi].
   friend interval operator+(interval a, interval b) { return {a.lo + b.lo, a.hi + b.hi}; }
+  /// [a.lo - b.hi, a.hi - b.lo].
   friend interval operator-(interval a, interval b) { return {a.lo - b.hi, a.hi - b.lo}; }
+  /// [-a.hi, -a.lo].
   friend interval operator-(interval a) { return {-a.hi, -a.lo}; }
+  /// The smallest interval holding every product of a point of a and a point of b.
   friend interval operator*(interval a, interval b) {
     const double p1 = a.lo * b.lo, p2 = a.lo * b.hi, p3 = a.hi * b.lo, p4 = a.hi * b.hi;
     return {std::min({p1, p2, p3, p4}), std::max({p1, p2, p3, p4})};
   }
+  /// The smallest interval holding every quotient; std::domain_error when b contains 0.
   friend interval operator/(interval a, interval b) {
     if (b.lo <= 0.0 && b.hi >= 0.0)
       throw_domain("interval division", "divisor lower bound", b.lo, "a divisor interval that excludes 0");
     return a * interval(1.0 / b.hi, 1.0 / b.lo);
   }
+  /// *this = *this + b.
   interval& operator+=(interval b) { return *this = *this + b; }
+  /// *this = *this - b.
   interval& operator-=(interval b) { return *this = *this - b; }
+  /// *this = *this * b.
   interval& operator*=(interval b) { return *this = *this * b; }
+  /// Equal when both ends are equal.
   friend bool operator==(const interval&, const interval&) = default;
 };
 

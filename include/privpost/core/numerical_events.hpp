@@ -23,6 +23,7 @@ struct numerical_events {
   std::uint64_t inner_solver_nonconverged = 0;     ///< an inner solve (E-step, M-step) stopped at its iteration cap
   std::uint64_t log_floors = 0;                    ///< a zero moment was floored before its log was taken
 
+  /// Adds o's counts to these (merging the events of several chains or runs).
   numerical_events& operator+=(const numerical_events& o) {
     jitter += o.jitter;
     projections += o.projections;
@@ -36,6 +37,7 @@ struct numerical_events {
     log_floors += o.log_floors;
     return *this;
   }
+  /// Equal when every count is equal.
   friend bool operator==(const numerical_events&, const numerical_events&) = default;
 };
 

@@ -117,8 +117,11 @@ inline ks_result ks_two_sample(std::span<const double> a, std::span<const double
 
 /// The central credible interval holding `level` of the draws: the (1 - level)/2 and (1 + level)/2 quantiles.
 struct credible_interval {
+  /// Lower end of the interval.
   double lower = 0.0;
+  /// Upper end of the interval.
   double upper = 0.0;
+  /// lower <= x <= upper.
   bool contains(double x) const { return lower <= x && x <= upper; }
 };
 

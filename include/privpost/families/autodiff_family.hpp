@@ -31,15 +31,19 @@ namespace privpost {
 /// else exponential_family asks for, a `log_partition` template and `natural_parameter`.
 template <class F>
 struct with_autodiff_moments : F {
+  /// Type of t(x) and of E[t(x)].
   using vector_type = Eigen::Matrix<double, F::dimension, 1>;
+  /// Type of Cov[t(x)].
   using matrix_type = Eigen::Matrix<double, F::dimension, F::dimension>;
 
+  /// E[t(x) | theta] as the gradient of A(eta) at eta(theta), by forward-mode autodiff.
   static vector_type mean_statistic(const typename F::parameter_type& theta) {
     vector_type mean;
     matrix_type cov;
     moments(theta, mean, cov);
     return mean;
   }
+  /// Cov[t(x) | theta] as the Hessian of A(eta) at eta(theta), by forward-mode autodiff.
   static matrix_type covariance_statistic(const typename F::parameter_type& theta) {
     vector_type mean;
     matrix_type cov;

@@ -18,13 +18,19 @@
 
 namespace privpost {
 
+/// Exponential records x ~ Exp(lambda) (rate lambda > 0): t(x) = x, eta = -lambda, A(eta) = -log(-eta). Unbounded: released by
+/// truncation.
 struct exponential_rate_family {
-  using support_type = nonnegative_orthant<1>;  // sums of non-negative records
+  using support_type = nonnegative_orthant<1>;  ///< Sums of non-negative records.
+  /// Length of t(x).
   static constexpr int dimension = 1;
+  /// Length of the parameter vector.
   static constexpr int parameter_dimension = 1;
+  /// Records are continuous.
   static constexpr bool discrete = false;
   using record_type = double;     ///< x >= 0
   using parameter_type = double;  ///< rate lambda > 0
+  /// Type of t(x) and of eta.
   using vector_type = Eigen::Matrix<double, 1, 1>;
 
   /// t(x) generic in the scalar type (double or privpost::interval): sensitivities come from it by interval arithmetic.
@@ -32,14 +38,19 @@ struct exponential_rate_family {
   static std::array<T, 1> generic_statistic(const T& x) {
     return {x};
   }
+  /// t(x) = x.
   static vector_type statistic(double x) { return vector_type(x); }
+  /// eta = -lambda.
   static vector_type natural_parameter(double lambda) { return vector_type(-lambda); }
+  /// A(eta) = -log(-eta), generic in the scalar type.
   template <class T>
   static T log_partition(const std::array<T, 1>& eta) {
     using std::log;
     return -log(-eta[0]);
   }
+  /// E[x | lambda] = 1 / lambda.
   static vector_type mean_statistic(double lambda) { return vector_type(1.0 / lambda); }
+  /// Var[x | lambda] = 1 / lambda^2.
   static Eigen::Matrix<double, 1, 1> covariance_statistic(double lambda) {
     return Eigen::Matrix<double, 1, 1>(1.0 / (lambda * lambda));
   }
@@ -53,6 +64,7 @@ struct exponential_rate_family {
   }
   /// CDF of one record.
   static double cdf(double x, double lambda) { return x <= 0.0 ? 0.0 : -std::expm1(-lambda * x); }
+  /// A draw of one record.
   template <random_engine G>
   static double draw_record(double lambda, G& g) {
     return draw_exponential(g, lambda);
@@ -62,10 +74,14 @@ struct exponential_rate_family {
 /// Gamma(shape, rate) prior on the exponential rate.
 class exponential_gamma_prior {
  public:
+  /// The family this prior is conjugate to.
   using family = exponential_rate_family;
+  /// Shape of the gamma prior on lambda.
   double shape() const noexcept { return shape_; }
+  /// Rate of the gamma prior on lambda.
   double rate() const noexcept { return rate_; }
 
+  /// Gamma(shape, rate) on lambda; std::invalid_argument unless both are finite and > 0.
   exponential_gamma_prior(double shape_in, double rate_in) : shape_(shape_in), rate_(rate_in) {
     check_positive_finite("exponential_gamma_prior", "shape", shape_);
     check_positive_finite("exponential_gamma_prior", "rate", rate_);
@@ -77,6 +93,7 @@ class exponential_gamma_prior {
       throw_invalid("exponential_gamma_prior::update", "s", s(0), "a finite number >= 0");
     return {shape_ + n, rate_ + s(0)};
   }
+  /// A draw of lambda from the prior.
   template <random_engine G>
   double draw(G& g) const {
     const double lambda = draw_gamma(g, shape_, 1.0 / rate_);

@@ -67,14 +67,22 @@ void family_moments(const typename F::parameter_type& theta, statistic_t<F>& mea
 /// A static family trait as a statistic_model (stateless; every member is a thin forward to F).
 template <exponential_family F>
 struct family_model {
+  /// The wrapped family.
   using family = F;
+  /// The family's parameter type.
   using parameter_type = typename F::parameter_type;
+  /// Type of the sufficient statistic.
   using vector_type = statistic_t<F>;
+  /// Type of its covariance.
   using matrix_type = covariance_t<F>;
+  /// The family's support of the statistic sums.
   using support_type = family_support_t<F>;
+  /// Compile-time length of the statistic.
   static constexpr int static_size = F::dimension;
 
+  /// Length of the statistic.
   static constexpr Eigen::Index size() noexcept { return F::dimension; }
+  /// The support of the statistic sums.
   static support_type support() noexcept { return {}; }
 
   /// n mu(theta) and n Sigma(theta) (CLT for the sum of n records).
@@ -84,6 +92,7 @@ struct family_model {
     cov *= n;
   }
 
+  /// The parameter as a vector (the coordinates the draws report).
   static parameter_vector_t<F> parameter_vector(const parameter_type& theta) { return family_parameter_vector<F>(theta); }
 
   /// Conjugate-Update(lambda, s, n) by the prior's own update.

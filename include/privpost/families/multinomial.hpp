@@ -21,13 +21,18 @@ namespace privpost {
 template <int K>
 struct multinomial_family {
   static_assert(K >= 2, "multinomial_family needs at least two categories");
+  /// Length of t(x): the first K - 1 category indicators.
   static constexpr int dimension = K - 1;
+  /// Length of the parameter vector: the K category probabilities.
   static constexpr int parameter_dimension = K;
   using record_type = int;                             ///< category index in [0, K)
   using parameter_type = Eigen::Matrix<double, K, 1>;  ///< probabilities, summing to 1
+  /// Type of t(x) and of eta.
   using vector_type = Eigen::Matrix<double, K - 1, 1>;
+  /// Type of Cov[t(x)].
   using matrix_type = Eigen::Matrix<double, K - 1, K - 1>;
 
+  /// t(x): the indicator of category x among the first K - 1 (all zero for the last).
   static vector_type statistic(int x) {
     if (x < 0 || x >= K)
       throw_invalid("multinomial_family::statistic", "category", x, "an integer in [0, " + std::to_string(K - 1) + "]");
@@ -48,14 +53,17 @@ struct multinomial_family {
     for (const T& e : eta) total = total + exp(e);
     return log(total);
   }
+  /// E[t(x) | theta]: the first K - 1 probabilities.
   static vector_type mean_statistic(const parameter_type& theta) { return theta.template head<K - 1>(); }
+  /// Cov[t(x) | theta] = diag(p) - p p^T over the first K - 1 probabilities p.
   static matrix_type covariance_statistic(const parameter_type& theta) {
     const vector_type p = theta.template head<K - 1>();
     matrix_type c = -p * p.transpose();
     c.diagonal() += p;
     return c;
   }
-  using support_type = simplex_support<K - 1>;  // counts of n records in the first K - 1 categories
+  using support_type = simplex_support<K - 1>;  ///< Counts of n records in the first K - 1 categories.
+  /// The parameter vector: theta itself.
   static parameter_type to_vector(const parameter_type& theta) { return theta; }
   /// One record drawn from the model (simulation studies), by inversion of the cumulative probabilities.
   template <random_engine G>
@@ -67,18 +75,23 @@ struct multinomial_family {
     }
     return K - 1;
   }
+  /// @{
   /// A record moving from category i to j changes at most two coordinates of t by 1: L1 = 2, L2 = sqrt(2).
   static constexpr double l1_sensitivity = 2.0;
   static constexpr double l2_sensitivity = 1.4142135623730951;
+  /// @}
 };
 
 /// Dirichlet(alpha) prior on the K category probabilities.
 template <int K>
 class dirichlet_prior {
  public:
+  /// The family this prior is conjugate to.
   using family = multinomial_family<K>;
+  /// The concentration parameters.
   const Eigen::Matrix<double, K, 1>& alpha() const noexcept { return alpha_; }
 
+  /// Dirichlet(alpha); std::invalid_argument unless every alpha_k is finite and > 0.
   explicit dirichlet_prior(const Eigen::Matrix<double, K, 1>& alpha_in) : alpha_(alpha_in) {
     for (int k = 0; k < K; ++k) check_positive_finite("dirichlet_prior", "alpha[" + std::to_string(k) + "]", alpha_(k));
   }
@@ -94,6 +107,7 @@ class dirichlet_prior {
     return dirichlet_prior(a, unchecked{});
   }
 
+  /// A draw of the category probabilities from the prior.
   template <random_engine G>
   Eigen::Matrix<double, K, 1> draw(G& g) const {
     Eigen::Matrix<double, K, 1> out;

@@ -18,17 +18,28 @@
 
 namespace privpost {
 
+/// Parameter of normal_family: the mean and variance of the records.
 struct normal_parameter {
+  /// Mean mu.
   double mean = 0.0;
+  /// Variance sigma^2 (> 0).
   double variance = 1.0;
 };
 
+/// Normal records x ~ N(mu, sigma^2), both unknown: t(x) = (x, x^2), eta = (mu / sigma^2, -1 / (2 sigma^2)). Unbounded: released
+/// by truncation.
 struct normal_family {
+  /// Length of t(x).
   static constexpr int dimension = 2;
+  /// Length of the parameter vector (mu, sigma^2).
   static constexpr int parameter_dimension = 2;
+  /// Records are continuous.
   static constexpr bool discrete = false;
+  /// A record is one real number.
   using record_type = double;
+  /// The parameter (mu, sigma^2).
   using parameter_type = normal_parameter;
+  /// Type of t(x) and of eta.
   using vector_type = Eigen::Vector2d;
 
   /// t(x) generic in the scalar type (double or privpost::interval): sensitivities come from it by interval arithmetic.
@@ -36,14 +47,19 @@ struct normal_family {
   static std::array<T, 2> generic_statistic(const T& x) {
     return {x, square(x)};
   }
+  /// t(x) = (x, x^2).
   static vector_type statistic(double x) { return {x, x * x}; }
+  /// eta = (mu / sigma^2, -1 / (2 sigma^2)).
   static vector_type natural_parameter(const parameter_type& p) { return {p.mean / p.variance, -0.5 / p.variance}; }
+  /// A(eta) = -eta_1^2 / (4 eta_2) - log(-2 eta_2) / 2, generic in the scalar type.
   template <class T>
   static T log_partition(const std::array<T, 2>& eta) {
     using std::log;
     return -eta[0] * eta[0] / (4.0 * eta[1]) - 0.5 * log(-2.0 * eta[1]);
   }
+  /// E[t(x)] = (mu, mu^2 + sigma^2).
   static vector_type mean_statistic(const parameter_type& p) { return {p.mean, p.mean * p.mean + p.variance}; }
+  /// Cov[t(x)] of the normal moments.
   static Eigen::Matrix2d covariance_statistic(const parameter_type& p) {
     const double m = p.mean, v = p.variance;
     Eigen::Matrix2d c;
@@ -61,10 +77,13 @@ struct normal_family {
     const T b = std::isinf(w) ? T(0.0) : (w - mu) / sd;
     return detail::log_normal_interval(a, b, std::isinf(v), std::isinf(w));
   }
+  /// P(x' <= x) under the parameter.
   static double cdf(double x, const parameter_type& p) { return normal_cdf((x - p.mean) / std::sqrt(p.variance)); }
   /// Sums of n records satisfy s2 >= s1^2 / n (Cauchy-Schwarz).
   using support_type = mean_square_support;  // s2 >= s1^2 / n
+  /// The parameter vector (mu, sigma^2).
   static vector_type to_vector(const parameter_type& p) { return {p.mean, p.variance}; }
+  /// A draw of one record.
   template <random_engine G>
   static double draw_record(const parameter_type& p, G& g) {
     return p.mean + std::sqrt(p.variance) * draw_normal(g);
@@ -74,12 +93,18 @@ struct normal_family {
 /// Normal-inverse-gamma prior: sigma^2 ~ InverseGamma(a, b), mu | sigma^2 ~ N(m, sigma^2 / kappa).
 class normal_inverse_gamma_prior {
  public:
+  /// The family this prior is conjugate to.
   using family = normal_family;
+  /// Prior mean m of mu.
   double m() const noexcept { return m_; }
+  /// Prior sample size kappa of mu.
   double kappa() const noexcept { return kappa_; }
+  /// Shape a of the inverse gamma on sigma^2.
   double a() const noexcept { return a_; }
+  /// Scale b of the inverse gamma on sigma^2.
   double b() const noexcept { return b_; }
 
+  /// NIG(m, kappa, a, b); std::invalid_argument unless m is finite and kappa, a, b are finite and > 0.
   normal_inverse_gamma_prior(double m_in, double kappa_in, double a_in, double b_in)
       : m_(m_in), kappa_(kappa_in), a_(a_in), b_(b_in) {
     check_finite("normal_inverse_gamma_prior", "m", m_);
@@ -98,6 +123,7 @@ class normal_inverse_gamma_prior {
     const double scatter = std::max(0.0, s(1) - s(0) * xbar);
     return {(kappa_ * m_ + s(0)) / kn, kn, a_ + 0.5 * n, b_ + 0.5 * scatter + 0.5 * kappa_ * n * (xbar - m_) * (xbar - m_) / kn};
   }
+  /// A draw of (mu, sigma^2) from the prior.
   template <random_engine G>
   normal_parameter draw(G& g) const {
     const double variance = draw_inverse_gamma(g, a_, b_);

@@ -19,16 +19,25 @@ namespace privpost {
 
 /// The mean of a normal with known standard deviation `sd` (sd is fixed by the prior, not inferred).
 struct normal_mean_parameter {
+  /// Mean mu (unknown).
   double mean = 0.0;
+  /// Known standard deviation sigma (> 0).
   double sd = 1.0;
 };
 
+/// Normal records x ~ N(mu, sigma^2) with sigma known: t(x) = x, eta = mu / sigma^2. Unbounded: released by truncation.
 struct normal_known_variance_family {
+  /// Length of t(x).
   static constexpr int dimension = 1;
+  /// Length of the parameter vector (mu).
   static constexpr int parameter_dimension = 1;
+  /// Records are continuous.
   static constexpr bool discrete = false;
+  /// A record is one real number.
   using record_type = double;
+  /// The parameter (mu, with the known sd).
   using parameter_type = normal_mean_parameter;
+  /// Type of t(x) and of eta.
   using vector_type = Eigen::Matrix<double, 1, 1>;
 
   /// t(x) generic in the scalar type (double or privpost::interval): sensitivities come from it by interval arithmetic.
@@ -36,14 +45,18 @@ struct normal_known_variance_family {
   static std::array<T, 1> generic_statistic(const T& x) {
     return {x};
   }
+  /// t(x) = x.
   static vector_type statistic(double x) { return vector_type(x); }
+  /// eta = mu / sigma^2.
   static vector_type natural_parameter(const parameter_type& p) { return vector_type(p.mean / (p.sd * p.sd)); }
   /// A(eta) = sd^2 eta^2 / 2 (sd known, carried by the parameter).
   template <class T>
   static T log_partition(const parameter_type& p, const std::array<T, 1>& eta) {
     return 0.5 * (p.sd * p.sd) * eta[0] * eta[0];
   }
+  /// E[x] = mu.
   static vector_type mean_statistic(const parameter_type& p) { return vector_type(p.mean); }
+  /// Var[x] = sigma^2.
   static Eigen::Matrix<double, 1, 1> covariance_statistic(const parameter_type& p) {
     return Eigen::Matrix<double, 1, 1>(p.sd * p.sd);
   }
@@ -56,9 +69,13 @@ struct normal_known_variance_family {
     const T b = std::isinf(w) ? T(0.0) : (w - mu) / p.sd;
     return detail::log_normal_interval(a, b, std::isinf(v), std::isinf(w));
   }
+  /// P(x' <= x) under the parameter.
   static double cdf(double x, const parameter_type& p) { return normal_cdf((x - p.mean) / p.sd); }
+  /// Sums of reals: every finite value.
   using support_type = real_space<1>;
+  /// The parameter vector (mu).
   static Eigen::Matrix<double, 1, 1> to_vector(const parameter_type& p) { return Eigen::Matrix<double, 1, 1>(p.mean); }
+  /// A draw of one record.
   template <random_engine G>
   static double draw_record(const parameter_type& p, G& g) {
     return p.mean + p.sd * draw_normal(g);
@@ -68,11 +85,17 @@ struct normal_known_variance_family {
 /// N(mean0, sd0^2) prior on mu, with the known record standard deviation sigma.
 class normal_mean_prior {
  public:
+  /// The family this prior is conjugate to.
   using family = normal_known_variance_family;
+  /// Prior mean of mu.
   double mean0() const noexcept { return mean0_; }
+  /// Prior standard deviation of mu.
   double sd0() const noexcept { return sd0_; }
+  /// The records' known standard deviation.
   double sigma() const noexcept { return sigma_; }
 
+  /// mu ~ N(mean0, sd0^2) for records of known sd sigma; std::invalid_argument unless mean0 is finite and sd0, sigma are finite
+  /// and > 0.
   normal_mean_prior(double mean0_in, double sd0_in, double sigma_in) : mean0_(mean0_in), sd0_(sd0_in), sigma_(sigma_in) {
     check_finite("normal_mean_prior", "mean0", mean0_);
     check_positive_finite("normal_mean_prior", "sd0", sd0_);
@@ -86,6 +109,7 @@ class normal_mean_prior {
     const double mean = (mean0_ / (sd0_ * sd0_) + s(0) / (sigma_ * sigma_)) / precision;
     return {mean, 1.0 / std::sqrt(precision), sigma_};
   }
+  /// A draw of mu from the prior (with the known sd).
   template <random_engine G>
   normal_mean_parameter draw(G& g) const {
     return {mean0_ + sd0_ * draw_normal(g), sigma_};

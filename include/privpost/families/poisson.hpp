@@ -20,13 +20,18 @@
 
 namespace privpost {
 
+/// Poisson records x ~ Poisson(lambda): t(x) = x, eta = log lambda, A(eta) = e^eta. Unbounded: released by truncation.
 struct poisson_family {
-  using support_type = nonnegative_orthant<1>;  // sums of non-negative records
+  using support_type = nonnegative_orthant<1>;  ///< Sums of non-negative records.
+  /// Length of t(x).
   static constexpr int dimension = 1;
+  /// Length of the parameter vector.
   static constexpr int parameter_dimension = 1;
+  /// Records are counts.
   static constexpr bool discrete = true;
   using record_type = double;     ///< a count 0, 1, 2, ...
   using parameter_type = double;  ///< rate lambda > 0
+  /// Type of t(x) and of eta.
   using vector_type = Eigen::Matrix<double, 1, 1>;
 
   /// t(x) generic in the scalar type (double or privpost::interval): sensitivities come from it by interval arithmetic.
@@ -34,14 +39,19 @@ struct poisson_family {
   static std::array<T, 1> generic_statistic(const T& x) {
     return {x};
   }
+  /// t(x) = x.
   static vector_type statistic(double x) { return vector_type(x); }
+  /// eta = log lambda.
   static vector_type natural_parameter(double lambda) { return vector_type(std::log(lambda)); }
+  /// A(eta) = e^eta, generic in the scalar type.
   template <class T>
   static T log_partition(const std::array<T, 1>& eta) {
     using std::exp;
     return exp(eta[0]);
   }
+  /// E[x] = lambda.
   static vector_type mean_statistic(double lambda) { return vector_type(lambda); }
+  /// Var[x] = lambda.
   static Eigen::Matrix<double, 1, 1> covariance_statistic(double lambda) { return Eigen::Matrix<double, 1, 1>(lambda); }
 
   /// log P(v <= x <= w) = log sum_{k = ceil(v)}^{floor(w)} exp(eta k - e^eta - log k!). The sum runs outward from the
@@ -74,11 +84,13 @@ struct poisson_family {
     if (s == 0.0) return -mean;
     return s * std::log(mean) - mean - log_gamma(s + 1.0);
   }
+  /// P(x' <= x) under lambda.
   static double cdf(double x, double lambda) {
     if (x < 0.0) return 0.0;
     std::array<double, 1> e{std::log(lambda)};
     return std::exp(log_region_probability(lambda, e, 0.0, std::floor(x)));
   }
+  /// A draw of one record.
   template <random_engine G>
   static double draw_record(double lambda, G& g) {
     return draw_poisson(g, lambda);
@@ -88,10 +100,14 @@ struct poisson_family {
 /// Gamma(shape, rate) prior on the Poisson rate.
 class poisson_gamma_prior {
  public:
+  /// The family this prior is conjugate to.
   using family = poisson_family;
+  /// Shape of the gamma prior on lambda.
   double shape() const noexcept { return shape_; }
+  /// Rate of the gamma prior on lambda.
   double rate() const noexcept { return rate_; }
 
+  /// Gamma(shape, rate) on lambda; std::invalid_argument unless both are finite and > 0.
   poisson_gamma_prior(double shape_in, double rate_in) : shape_(shape_in), rate_(rate_in) {
     check_positive_finite("poisson_gamma_prior", "shape", shape_);
     check_positive_finite("poisson_gamma_prior", "rate", rate_);
@@ -102,6 +118,7 @@ class poisson_gamma_prior {
     if (!(s(0) >= 0.0 && std::isfinite(s(0)))) throw_invalid("poisson_gamma_prior::update", "s", s(0), "a finite number >= 0");
     return {shape_ + s(0), rate_ + n};
   }
+  /// A draw of lambda from the prior.
   template <random_engine G>
   double draw(G& g) const {
     const double lambda = draw_gamma(g, shape_, 1.0 / rate_);

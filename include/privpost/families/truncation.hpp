@@ -65,7 +65,10 @@ region_moments<F> truncated_moments(const typename F::parameter_type& theta, dou
 /// For discrete families the lower region is x <= a - 1 and the upper x >= b + 1 (integers).
 template <truncatable_family F>
 struct three_regions {
+  /// @{
+  /// The moments of the lower, centre and upper regions.
   region_moments<F> lower, centre, upper;
+  /// @}
 };
 
 template <truncatable_family F>
@@ -116,6 +119,7 @@ void joint_region_moments(const three_regions<F>& r, double n, Eigen::Matrix<dou
 /// The per-record statistic of a truncatable family as a generic callable on std::array<T, 1> (for bounded_statistic).
 template <generic_statistic_family F>
 struct record_statistic {
+  /// t(x[0]) in the scalar type T.
   template <class T>
   std::array<T, F::dimension> operator()(const std::array<T, 1>& x) const {
     return F::generic_statistic(x[0]);

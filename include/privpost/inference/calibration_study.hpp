@@ -29,6 +29,7 @@ namespace privpost {
 
 /// One method's output in one trial.
 struct method_draws {
+  /// The method's name.
   std::string method;
   Eigen::VectorXd truth;  ///< the true parameter vector of the trial
   Eigen::MatrixXd draws;  ///< rows are draws, columns parameter coordinates
@@ -37,14 +38,22 @@ struct method_draws {
 
 /// One row of a calibration report: one method, one parameter coordinate.
 struct calibration_row {
+  /// The method's name.
   std::string method;
+  /// The parameter coordinate, from 0.
   int parameter = 0;
+  /// Trials accumulated.
   int trials = 0;
+  /// Kolmogorov-Smirnov distance of the true parameter's quantiles in its posteriors from Uniform(0, 1).
   double ks = 0.0;
+  /// Its p-value.
   double ks_pvalue = 1.0;
+  /// Share of trials whose central 50% interval held the truth.
   double coverage50 = 0.0;
+  /// Share of trials whose central 90% interval held the truth.
   double coverage90 = 0.0;
   std::optional<double> mmd2;  ///< mean MMD^2 to the "nonprivate" method's posterior, when that method ran
+  /// Median wall time per posterior, in seconds.
   double seconds_per_posterior = 0.0;
 };
 
@@ -52,11 +61,14 @@ struct calibration_row {
 /// (quadratic-cost) MMD off.
 class calibration_accumulator {
  public:
+  /// An empty accumulator; std::invalid_argument unless mmd_draws is 0 or >= 2.
   explicit calibration_accumulator(int mmd_draws = 500) : mmd_draws_(mmd_draws) {
     if (mmd_draws < 0 || mmd_draws == 1)
       throw_invalid("calibration_accumulator", "mmd_draws", mmd_draws, "0 (off) or an integer >= 2");
   }
 
+  /// Adds one trial: every method's truth and draws (a method's first appearance fixes its place in the order);
+  /// std::invalid_argument when a truth and its draws differ in size.
   void add(const std::vector<method_draws>& trial) {
     const method_draws* reference = nullptr;
     for (const auto& m : trial)
@@ -83,6 +95,7 @@ class calibration_accumulator {
     return methods_.at(method).quantiles.at(static_cast<std::size_t>(parameter));
   }
 
+  /// The methods, in the order they first appeared.
   std::vector<std::string> methods() const {
     std::vector<std::pair<int, std::string>> ordered;
     for (const auto& [name, acc] : methods_) ordered.emplace_back(acc.order, name);
@@ -92,6 +105,7 @@ class calibration_accumulator {
     return out;
   }
 
+  /// One row per method and parameter coordinate, over the trials added so far.
   std::vector<calibration_row> report() const {
     std::vector<calibration_row> rows;
     for (const auto& name : methods()) {
@@ -152,9 +166,12 @@ concept simulated_trial = requires(const T& t) {
 };
 }  // namespace detail
 
+/// A method of a study: its name and how it draws a posterior sample from a trial.
 template <detail::simulated_trial Trial>
 struct named_method {
+  /// The method's name in reports.
   std::string name;
+  /// Draws (rows) of the parameter vector (columns) given the trial, with the trial's engine.
   std::function<Eigen::MatrixXd(const Trial&, std::mt19937_64&)> draws;
 };
 
@@ -201,7 +218,9 @@ auto timed(F&& f, double& seconds) {
 
 /// Size of a calibration run.
 struct calibration_options {
+  /// Number of trials (the run needs at least 2).
   int trials = 300;
+  /// Seed of the run: trial t uses chain_engine(seed, t).
   std::uint64_t seed = 0;
   int mmd_draws = 500;  ///< draws per posterior used for MMD^2 (0: no MMD)
   /// When not null and set (a signal handler, another thread), run_calibration stops before its next trial and returns
@@ -252,14 +271,18 @@ requires std::invocable<const Simulate&, std::mt19937_64&> &&
     detail::simulated_trial<std::invoke_result_t<const Simulate&, std::mt19937_64&>>
 class simulation_study {
  public:
+  /// The trial type that simulate returns.
   using trial_type = std::invoke_result_t<const Simulate&, std::mt19937_64&>;
 
+  /// The study of simulate's trials under these methods; std::invalid_argument when methods is empty.
   simulation_study(Simulate simulate, std::vector<named_method<trial_type>> methods)
       : simulate_(std::move(simulate)), methods_(std::move(methods)) {
     if (methods_.empty()) throw std::invalid_argument("simulation_study: no method; accepted: at least one named_method");
   }
 
+  /// One trial: simulate, then every method's draws.
   std::vector<method_draws> trial(std::mt19937_64& g) const { return run_methods(simulate_(g), methods_, g); }
+  /// The methods.
   const std::vector<named_method<trial_type>>& methods() const noexcept { return methods_; }
 
  private:

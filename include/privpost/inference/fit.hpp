@@ -22,16 +22,21 @@ struct fit_options {
 /// What fit() reports to its progress callback after each iteration.
 struct fit_progress {
   int iteration = 0;  ///< iterations done
+  /// The iteration cap.
   int max_iterations = 0;
   double change = 0.0;  ///< the estimator's change measure of this iteration
 };
 
 /// The result of fit(): the final estimate, iterations run, convergence, and the estimator's numerical events.
 struct fit_result {
+  /// The final estimate.
   Eigen::VectorXd parameter;
+  /// Iterations run.
   int iterations = 0;
   std::int64_t inner_iterations = 0;  ///< the sum of iterate()'s inner iterations (CGM-EM: E-step inference calls)
+  /// Whether the estimator's convergence rule held before the cap.
   bool converged = false;
+  /// The estimator's numerical events.
   numerical_events events;
 };
 

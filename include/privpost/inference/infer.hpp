@@ -30,10 +30,13 @@ namespace privpost {
 
 /// Settings of one inference run.
 struct inference_options {
+  /// Independent chains, >= 1.
   int chains = 4;
+  /// Sweeps per chain discarded before the first kept draw, >= 0.
   int burnin = 500;
   int draws = 1000;  ///< kept draws per chain (after thinning)
   int thin = 1;      ///< keep every thin-th sweep
+  /// Seed: chain c uses chain_engine(seed, c), so a run is reproducible whatever the thread count.
   std::uint64_t seed = 0;
   bool parallel = false;  ///< one thread per chain
   /// When not null and set (by a signal handler, another thread), every chain stops before its next sweep and the
@@ -44,18 +47,25 @@ struct inference_options {
 
 /// What the progress callback is told: sweeps done so far over all chains, out of total.
 struct inference_progress {
+  /// Sweeps done so far.
   std::int64_t done = 0;
+  /// Sweeps of the whole run.
   std::int64_t total = 0;
 };
 
+/// What infer returns: the kept draws, the samplers' numerical events and the sweeps run.
 struct inference_result {
+  /// The kept draws of every chain.
   posterior draws;
+  /// The numerical events of every chain, summed.
   numerical_events events;
   std::int64_t sweeps = 0;  ///< sweeps run over all chains, burn-in included
+  /// @{
   /// The sampler's per-draw diagnostics (reports_draw_diagnostics): their names, and per chain a matrix with one row
   /// per kept draw (the step that produced it) and one column per name. Both empty when the sampler reports none.
   std::vector<std::string> diagnostic_names;
   std::vector<Eigen::MatrixXd> diagnostics;
+  /// @}
   /// inference_options::stop ended the run early: the draws are what was kept by then (see there).
   bool interrupted = false;
 };
@@ -222,13 +232,17 @@ inference_result infer(MakeSampler make, const inference_options& options, Progr
 /// When infer_until stops: every parameter with R-hat <= max_rhat and bulk and tail ESS >= min_ess (over all chains),
 /// or max_sweeps sweeps per chain (burn-in included), whichever comes first.
 struct convergence_target {
+  /// Largest R-hat accepted.
   double max_rhat = 1.01;
+  /// Smallest bulk and tail ESS accepted.
   double min_ess = 400.0;
+  /// Cap on sweeps per chain, burn-in included.
   std::int64_t max_sweeps = 1'000'000;
 };
 
 /// What infer_until did.
 struct extended_inference_result {
+  /// The run's draws, events and sweeps.
   inference_result result;
   bool reached = false;               ///< the target was met
   int rounds = 0;                     ///< rounds of draws (the first is options.draws per chain)

@@ -32,10 +32,15 @@ class posterior {
     }
   }
 
+  /// Number of chains.
   Eigen::Index num_chains() const noexcept { return static_cast<Eigen::Index>(chains_.size()); }
+  /// Draws per chain.
   Eigen::Index draws_per_chain() const noexcept { return chains_.front().rows(); }
+  /// Length of the parameter vector.
   Eigen::Index dimension() const noexcept { return chains_.front().cols(); }
+  /// Draws over all chains.
   Eigen::Index size() const noexcept { return num_chains() * draws_per_chain(); }
+  /// The chains: one matrix each, rows are draws and columns coordinates.
   const std::vector<Eigen::MatrixXd>& chains() const noexcept { return chains_; }
 
   /// All draws of one coordinate, chains concatenated.
@@ -63,6 +68,7 @@ class posterior {
     return out;
   }
 
+  /// Mean of the draws of a coordinate, over all chains.
   double mean(Eigen::Index coordinate = 0) const { return draws(coordinate).mean(); }
 
   /// Sample standard deviation (n - 1 denominator); 0 for a single draw.
@@ -72,6 +78,7 @@ class posterior {
     return std::sqrt((x.array() - x.mean()).square().sum() / static_cast<double>(x.size() - 1));
   }
 
+  /// The p-quantile of the draws of a coordinate (sample_quantile).
   double quantile(double p, Eigen::Index coordinate = 0) const { return sample_quantile(draws(coordinate), p); }
 
   /// The central interval holding `level` of the draws.
@@ -79,8 +86,11 @@ class posterior {
     return central_interval(draws(coordinate), level);
   }
 
+  /// Rank-normalised split R-hat of a coordinate (Vehtari et al. 2021; diagnostics/convergence.hpp).
   double rhat(Eigen::Index coordinate = 0) const { return privpost::rhat(chain_matrix(coordinate)); }
+  /// Bulk effective sample size of a coordinate (Vehtari et al. 2021).
   double ess_bulk(Eigen::Index coordinate = 0) const { return privpost::ess_bulk(chain_matrix(coordinate)); }
+  /// Tail effective sample size of a coordinate (Vehtari et al. 2021).
   double ess_tail(Eigen::Index coordinate = 0) const { return privpost::ess_tail(chain_matrix(coordinate)); }
   /// ESS of the mean of the draws as given (split chains, no rank normalisation; diagnostics/convergence.hpp).
   double ess_mean(Eigen::Index coordinate = 0) const { return privpost::ess_mean(chain_matrix(coordinate)); }

@@ -24,7 +24,9 @@ namespace privpost {
 ///     const discrete_gaussian_mechanism m(std::sqrt(2.0), 1.0, 1e-6);  // multinomial counts, gamma = 1
 class discrete_gaussian_mechanism {
  public:
+  /// Marks a release mechanism.
   using mechanism_category = mechanism_tag;
+  /// Type of the statistic and of the release.
   using vector_type = Eigen::VectorXd;
   /// The scale-mixture view is a Gaussian of fixed variance (gamma sigma)^2.
   static constexpr bool fixed_variance = true;
@@ -63,8 +65,11 @@ class discrete_gaussian_mechanism {
     log_norm_ = -log_normaliser(lattice_variance_);
   }
 
+  /// The declared L2 sensitivity, in the statistic's units.
   double l2_sensitivity() const noexcept { return sensitivity_; }
+  /// The lattice the statistics meet.
   const lattice& lattice_spec() const noexcept { return lattice_; }
+  /// The lattice's granularity gamma.
   double granularity() const noexcept { return lattice_.granularity; }
   /// The L2 sensitivity of the lattice point, in lattice units.
   double lattice_sensitivity() const noexcept { return lattice_sensitivity_; }
@@ -72,6 +77,7 @@ class discrete_gaussian_mechanism {
   double lattice_variance() const noexcept { return lattice_variance_; }
   /// The sd of the continuous view, gamma sigma, in the statistic's units.
   double sigma() const noexcept { return sigma_; }
+  /// The privacy cost of one release.
   privacy_budget budget() const noexcept { return budget_; }
   /// rho = D2_lattice^2 / (2 sigma^2) (CKS Thm. 14), at most the rho that gives (epsilon, delta).
   double zcdp_rho() const noexcept { return rho_; }

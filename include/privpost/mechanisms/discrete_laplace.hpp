@@ -26,7 +26,9 @@ namespace privpost {
 ///     const Eigen::VectorXd z = m.release(s);         // noise from the OS CSPRNG
 class discrete_laplace_mechanism {
  public:
+  /// Marks a release mechanism.
   using mechanism_category = mechanism_tag;
+  /// Type of the statistic and of the release.
   using vector_type = Eigen::VectorXd;
   /// The scale-mixture view (continuous Laplace of scale gamma t) has latent variances, redrawn every sweep.
   static constexpr bool fixed_variance = false;
@@ -59,9 +61,13 @@ class discrete_laplace_mechanism {
     log_norm_ = std::log(-std::expm1(-1.0 / lattice_scale_)) - std::log1p(std::exp(-1.0 / lattice_scale_));
   }
 
+  /// The declared L1 sensitivity, in the statistic's units.
   double l1_sensitivity() const noexcept { return sensitivity_; }
+  /// The privacy loss epsilon of one release.
   double epsilon() const noexcept { return epsilon_; }
+  /// The lattice the statistics meet.
   const lattice& lattice_spec() const noexcept { return lattice_; }
+  /// The lattice's granularity gamma.
   double granularity() const noexcept { return lattice_.granularity; }
   /// The L1 sensitivity of the lattice point, in lattice units (a whole number).
   double lattice_sensitivity() const noexcept { return lattice_sensitivity_; }
@@ -69,6 +75,7 @@ class discrete_laplace_mechanism {
   double lattice_scale() const noexcept { return lattice_scale_; }
   /// The scale of the continuous view, gamma t, in the statistic's units.
   double scale() const noexcept { return scale_; }
+  /// The privacy cost of one release: (epsilon, 0).
   privacy_budget budget() const noexcept { return {epsilon_, 0.0}; }
   /// The scale-mixture view's variance per coordinate, 2 (gamma t)^2 (the discrete noise's own is
   /// 2 q / (1 - q)^2 gamma^2 with q = exp(-1/t), within 1/6 gamma^2 of it).

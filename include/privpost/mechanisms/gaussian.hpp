@@ -22,7 +22,9 @@ enum class gaussian_calibration { classic, analytic };
 /// The Gaussian mechanism. Built only through classic() or analytic(), so its sigma always carries its budget.
 class gaussian_mechanism {
  public:
+  /// Marks a release mechanism.
   using mechanism_category = mechanism_tag;
+  /// Type of the statistic and of the release.
   using vector_type = Eigen::VectorXd;
   /// The noise variance is known: samplers never redraw it.
   static constexpr bool fixed_variance = true;
@@ -41,11 +43,15 @@ class gaussian_mechanism {
             gaussian_calibration::analytic};
   }
 
+  /// The noise sd sigma of each coordinate.
   double sigma() const noexcept { return sigma_; }
   /// The variance of one coordinate's noise, sigma^2.
   double noise_variance() const noexcept { return sigma_ * sigma_; }
+  /// The declared L2 sensitivity.
   double l2_sensitivity() const noexcept { return sensitivity_; }
+  /// How sigma was calibrated (classic or analytic).
   gaussian_calibration calibration() const noexcept { return calibration_; }
+  /// The privacy cost of one release.
   privacy_budget budget() const noexcept { return budget_; }
   /// rho = D^2 / (2 sigma^2): the mechanism is rho-zCDP whatever calibration chose sigma (Bun & Steinke 2016,
   /// Prop. 1.6); privacy_accountant composes Gaussian releases through it.

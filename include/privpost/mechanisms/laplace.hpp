@@ -18,7 +18,9 @@ namespace privpost {
 /// The Laplace mechanism: epsilon-DP for statistics whose L1 sensitivity is at most `l1_sensitivity`.
 class laplace_mechanism {
  public:
+  /// Marks a release mechanism.
   using mechanism_category = mechanism_tag;
+  /// Type of the statistic and of the release.
   using vector_type = Eigen::VectorXd;
   /// The scale-mixture variances are latent and redrawn every sweep.
   static constexpr bool fixed_variance = false;
@@ -35,10 +37,13 @@ class laplace_mechanism {
                     "a noise scale whose square is a positive normal double");
   }
 
+  /// The declared L1 sensitivity.
   double l1_sensitivity() const noexcept { return sensitivity_; }
+  /// The privacy loss epsilon of one release.
   double epsilon() const noexcept { return epsilon_; }
   /// The noise scale b = sensitivity / epsilon.
   double scale() const noexcept { return scale_; }
+  /// The privacy cost of one release: (epsilon, 0).
   privacy_budget budget() const noexcept { return {epsilon_, 0.0}; }
   /// The variance of one coordinate's noise, 2 b^2 (the mean of the scale-mixture variance).
   double noise_variance() const noexcept { return 2.0 * scale_ * scale_; }

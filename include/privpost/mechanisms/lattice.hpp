@@ -53,8 +53,11 @@ enum class lattice_statistic {
 /// The lattice of a discrete mechanism: granularity gamma, how statistics meet it, and (rounded only) the dimension
 /// d of the statistics, which the rounding allowance depends on.
 struct lattice {
+  /// Granularity gamma > 0 of the lattice gamma Z^d.
   double granularity = 1.0;
+  /// How the statistics meet the lattice.
   lattice_statistic statistics = lattice_statistic::exact;
+  /// Dimension d of the statistics (used by rounded only).
   Eigen::Index dimension = 1;
 };
 

@@ -64,7 +64,9 @@ requires(sizeof...(Ms) > 0) &&
         (std::same_as<typename Ms::vector_type, typename detail::first_mechanism<Ms...>::type::vector_type> && ...)
 class mechanism_variant {
  public:
+  /// Marks a release mechanism.
   using mechanism_category = mechanism_tag;
+  /// Type of the statistic and of the release (that of the first alternative).
   using vector_type = typename detail::first_mechanism<Ms...>::type::vector_type;
   /// True when every alternative's scale-mixture variance is a constant (then samplers skip the redraw).
   static constexpr bool fixed_variance = (detail::fixed_variance_of<Ms>() && ...);
@@ -91,6 +93,7 @@ class mechanism_variant {
     return std::visit(std::forward<F>(f), held_);
   }
 
+  /// The held mechanism's privacy cost of one release.
   privacy_budget budget() const {
     return visit([](const auto& m) { return m.budget(); });
   }

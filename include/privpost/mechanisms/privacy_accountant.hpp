@@ -38,8 +38,11 @@ class budget_exceeded : public std::domain_error {
 /// One charge: what was released (a label of the caller's choosing), its (epsilon, delta) and its zCDP parameter rho
 /// (+infinity: no zCDP view).
 struct ledger_entry {
+  /// What was released, in the caller's words.
   std::string label;
+  /// Its (epsilon, delta).
   privacy_budget budget;
+  /// Its zCDP parameter rho (+infinity: no zCDP view).
   double rho = 0.0;
 };
 

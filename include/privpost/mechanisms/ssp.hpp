@@ -33,16 +33,23 @@ enum class out_of_bounds {
 template <std::size_t P, per_record_statistic<P> Statistic>
 class bounded_statistic {
  public:
+  /// A record: P coordinates.
   using record_type = std::array<double, P>;
+  /// Coordinates per record.
   static constexpr std::size_t record_size = P;
+  /// Length of the statistic.
   static constexpr std::size_t dimension = std::tuple_size_v<std::invoke_result_t<const Statistic&, const record_type&>>;
+  /// Type of the statistic.
   using vector_type = Eigen::Matrix<double, static_cast<int>(dimension), 1>;
 
   /// The sum of t over admitted records, and how many records were outside the box. `outside` is private
   /// information for the data owner's audit only: never publish it.
   struct result {
+    /// The sum of t over the admitted records.
     vector_type statistic;
+    /// Records read.
     std::size_t records = 0;
+    /// Records outside the box (clamped or dropped): private, never publish it.
     std::size_t outside = 0;
   };
 
@@ -74,7 +81,9 @@ class bounded_statistic {
     check_sensitivity("bounded_statistic", "L1 sensitivity from the bounds", l1_);
   }
 
+  /// The declared bounds of each record coordinate.
   const std::array<interval, P>& box() const noexcept { return box_; }
+  /// What happens to a record outside the box.
   out_of_bounds policy() const noexcept { return policy_; }
   /// Range of t_j over the box (what a record inside contributes).
   const std::array<interval, dimension>& image() const noexcept { return image_; }

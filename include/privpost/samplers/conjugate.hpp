@@ -25,9 +25,13 @@ template <conjugate_model Model, class Prior>
 requires conjugate_prior_for<Prior, Model>
 class conjugate_sampler {
  public:
+  /// The statistic model.
   using model_type = Model;
+  /// The model's parameter type.
   using parameter_type = typename Model::parameter_type;
 
+  /// The conjugate posterior of prior given the statistic s of n records, treated as exact (the naive and non-private baselines);
+  /// the first draw uses g.
   template <random_engine G>
   conjugate_sampler(Model model, const Prior& prior, const Eigen::VectorXd& s, double n, G& g)
       : model_(std::move(model)), posterior_(make_posterior(model_, prior, s, n, events_)), theta_(posterior_.draw(g)) {}
@@ -39,15 +43,19 @@ class conjugate_sampler {
   conjugate_sampler(const Prior& prior, const Eigen::VectorXd& s, double n, G& g) : conjugate_sampler(Model{}, prior, s, n, g) {}
   // clang-format on
 
+  /// One independent draw from the conjugate posterior.
   template <random_engine G>
   void step(G& g) {
     theta_ = posterior_.draw(g);
   }
 
+  /// The current draw.
   const parameter_type& parameter() const noexcept { return theta_; }
+  /// The current draw as a vector.
   auto parameter_vector() const { return model_.parameter_vector(theta_); }
   /// The conjugate posterior itself (closed-form summaries without sampling).
   const Prior& posterior_distribution() const noexcept { return posterior_; }
+  /// The numerical events so far.
   const numerical_events& events() const noexcept { return events_; }
 
  private:

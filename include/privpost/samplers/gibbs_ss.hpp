@@ -37,10 +37,15 @@ template <statistic_model Model, class Prior, scale_mixture_noise Mechanism>
 requires conjugate_prior_for<Prior, Model>
 class gibbs_ss {
  public:
+  /// The statistic model.
   using model_type = Model;
+  /// The model's parameter type.
   using parameter_type = typename Model::parameter_type;
+  /// Type of the statistic.
   using vector_type = typename Model::vector_type;
+  /// Type of its covariance.
   using matrix_type = typename Model::matrix_type;
+  /// Compile-time length of the statistic (Eigen::Dynamic when known at run time only).
   static constexpr int dimension = Model::static_size;
 
   /// z: the release (model.size() entries), n: the public number of records. Initialises theta from the prior, s at z
@@ -83,10 +88,13 @@ class gibbs_ss {
     if (moves < 0 || moves > 1000) throw_invalid("gibbs_ss::set_collapsed_moves", "moves", moves, "an integer in [0, 1000]");
     collapsed_moves_ = moves;
   }
+  /// Collapsed moves per sweep (0: none).
   int collapsed_moves() const noexcept { return collapsed_moves_; }
+  /// @{
   /// Collapsed proposals made and accepted so far (their ratio is the move's acceptance rate).
   std::uint64_t collapsed_proposals() const noexcept { return collapsed_proposals_; }
   std::uint64_t collapsed_accepted() const noexcept { return collapsed_accepted_; }
+  /// @}
 
   /// One sweep: theta | s; nuisance | s; [collapsed moves on theta]; s | theta, w, z; w | s, z.
   template <random_engine G>
@@ -116,11 +124,17 @@ class gibbs_ss {
     detail::redraw_variances(mechanism_, z_, s_, w_, g);
   }
 
+  /// The current draw of theta.
   const parameter_type& parameter() const noexcept { return theta_; }
+  /// The current draw as a vector.
   auto parameter_vector() const { return model_.parameter_vector(theta_); }
+  /// The current latent exact statistic s.
   const vector_type& statistic() const noexcept { return s_; }
+  /// The current noise variances w (the mechanism's scale-mixture view).
   const vector_type& variances() const noexcept { return w_; }
+  /// The statistic model.
   const Model& model() const noexcept { return model_; }
+  /// The numerical events so far.
   const numerical_events& events() const noexcept { return events_; }
 
  private:

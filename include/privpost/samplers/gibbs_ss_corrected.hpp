@@ -52,7 +52,9 @@ requires integer_sum_family<typename Prior::family> && requires(const typename P
 }
 class gibbs_ss_corrected {
  public:
+  /// The exponential family.
   using family = typename Prior::family;
+  /// The family's parameter type.
   using parameter_type = typename Prior::family::parameter_type;
   /// The probability of the defensive proposal (uniform on a finite support, N(m, 9 v) on an unbounded one).
   static constexpr double defensive_weight = 0.05;
@@ -71,7 +73,10 @@ class gibbs_ss_corrected {
 
   /// The normal component of the sum proposal at (theta, w): N(mean, sd^2), truncated to [-1/2, upper + 1/2].
   struct proposal {
+    /// @{
+    /// The proposal's mean and sd.
     double mean = 0.0, sd = 1.0;
+    /// @}
   };
 
   /// z: the release (one entry, finite), n: the public number of records (a whole number >= 1; for a finite support at
@@ -199,7 +204,9 @@ class gibbs_ss_corrected {
     if constexpr (!Mechanism::fixed_variance) w_ = mechanism_.redraw_variance(z_ - statistic(), g);
   }
 
+  /// The current draw of theta.
   const parameter_type& parameter() const noexcept { return theta_; }
+  /// The current draw as a vector.
   auto parameter_vector() const { return family_model<family>::parameter_vector(theta_); }
   /// The current sum s = round(y) (an integer in [0, sum_upper(n)], or in [0, unbounded_cut]).
   double statistic() const noexcept { return cell(y_); }

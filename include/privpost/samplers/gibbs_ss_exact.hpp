@@ -34,7 +34,9 @@ template <conjugate_prior Prior, release_mechanism Mechanism>
 requires finite_sum_family<typename Prior::family>
 class gibbs_ss_exact {
  public:
+  /// The exponential family.
   using family = typename Prior::family;
+  /// The family's parameter type.
   using parameter_type = typename family::parameter_type;
   /// The largest support enumerated (sum_upper(n) + 1 points): beyond it the O(n) sweep is the wrong tool.
   static constexpr double enumeration_cap = 1e5;
@@ -127,7 +129,9 @@ class gibbs_ss_exact {
     return weights_;
   }
 
+  /// The current draw of theta.
   const parameter_type& parameter() const noexcept { return theta_; }
+  /// The current draw as a vector.
   auto parameter_vector() const { return family_model<family>::parameter_vector(theta_); }
   /// The current sum (an integer in [0, sum_upper(n)]).
   double statistic() const noexcept { return s_; }

@@ -171,13 +171,21 @@ template <conjugate_prior Prior, scale_mixture_noise Mechanism>
 requires truncatable_family<typename Prior::family>
 class gibbs_ss_truncated {
  public:
+  /// The exponential family.
   using family = typename Prior::family;
+  /// The family's parameter type.
   using parameter_type = typename family::parameter_type;
+  /// Length of t(x).
   static constexpr int dimension = family::dimension;
+  /// Type of t(x) sums.
   using vector_type = statistic_t<family>;
+  /// Type of their covariance.
   using matrix_type = covariance_t<family>;
+  /// The family's support of the sums.
   using support_type = family_support_t<family>;
+  /// Type of the joint (total, centre) statistic.
   using joint_vector = Eigen::Matrix<double, 2 * dimension, 1>;
+  /// Type of its covariance.
   using joint_matrix = Eigen::Matrix<double, 2 * dimension, 2 * dimension>;
 
   /// z: the release of the centre statistic; n: public number of records (dropped ones included); [a, b]: the declared
@@ -257,14 +265,21 @@ class gibbs_ss_truncated {
     detail::redraw_variances(mechanism_, z_, centre_, w_, g);
   }
 
+  /// The current draw of theta.
   const parameter_type& parameter() const noexcept { return theta_; }
+  /// The current draw as a vector.
   parameter_vector_t<family> parameter_vector() const { return family_parameter_vector<family>(theta_); }
+  /// The current latent statistic of all n records.
   const vector_type& total() const noexcept { return total_; }
+  /// The current latent statistic of the records inside the bounds (what was released).
   const vector_type& centre() const noexcept { return centre_; }
+  /// The numerical events so far.
   const numerical_events& events() const noexcept { return events_; }
+  /// @{
   /// Mode-jumping proposals made and accepted so far (their ratio is the move's acceptance rate).
   long long proposed_jumps() const noexcept { return proposed_jumps_; }
   long long accepted_jumps() const noexcept { return accepted_jumps_; }
+  /// @}
 
  private:
   Prior prior_;

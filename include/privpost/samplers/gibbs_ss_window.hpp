@@ -43,7 +43,9 @@ template <conjugate_prior Prior, release_mechanism Mechanism>
 requires integer_sum_family<typename Prior::family>
 class gibbs_ss_window {
  public:
+  /// The exponential family.
   using family = typename Prior::family;
+  /// The family's parameter type.
   using parameter_type = typename family::parameter_type;
   /// The widest window enumerated: beyond it a sweep costs more than the approximate samplers' thousands of sweeps.
   static constexpr double window_cap = 1e6;
@@ -139,7 +141,9 @@ class gibbs_ss_window {
   double window_first() const noexcept { return first_; }
   /// The number of sums in the last window (0 before the first).
   std::size_t window_size() const noexcept { return weights_.size(); }
+  /// The current draw of theta.
   const parameter_type& parameter() const noexcept { return theta_; }
+  /// The current draw as a vector.
   auto parameter_vector() const { return family_model<family>::parameter_vector(theta_); }
   /// The current sum (a whole number >= 0).
   double statistic() const noexcept { return s_; }

@@ -43,9 +43,13 @@ struct nuts_options {
 /// What one transition did (Stan's sampler diagnostics: stepsize__, treedepth__, n_leapfrog__, divergent__, energy__,
 /// accept_stat__, lp__).
 struct nuts_transition {
+  /// The step size used.
   double step_size = 0.0;
+  /// Tree depth: accepted doublings.
   int tree_depth = 0;
+  /// Leapfrog steps taken.
   int n_leapfrog = 0;
+  /// Whether the trajectory diverged.
   bool divergent = false;
   double energy = 0.0;       ///< H at the new point with its trajectory momentum
   double accept_stat = 0.0;  ///< mean Metropolis acceptance over every leapfrog step of the trajectory
@@ -180,7 +184,9 @@ class nuts_sampler {
     }
   }
 
+  /// The numerical events so far.
   const numerical_events& events() const noexcept { return events_; }
+  /// The last transition's diagnostics.
   const nuts_transition& last_transition() const noexcept { return last_; }
   /// Stan's sampler columns, in Stan's order (reports_draw_diagnostics): lp__ (the log density of the new point, on
   /// the unconstrained scale with the Jacobians), accept_stat__, stepsize__, treedepth__, n_leapfrog__, divergent__
@@ -195,12 +201,19 @@ class nuts_sampler {
         static_cast<double>(last_.n_leapfrog), last_.divergent ? 1.0 : 0.0, last_.energy;
     return d;
   }
+  /// The current (adapted) step size.
   double step_size() const noexcept { return step_size_; }
+  /// The current diagonal inverse metric.
   const Eigen::VectorXd& inverse_metric() const noexcept { return inverse_metric_; }
+  /// The current position q.
   const Eigen::VectorXd& position() const noexcept { return q_; }
+  /// The log density at the current position.
   double log_density() const noexcept { return lp_; }
+  /// Whether warm-up adaptation is still running.
   bool adapting() const noexcept { return transitions_ < options_.warmup; }
+  /// The model.
   const Model& model() const noexcept { return model_; }
+  /// The settings.
   const nuts_options& options() const noexcept { return options_; }
 
  private:

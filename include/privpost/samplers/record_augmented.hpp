@@ -45,6 +45,7 @@ class record_gibbs : public record_gibbs_releases<Prior, record_release<Mechanis
   using base = record_gibbs_releases<Prior, record_release<Mechanism, Contribution>>;
 
  public:
+  /// Type of the statistic.
   using typename base::vector_type;
 
   /// z: the release (family::dimension entries, finite), n: the public number of records (a whole number in [1, 1e7]),

@@ -52,7 +52,9 @@ namespace privpost {
 
 /// A fixed normal covariate law x ~ N(mean, covariance) (no nuisance update; covariance symmetric positive definite).
 struct normal_covariate_law {
+  /// The covariates' mean.
   Eigen::VectorXd mean;
+  /// The covariates' covariance.
   Eigen::MatrixXd covariance;
 };
 
@@ -62,9 +64,11 @@ template <release_mechanism Mechanism>
 requires std::same_as<typename Mechanism::vector_type, Eigen::VectorXd>
 class record_regression {
  public:
+  /// @{
   /// The most records a chain holds (a sweep is O(n D)), and the most contributions n D it stores.
   static constexpr double max_records = 1e7;
   static constexpr double max_stored_contributions = 1e8;
+  /// @}
 
   /// Hierarchical covariates: (mu_x, Sigma_x) ~ covariate_prior (NIW), updated each sweep. The layout needs its
   /// intercept column (as hierarchical_normal_covariates does).
@@ -146,6 +150,7 @@ class record_regression {
     v << theta_.theta, theta_.variance;
     return v;
   }
+  /// The current (theta, sigma^2).
   const regression_parameter& parameter() const noexcept { return theta_; }
   /// Sets (theta, sigma^2) (the kernel tests hold it fixed and call update_record). std::invalid_argument for a wrong
   /// size or a variance that is not positive and finite.
@@ -167,16 +172,20 @@ class record_regression {
     records_y_ = y;
     resum();
   }
+  /// @{
   /// The latent covariates (d x n) and responses.
   const Eigen::MatrixXd& covariates() const noexcept { return records_x_; }
   const Eigen::VectorXd& responses() const noexcept { return records_y_; }
+  /// @}
   /// The Gram matrix [X~ y]^T [X~ y] of the unclamped records (what the NIG update is conditioned on).
   const Eigen::MatrixXd& gram() const noexcept { return gram_; }
   /// S: the sum of the clamped records' statistics (what the mechanism released a noisy copy of).
   const Eigen::VectorXd& release_sum() const noexcept { return release_sum_; }
+  /// @{
   /// The covariate law's current mean and covariance (fixed, or the last NIW draw, read from the hierarchical model).
   const Eigen::VectorXd& covariate_mean() const noexcept { return hierarchical_ ? hierarchical_->mean() : mu_x_; }
   const Eigen::MatrixXd& covariate_covariance() const noexcept { return hierarchical_ ? hierarchical_->covariance() : sigma_x_; }
+  /// @}
   /// Accepted / proposed record updates so far (1 before any).
   double record_acceptance() const noexcept {
     return proposed_ == 0 ? 1.0 : static_cast<double>(accepted_) / static_cast<double>(proposed_);

@@ -47,16 +47,22 @@ concept record_contribution = exponential_family<F> && requires(const C& c, cons
 /// The record's statistic t(x), unchanged (a bounded family's release: binomial, multinomial).
 template <exponential_family F>
 struct statistic_contribution {
+  /// t(x).
   typename F::vector_type operator()(const typename F::record_type& x) const { return F::statistic(x); }
 };
 
 /// The statistic of the record clamped into [lo, hi] (a truncated release under the clamp policy; scalar records).
 template <exponential_family F>
 struct clamped_contribution {
+  /// @{
+  /// The bounds [lo, hi].
   double lo = 0.0, hi = 0.0;
+  /// @}
+  /// Clamps into [lower, upper]; std::invalid_argument on a NaN bound or lower > upper.
   clamped_contribution(double lower, double upper) : lo(lower), hi(upper) {
     check_interval("clamped_contribution", "[lo, hi]", lo, hi);
   }
+  /// t(clamp(x, lo, hi)).
   typename F::vector_type operator()(const typename F::record_type& x) const {
     return F::statistic(std::clamp(static_cast<double>(x), lo, hi));
   }
@@ -65,10 +71,15 @@ struct clamped_contribution {
 /// The statistic of a record inside [lo, hi], and nothing (zero) for a record outside it (the drop policy).
 template <exponential_family F>
 struct dropped_contribution {
+  /// @{
+  /// The bounds [lo, hi].
   double lo = 0.0, hi = 0.0;
+  /// @}
+  /// Keeps records in [lower, upper]; std::invalid_argument on a NaN bound or lower > upper.
   dropped_contribution(double lower, double upper) : lo(lower), hi(upper) {
     check_interval("dropped_contribution", "[lo, hi]", lo, hi);
   }
+  /// t(x) inside [lo, hi], zero outside.
   typename F::vector_type operator()(const typename F::record_type& x) const {
     const auto v = static_cast<double>(x);
     return (v >= lo && v <= hi) ? typename F::vector_type(F::statistic(x)) : F::vector_type::Zero();
@@ -83,9 +94,13 @@ struct family_statistic {};
 /// record_contribution of the sampler's family, or family_statistic when the release is of the statistic itself).
 template <release_mechanism Mechanism, class Contribution = family_statistic>
 struct record_release {
+  /// The release's mechanism.
   Mechanism mechanism;
+  /// The released value.
   Eigen::VectorXd z;
+  /// What the data owner summed per record.
   Contribution contribution;
+  /// The release z of mechanism m with contribution rule c.
   record_release(Mechanism m, Eigen::VectorXd released, Contribution c = {})
       : mechanism(std::move(m)), z(std::move(released)), contribution(std::move(c)) {}
 };
@@ -141,10 +156,15 @@ template <conjugate_prior Prior, class... Releases>
 requires record_generating_family<typename Prior::family> &&(sizeof...(Releases) >= 1) &&
     (record_release_for<Releases, typename Prior::family> && ...) class record_gibbs_releases {
  public:
+  /// The exponential family.
   using family = typename Prior::family;
+  /// A record.
   using record_type = typename family::record_type;
+  /// The family's parameter type.
   using parameter_type = typename family::parameter_type;
+  /// Type of t(x).
   using vector_type = typename family::vector_type;
+  /// Number of releases.
   static constexpr std::size_t release_count = sizeof...(Releases);
   /// The most records a chain holds (as record_gibbs).
   static constexpr double max_records = 1e7;
@@ -156,6 +176,7 @@ requires record_generating_family<typename Prior::family> &&(sizeof...(Releases)
   template <random_engine G>
   record_gibbs_releases(const Prior& prior, double n, G& g, Releases... releases)
       : record_gibbs_releases("record_gibbs_releases", prior, n, g, record_init::prior, std::move(releases)...) {}
+  /// As above, with the records' start chosen by init.
   template <random_engine G>
   record_gibbs_releases(const Prior& prior, double n, G& g, record_init init, Releases... releases)
       : record_gibbs_releases("record_gibbs_releases", prior, n, g, init, std::move(releases)...) {}
@@ -202,7 +223,9 @@ requires record_generating_family<typename Prior::family> &&(sizeof...(Releases)
     return true;
   }
 
+  /// The current draw of theta.
   const parameter_type& parameter() const noexcept { return theta_; }
+  /// The current draw as a vector.
   auto parameter_vector() const { return family_model<family>::parameter_vector(theta_); }
   /// Sets theta (the kernel tests hold it fixed and call update_record).
   void set_parameter(const parameter_type& theta) { theta_ = theta; }
@@ -213,6 +236,7 @@ requires record_generating_family<typename Prior::family> &&(sizeof...(Releases)
     records_ = records;
     resum();
   }
+  /// The current latent records.
   const std::vector<record_type>& records() const noexcept { return records_; }
   /// T: the sum of the records' statistics (what theta | records is conditioned on).
   const vector_type& statistic() const noexcept { return total_; }
@@ -233,7 +257,7 @@ requires record_generating_family<typename Prior::family> &&(sizeof...(Releases)
   const numerical_events& events() const noexcept { return events_; }
 
  protected:
-  // The checks and the start under the name `function` (record_gibbs uses its own). A single release is "the release".
+  /// The checks and the start under the name `function` (record_gibbs uses its own). A single release is "the release".
   template <random_engine G>
   record_gibbs_releases(const char* function, const Prior& prior, double n, G& g, record_init init, Releases... releases)
       : prior_(prior), releases_(std::move(releases)...), n_(n), function_(function) {

@@ -48,6 +48,7 @@ struct tree_cgm_trial {
   Eigen::VectorXd truth;   ///< the reported cells of the true marginals mu
   Eigen::VectorXd counts;  ///< the exact edge tables (private: the non-private reference only)
   Eigen::VectorXd y;       ///< the released edge tables
+  /// The number of records.
   double n = 0.0;
 };
 
@@ -74,8 +75,11 @@ inline std::vector<Eigen::Index> default_reported_cells(const pairwise_graph& gr
 template <scale_mixture_noise Mechanism>
 class tree_cgm_study {
  public:
+  /// The trial type.
   using trial_type = tree_cgm_trial;
 
+  /// The study of graph's tree CGM under a hyper-Dirichlet prior of pseudo-count alpha0, released by make_mechanism's mechanism,
+  /// reporting these cells (default_reported_cells when empty).
   template <mechanism_factory MakeMechanism>
   tree_cgm_study(const pairwise_graph& graph, double alpha0, MakeMechanism make_mechanism, study_settings settings,
                  std::vector<Eigen::Index> cells = {})
@@ -147,8 +151,11 @@ class tree_cgm_study {
   /// One trial: the truth, the tables, the release, and every method's draws.
   std::vector<method_draws> trial(std::mt19937_64& g) const { return run_methods(simulate(g), methods_, g); }
 
+  /// The study's settings.
   const study_settings& settings() const noexcept { return settings_; }
+  /// The release mechanism.
   const Mechanism& mechanism() const noexcept { return mechanism_; }
+  /// The graph.
   const pairwise_graph& graph() const noexcept { return graph_; }
   /// The ranked marginal cells (indices of the full marginal vector, table_layout order).
   const std::vector<Eigen::Index>& reported_cells() const noexcept { return cells_; }
@@ -157,6 +164,7 @@ class tree_cgm_study {
     if (methods.empty()) throw std::invalid_argument("tree_cgm_study: no method; accepted: at least one named_method");
     methods_ = std::move(methods);
   }
+  /// The methods.
   const std::vector<named_method<trial_type>>& methods() const noexcept { return methods_; }
 
  private:
@@ -207,6 +215,7 @@ struct cgm_point_study_settings {
   int models = 5;        ///< models (Dirichlet(1) edge potentials), one population each
   int releases = 5;      ///< releases per population
   neighbour_relation relation = neighbour_relation::add_remove;  ///< the text's scale |E| / epsilon by default (D1)
+  /// Seed of the study.
   std::uint64_t seed = 2017;
   int em_iterations = 2000;     ///< MAP-EM's cap (pseudo-count 10)
   int naive_iterations = 5000;  ///< the naive MLE's cap
@@ -217,13 +226,19 @@ struct cgm_point_study_settings {
 /// Per method, the exact KL(truth || estimate) of every trial (models x releases; non-private and uniform: one per
 /// model), and how many MAP-EM fits stopped at the cap.
 struct cgm_point_study_result {
+  /// @{
+  /// Per method, the KL of every trial.
   std::vector<double> cgm, naive4, naive3, naive2, raw3, nonprivate, uniform;
+  /// @}
   std::vector<double> random;  ///< one per trial, from an engine of its own (seed + 1): the other columns are unchanged
+  /// MAP-EM fits that stopped at the cap.
   int cgm_capped = 0;
+  /// @{
   /// With em_run_on > 0: per trial the KL after running the capped fits on (a fit converged at the cap keeps its KL),
   /// and how many were still moving after em_iterations + em_run_on iterations.
   std::vector<double> cgm_run_on;
   int cgm_capped_after_run_on = 0;
+  /// @}
 };
 
 /// Runs the study on a forest with the tree BP back end. population(truth, n, g) returns the edge tables

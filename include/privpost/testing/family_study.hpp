@@ -57,6 +57,7 @@ struct bounded_trial {
   Eigen::VectorXd truth;  ///< the true parameter vector
   statistic_t<F> s;       ///< the exact statistic (private; the non-private reference and OPS use it)
   Eigen::VectorXd z;      ///< the release
+  /// The number of records.
   double n = 0.0;
 };
 
@@ -67,7 +68,9 @@ template <conjugate_prior Prior, scale_mixture_noise Mechanism>
 requires record_generating_family<typename Prior::family>
 class bounded_family_study {
  public:
+  /// The exponential family.
   using family = typename Prior::family;
+  /// The trial type.
   using trial_type = bounded_trial<family>;
 
   /// The standard methods named in settings.methods.
@@ -158,12 +161,14 @@ class bounded_family_study {
   /// One trial: the truth, the data, the release, and every method's draws.
   std::vector<method_draws> trial(std::mt19937_64& g) const { return run_methods(simulate(g), methods_, g); }
 
+  /// The study's settings.
   const study_settings& settings() const noexcept { return settings_; }
   /// Replaces the methods (adding one is one more named_method).
   void set_methods(std::vector<named_method<trial_type>> methods) {
     if (methods.empty()) throw std::invalid_argument("bounded_family_study: no method; accepted: at least one named_method");
     methods_ = std::move(methods);
   }
+  /// The methods.
   const std::vector<named_method<trial_type>>& methods() const noexcept { return methods_; }
 
  private:

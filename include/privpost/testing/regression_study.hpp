@@ -47,12 +47,16 @@ struct regression_trial {
   Eigen::VectorXd z;          ///< the release with the whole budget
   Eigen::VectorXd z_half;     ///< Gibbs-SS-Noisy: the statistic with half the budget
   Eigen::VectorXd z_moments;  ///< Gibbs-SS-Noisy: the covariates' fourth sample moments with the other half
+  /// The number of records.
   double n = 0.0;
 };
 
+/// Simulation-based calibration trials for Bayesian linear regression under SSP (file comment): NIG prior, a covariate scenario,
+/// a release with sensitivity from declared bounds, and the methods' posteriors.
 template <scale_mixture_noise Mechanism>
 class regression_study {
  public:
+  /// The trial type.
   using trial_type = regression_trial;
 
   /// make_mechanism(l1, l2, share) builds a mechanism with `share` of the budget (1, or 1/2 for each of Gibbs-SS-Noisy's
@@ -85,7 +89,9 @@ class regression_study {
     methods_ = select_methods(standard_methods(), settings_.methods, "regression_study");
   }
 
+  /// The L1 sensitivity of the statistic from the declared bounds.
   double l1_sensitivity() const noexcept { return sensitivity_.first; }
+  /// Its L2 sensitivity.
   double l2_sensitivity() const noexcept { return sensitivity_.second; }
 
   /// The truth, the covariates and responses, and the three releases (deterministic given g).
@@ -182,6 +188,7 @@ class regression_study {
     if (methods.empty()) throw std::invalid_argument("regression_study: no method; accepted: at least one named_method");
     methods_ = std::move(methods);
   }
+  /// The methods.
   const std::vector<named_method<trial_type>>& methods() const noexcept { return methods_; }
 
  private:

@@ -49,12 +49,16 @@ std::pair<double, double> prior_predictive_bounds(const Prior& prior, double q, 
 /// One simulated trial of a truncated release: the truth, the untruncated and centre statistics, and the releases.
 template <exponential_family F>
 struct truncated_trial {
+  /// The true parameter vector.
   Eigen::VectorXd truth;
   statistic_t<F> full;     ///< the untruncated statistic (private)
   Eigen::VectorXd z;       ///< the release of the centre statistic (records in [a, b]; the others dropped)
   Eigen::VectorXd z_full;  ///< a release of the untruncated statistic at the same noise scale (NOT private: the
                            ///< dissertation's "cheating" naive only)
+  /// @{
+  /// The number of records and the truncation bounds [a, b].
   double n = 0.0, a = 0.0, b = 0.0;
+  /// @}
 };
 
 /// Calibration trials for a truncated release. make_mechanism(l1, l2) builds the mechanism from the bounded
@@ -66,10 +70,15 @@ requires truncatable_family<typename Prior::family> && record_generating_family<
     generic_statistic_family<typename Prior::family>
 class truncated_family_study {
  public:
+  /// The exponential family.
   using family = typename Prior::family;
+  /// The bounded statistic of the truncated release.
   using statistic_type = bounded_statistic<1, record_statistic<family>>;
+  /// The trial type.
   using trial_type = truncated_trial<family>;
 
+  /// The study with bounds from prior_predictive_bounds(prior, truncation_q), the drop rule, and make_mechanism's mechanism;
+  /// std::invalid_argument on bad settings (collapsed_moves must be 0).
   template <mechanism_factory MakeMechanism>
   truncated_family_study(const Prior& prior, double truncation_q, MakeMechanism make_mechanism, study_settings settings)
       : prior_(prior),
@@ -84,12 +93,18 @@ class truncated_family_study {
     methods_ = select_methods(standard_methods(), settings_.methods, "truncated_family_study");
   }
 
+  /// Lower truncation bound a.
   double lower() const noexcept { return bounds_.first; }
+  /// Upper truncation bound b.
   double upper() const noexcept { return bounds_.second; }
+  /// The bounded statistic.
   const statistic_type& statistic() const noexcept { return statistic_; }
+  /// The release mechanism.
   const Mechanism& mechanism() const noexcept { return mechanism_; }
+  /// The study's settings.
   const study_settings& settings() const noexcept { return settings_; }
 
+  /// The standard methods of the class comment (gibbs, naive, nonprivate, records).
   std::vector<named_method<trial_type>> standard_methods() const {
     const Prior prior = prior_;
     const Mechanism mechanism = mechanism_;
@@ -119,8 +134,10 @@ class truncated_family_study {
     if (methods.empty()) throw std::invalid_argument("truncated_family_study: no method; accepted: at least one named_method");
     methods_ = std::move(methods);
   }
+  /// The methods.
   const std::vector<named_method<trial_type>>& methods() const noexcept { return methods_; }
 
+  /// One simulated trial.
   trial_type simulate(std::mt19937_64& g) const {
     const auto theta = prior_.draw(g);
     const auto n_records = static_cast<std::int64_t>(settings_.n);
@@ -142,6 +159,7 @@ class truncated_family_study {
     return t;
   }
 
+  /// One trial: simulate, then every method's draws.
   std::vector<method_draws> trial(std::mt19937_64& g) const { return run_methods(simulate(g), methods_, g); }
 
  private:

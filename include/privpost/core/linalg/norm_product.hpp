@@ -22,11 +22,16 @@ namespace privpost {
 /// chain that keeps one allocates nothing after its first sweep, apart from a rare eigenvalue repair).
 template <int D>
 struct norm_product_workspace {
+  /// D x D matrix type of the workspace (dynamic when D is Eigen::Dynamic).
   using matrix = Eigen::Matrix<double, D, D>;
+  /// D-vector type of the workspace (dynamic when D is Eigen::Dynamic).
   using vector = Eigen::Matrix<double, D, 1>;
+  /// @{
+  /// Scratch storage of the product's matrices, vector and Cholesky factorisation; contents between calls are unspecified.
   matrix a, l, b, cov;
   vector r;
   cholesky_workspace<matrix> cholesky;
+  /// @}
 
   /// Sizes the dynamic members (a no-op for fixed sizes).
   void resize(Eigen::Index size) {
@@ -100,20 +105,26 @@ void norm_product(const Eigen::Matrix<double, D, 1>& m, const Eigen::Matrix<doub
 /// allocates nothing afterwards, apart from a rare counted eigenvalue repair of S + W).
 struct matheron_workspace {
   Eigen::LDLT<Eigen::MatrixXd> ldlt;  ///< pivoted L D L^T of S (semidefinite allowed)
-  Eigen::MatrixXd a, l;               ///< S + W and its lower Cholesky factor
+  Eigen::MatrixXd a;                  ///< S + W
+  Eigen::MatrixXd l;                  ///< the lower Cholesky factor of S + W
   Eigen::VectorXd root_d;             ///< sqrt of the pivots, those below pivot_cutoff times the largest set to 0
-  Eigen::VectorXd e, t, r;            ///< standard normals and scratch
-  cholesky_workspace<Eigen::MatrixXd> cholesky;
+  /// @{
+  /// Standard normals and scratch vectors; contents between calls are unspecified.
+  Eigen::VectorXd e, t, r;
+  /// @}
+  cholesky_workspace<Eigen::MatrixXd> cholesky;  ///< the Cholesky factorisation of S + W and its retries
 
   /// Pivots of the L D L^T of S at most this times the largest are treated as 0: S's null space shows up as pivots of
   /// rounding size (~1e-16 relative), which would otherwise add noise off S's range.
   static constexpr double pivot_cutoff = 1e-12;
 
   matheron_workspace() = default;  // sized by the first matheron_prepare
-  // Scratch storage: a copy starts empty (an unused Eigen::LDLT holds uninitialised members, so copying one would read
-  // them), and assignment keeps the target's own storage.
+  /// @{
+  /// Scratch storage: a copy starts empty (an unused Eigen::LDLT holds uninitialised members, so copying one would read
+  /// them), and assignment keeps the target's own storage.
   matheron_workspace(const matheron_workspace&) noexcept {}
   matheron_workspace& operator=(const matheron_workspace&) noexcept { return *this; }
+  /// @}
 };
 
 /// Factorises S (symmetric positive semidefinite, possibly singular: a pivoted L D L^T, negative and negligible pivots

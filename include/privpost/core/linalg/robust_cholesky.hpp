@@ -51,14 +51,19 @@ bool clip_eigenvalues(Matrix& a, double floor) {
 /// allocates: it runs on a dynamic-size copy (see detail::clip_eigenvalues).
 template <class MatrixType>
 struct cholesky_workspace {
+  /// @{
+  /// Scratch storage: the factorisation and a copy of the matrix for its retries; contents between calls are unspecified.
   Eigen::LLT<MatrixType> llt;
   MatrixType scratch;
+  /// @}
 
   cholesky_workspace() = default;  // sized by the first call that uses it
-  // Scratch storage: a copy starts empty (an unused Eigen::LLT holds uninitialised members, so copying one would read
-  // them), and assignment keeps the target's own storage.
+  /// @{
+  /// Scratch storage: a copy starts empty (an unused Eigen::LLT holds uninitialised members, so copying one would read
+  /// them), and assignment keeps the target's own storage.
   cholesky_workspace(const cholesky_workspace&) noexcept {}
   cholesky_workspace& operator=(const cholesky_workspace&) noexcept { return *this; }
+  /// @}
 };
 
 // clang-format off

@@ -22,6 +22,7 @@ namespace privpost {
 /// replay the same buffered words.
 class os_random_engine {
  public:
+  /// The engine's output: 64 random bits.
   using result_type = std::uint64_t;
 
   os_random_engine() = default;
@@ -31,9 +32,12 @@ class os_random_engine {
   os_random_engine& operator=(os_random_engine&&) = delete;
   ~os_random_engine() { buffer_.fill(0); }
 
+  /// Smallest output, 0.
   static constexpr result_type min() { return 0; }
+  /// Largest output, 2^64 - 1.
   static constexpr result_type max() { return std::numeric_limits<result_type>::max(); }
 
+  /// 64 bits from the operating system's CSPRNG.
   result_type operator()() {
     if (next_ == buffer_.size()) refill();
     return buffer_[next_++];

@@ -62,13 +62,18 @@ inline Eigen::MatrixXd draw_inverse_wishart(G& g, double nu, const Eigen::Matrix
 
 /// Storage draw_inverse_wishart reuses between draws of one dimension.
 struct inverse_wishart_workspace {
+  /// @{
+  /// Scratch storage: the scale's factorisation and the factors of the draw; contents between calls are unspecified.
   Eigen::LLT<Eigen::MatrixXd> llt;
   Eigen::MatrixXd l, a, bt;
+  /// @}
 
   inverse_wishart_workspace() = default;
-  // Scratch storage: a copy starts empty, assignment keeps the target's storage (see cholesky_workspace).
+  /// @{
+  /// Scratch storage: a copy starts empty, assignment keeps the target's storage (see cholesky_workspace).
   inverse_wishart_workspace(const inverse_wishart_workspace&) noexcept {}
   inverse_wishart_workspace& operator=(const inverse_wishart_workspace&) noexcept { return *this; }
+  /// @}
 };
 
 /// draw_inverse_wishart into `out`, reusing `out` and `ws` (no allocation once sized): the same draw as the value form.

@@ -63,13 +63,19 @@ class glm_statistic {
     return glm_statistic(glm_kind::poisson, d, radius, y_bound, intercept, include_y_t2);
   }
 
+  /// Logistic or Poisson.
   glm_kind kind() const noexcept { return kind_; }
   int covariates() const noexcept { return d_; }  ///< d
   int augmented() const noexcept { return p_; }   ///< d, plus 1 with an intercept
+  /// Whether the records carry an intercept column.
   bool has_intercept() const noexcept { return intercept_.has_value(); }
+  /// The intercept column's public constant c (0 without one).
   double intercept() const noexcept { return intercept_.value_or(0.0); }
+  /// The declared bound R on each record's covariate norm.
   double radius() const noexcept { return radius_; }
+  /// The declared bound on the response.
   double y_bound() const noexcept { return y_bound_; }
+  /// Whether the statistic includes the y t^2 entries (Poisson).
   bool includes_y_t2() const noexcept { return y_t2_; }
   Eigen::Index size() const noexcept { return static_cast<Eigen::Index>(names_.size()); }  ///< D, released entries
   /// The pairs (j, k) of the augmented covariates in t2's order (the intercept is index 0 when present), constant

@@ -72,7 +72,9 @@ inline const std::array<link_functionals, 2 * wide_link_half + 1>& wide_link_tab
 /// q > 16. No division by q: q = 0 gives g^(j)(m) exactly. The cost is bounded in q, so a sampler exploring a far
 /// tail cannot stall on it.
 struct exact_logistic_link {
+  /// Name of the link in reports.
   static constexpr const char* name = "exact";
+  /// The link's functionals at a linear predictor eta ~ N(mean, variance), computed as the struct comment says.
   static link_functionals functionals(double mean, double variance) {
     check_finite("exact_logistic_link", "mean of the linear predictor", mean);
     if (!(variance >= 0.0 && std::isfinite(variance)))
@@ -151,7 +153,9 @@ struct exact_logistic_link {
 /// normal moments of eta. Its E[y x] vanishes at q = 4 and changes sign beyond (the paper's "accuracy decreases sharply
 /// when ||theta|| >= 3"); kept to reproduce the paper.
 struct taylor_logistic_link {
+  /// Name of the link in reports.
   static constexpr const char* name = "taylor";
+  /// The Taylor link's functionals at a linear predictor eta ~ N(mean, variance), in closed form.
   static link_functionals functionals(double mean, double variance) {
     check_finite("taylor_logistic_link", "mean of the linear predictor", mean);
     if (!(variance >= 0.0 && std::isfinite(variance)))

@@ -21,20 +21,28 @@ namespace privpost {
 /// constant square c^2 (its sum N c^2 is public and not released). Matches glm_statistic::logistic(d, R[, c]).
 class logistic_moment_layout {
  public:
+  /// The layout for d covariates, with an intercept column when intercept; std::invalid_argument unless d is in [1, 1000].
   explicit logistic_moment_layout(int d, bool intercept = false) : d_(d), p_(d + (intercept ? 1 : 0)), intercept_(intercept) {
     if (d < 1 || d > 1000) throw_invalid("logistic_moment_layout", "d", d, "an integer in [1, 1000]");
     for (int j = intercept ? 1 : 0; j < p_; ++j) pairs_.push_back({j, j, 1.0});
     for (int j = 0; j < p_; ++j)
       for (int k = j + 1; k < p_; ++k) pairs_.push_back({j, k, std::sqrt(2.0)});
   }
+  /// One pair (j, k) of augmented covariates and its scale (1 for a square, sqrt(2) for a cross term).
   struct pair_entry {
+    /// @{
+    /// The pair's indices j <= k and scale.
     int j, k;
     double scale;
+    /// @}
   };
   int d() const noexcept { return d_; }          ///< covariates
   int augmented() const noexcept { return p_; }  ///< p: d, plus 1 with an intercept
+  /// Whether index 0 is the intercept column.
   bool has_intercept() const noexcept { return intercept_; }
+  /// Number of entries of the statistic.
   Eigen::Index size() const noexcept { return p_ + static_cast<Eigen::Index>(pairs_.size()); }
+  /// The pair entries, in statistic order after the p linear ones.
   const std::vector<pair_entry>& pairs() const noexcept { return pairs_; }
 
  private:
@@ -46,6 +54,7 @@ class logistic_moment_layout {
 /// Workspace of the moment map for one layout: E = Sigma + nu nu' (the second moments of x~) and its adjoint, the
 /// products pi_r = S_jk nu_j nu_k per pair and theirs, and the adjoint of the (y x~, t2) block. One per model copy.
 struct logistic_moment_workspace {
+  /// Sizes every buffer for layout.
   explicit logistic_moment_workspace(const logistic_moment_layout& layout)
       : e(layout.augmented(), layout.augmented()),
         e_bar(layout.augmented(), layout.augmented()),
@@ -58,11 +67,14 @@ struct logistic_moment_workspace {
         bt_w(static_cast<Eigen::Index>(layout.pairs().size())),
         et_b(layout.augmented(), static_cast<Eigen::Index>(layout.pairs().size())),
         st_b(layout.augmented(), static_cast<Eigen::Index>(layout.pairs().size())) {}
+  /// @{
+  /// Scratch storage of the moments and their adjoint, sized by the constructor; contents between calls are unspecified.
   Eigen::MatrixXd e, e_bar;
   Eigen::VectorXd pi, pi_bar, mu_bar, scratch;
   Eigen::MatrixXd b;
   Eigen::VectorXd bt_nu, bt_w;
   Eigen::MatrixXd et_b, st_b;
+  /// @}
 };
 
 /// mu and V (per record) of the layout's entries u_i = y x~_i and v_r = S_r x~_j x~_k (pair r = (j, k)), with

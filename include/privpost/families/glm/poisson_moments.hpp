@@ -25,13 +25,18 @@ namespace privpost {
 /// blocks leave out every pair with the intercept (multiples of the x and y x~ entries; see glm_statistic).
 class poisson_moment_layout {
  public:
+  /// One entry of the statistic: y times 1, x~_i or x~_i x~_j, and its scale.
   struct entry {
     int count;  ///< 1 (x~_i) or 2 (x~_j x~_k)
-    int i, j;   ///< the augmented indices (j unused when count is 1)
+    /// The augmented index i (j: see below).
+    int i, j;  ///< the augmented indices (j unused when count is 1)
+    /// The entry's scale factor in the statistic.
     double scale;
     int y;  ///< 0 or 1: the power of y
   };
 
+  /// The layout for d covariates, with an intercept column when intercept and the y t^2 entries when y_t2; std::invalid_argument
+  /// unless d is in [1, 1000].
   explicit poisson_moment_layout(int d, bool intercept = false, bool y_t2 = true)
       : d_(d), p_(d + (intercept ? 1 : 0)), intercept_(intercept), y_t2_(y_t2) {
     if (d < 1 || d > 1000) throw_invalid("poisson_moment_layout", "d", d, "an integer in [1, 1000]");
@@ -49,9 +54,13 @@ class poisson_moment_layout {
 
   int d() const noexcept { return d_; }          ///< covariates
   int augmented() const noexcept { return p_; }  ///< P: d, plus 1 with an intercept
+  /// Whether index 0 is the intercept column.
   bool has_intercept() const noexcept { return intercept_; }
+  /// Whether the statistic includes the y t^2 entries.
   bool includes_y_t2() const noexcept { return y_t2_; }
+  /// Number of entries of the statistic.
   Eigen::Index size() const noexcept { return static_cast<Eigen::Index>(entries_.size()); }
+  /// The entries, in statistic order.
   const std::vector<entry>& entries() const noexcept { return entries_; }
 
  private:
@@ -115,6 +124,7 @@ inline constexpr double poisson_moment_q_limit = 300.0;
 /// Workspace of poisson_moments and poisson_moments_adjoint for one layout (the tilted means, the means, the
 /// adjoints), so that a sampler evaluates them without heap allocation: one per model copy.
 struct poisson_moment_workspace {
+  /// Sizes every buffer for layout.
   explicit poisson_moment_workspace(const poisson_moment_layout& layout)
       : w(layout.augmented()),
         m1(layout.augmented()),
@@ -126,8 +136,11 @@ struct poisson_moment_workspace {
         m2_bar(layout.augmented()),
         mt(layout.augmented()),
         s_bar(layout.augmented(), layout.augmented()) {}
+  /// @{
+  /// Scratch storage of the moments and their adjoint, sized by the constructor; contents between calls are unspecified.
   Eigen::VectorXd w, m1, m2, mu, a_eff, m0_bar, m1_bar, m2_bar, mt;
   Eigen::MatrixXd s_bar;
+  /// @}
 };
 
 namespace detail {

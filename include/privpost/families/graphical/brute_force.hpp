@@ -17,8 +17,11 @@ namespace privpost {
 
 /// What a marginal-inference call reports (exact back ends: one pass, converged).
 struct inference_report {
+  /// Iterations run (0 for the exact back ends).
   int iterations = 0;
+  /// Whether the back end converged (always for the exact ones).
   bool converged = true;
+  /// Largest message change at the last iteration (0 for the exact back ends).
   double max_residual = 0.0;
 };
 
@@ -42,8 +45,10 @@ double log_sum_exp(const V& x) {
 /// gives log Z of that call. The constructor throws std::invalid_argument when prod_v K_v exceeds 2^24.
 class brute_force_inference {
  public:
+  /// Exact marginals.
   static constexpr bool is_exact = true;
 
+  /// The back end for graph; std::invalid_argument when it has more than 2^24 joint configurations.
   explicit brute_force_inference(pairwise_graph graph) : graph_(std::move(graph)), layout_(graph_) {
     double states = 1.0;
     for (int v = 0; v < graph_.num_nodes(); ++v) states *= graph_.cardinality(v);
@@ -52,6 +57,7 @@ class brute_force_inference {
     x_.assign(static_cast<std::size_t>(graph_.num_nodes()), 0);
   }
 
+  /// The marginals mu of the model with log-potentials theta, by enumeration of every joint state.
   inference_report marginals(const Eigen::VectorXd& theta, Eigen::VectorXd& mu) {
     detail::check_log_potentials("brute_force_inference::marginals", layout_, theta);
     mu.setZero(layout_.size());
@@ -70,8 +76,11 @@ class brute_force_inference {
     return {1, true, 0.0};
   }
 
+  /// log Z of the last marginals() call.
   double log_partition() const noexcept { return log_z_; }
+  /// The graph.
   const pairwise_graph& graph() const noexcept { return graph_; }
+  /// The layout of the marginal vector.
   const table_layout& layout() const noexcept { return layout_; }
 
  private:

@@ -33,6 +33,7 @@ class tree_count_sampler {
   /// node marginals within this (tree_bp's marginals meet it to about 1e-15).
   static constexpr double marginal_tolerance = 1e-9;
 
+  /// The sampler for a forest graph; std::invalid_argument when graph is not a forest.
   explicit tree_count_sampler(pairwise_graph graph)
       : graph_(std::move(graph)),
         layout_(graph_),
@@ -44,7 +45,9 @@ class tree_count_sampler {
     row_.setZero(k_max);
   }
 
+  /// The graph.
   const pairwise_graph& graph() const noexcept { return graph_; }
+  /// The layout of the count vector.
   const table_layout& layout() const noexcept { return layout_; }
 
   /// The node and edge tables (table_layout order, whole numbers; every node table sums to n, every edge table's rows

@@ -92,10 +92,12 @@ class hyper_dirichlet {
     size_scratch();
   }
 
+  /// @{
   /// The graph, its table layout, and the pseudo-count tables (edge tables in table_layout order, released part).
   const pairwise_graph& graph() const noexcept { return tables_->graph; }
   const table_layout& layout() const noexcept { return tables_->layout; }
   const Eigen::VectorXd& pseudo_counts() const noexcept { return pseudo_counts_; }
+  /// @}
   /// The total pseudo-count of every table (alpha_0 for the prior, alpha_0 + N for a posterior).
   double total() const noexcept {
     const auto& oe = tables_->edges.front();

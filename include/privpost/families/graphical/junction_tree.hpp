@@ -37,6 +37,7 @@ struct junction_tree_options {
 /// Exact inference on a clique tree (see the file comment); a marginal_inference back end with is_exact = true.
 class junction_tree {
  public:
+  /// Exact marginals.
   static constexpr bool is_exact = true;
 
   /// Throws std::invalid_argument for an elimination order that is not a permutation of the nodes, or when a clique
@@ -154,7 +155,9 @@ class junction_tree {
 
   /// log Z of the last marginals() call (exact).
   double log_partition() const noexcept { return log_z_; }
+  /// The graph.
   const pairwise_graph& graph() const noexcept { return graph_; }
+  /// The layout of the marginal vector.
   const table_layout& layout() const noexcept { return layout_; }
   /// One clique per node (its elimination clique); clique i belongs to the i-th eliminated node.
   int num_cliques() const noexcept { return static_cast<int>(cliques_.size()); }

@@ -39,6 +39,7 @@ struct loopy_bp_options {
 /// Approximate (Bethe) marginals and log Z of a pairwise MRF by loopy belief propagation.
 class loopy_bp {
  public:
+  /// Approximate marginals (graphs with cycles).
   static constexpr bool is_exact = false;
 
   /// std::invalid_argument for damping outside (0, 1], tol not finite and > 0, or max_sweeps < 1.
@@ -96,7 +97,9 @@ class loopy_bp {
 
   /// The Bethe log Z of the last marginals() call (exact on forests at convergence).
   double log_partition() const noexcept { return log_z_; }
+  /// The graph.
   const pairwise_graph& graph() const noexcept { return graph_; }
+  /// The layout of the marginal vector.
   const table_layout& layout() const noexcept { return layout_; }
   /// Forget the messages (the next call starts from uniform ones).
   void reset() { messages_.setZero(); }

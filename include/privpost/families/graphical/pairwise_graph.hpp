@@ -25,8 +25,11 @@ namespace privpost {
 /// One entry of a node's incidence list: the neighbour, the edge's index, and whether the node is the edge's first
 /// (smaller) end.
 struct incidence {
+  /// The node at the edge's other end.
   int neighbour = 0;
+  /// The edge's index.
   int edge = 0;
+  /// Whether this node is the edge's first end.
   bool first = false;
 };
 
@@ -35,6 +38,7 @@ struct incidence {
 /// offending value otherwise). Edges keep their given order, each normalised to (min, max).
 class pairwise_graph {
  public:
+  /// Nodes with these cardinalities and these edges, checked as the class comment says (std::invalid_argument).
   pairwise_graph(std::vector<int> cardinalities, std::vector<std::pair<int, int>> edges)
       : cardinalities_(std::move(cardinalities)), edges_(std::move(edges)) {
     constexpr const char* f = "pairwise_graph";
@@ -57,7 +61,9 @@ class pairwise_graph {
     }
   }
 
+  /// Number of nodes.
   int num_nodes() const noexcept { return static_cast<int>(cardinalities_.size()); }
+  /// Number of edges.
   int num_edges() const noexcept { return static_cast<int>(edges_.size()); }
   /// K_v; throws std::invalid_argument for a node outside [0, T).
   int cardinality(int v) const {
@@ -74,6 +80,7 @@ class pairwise_graph {
     check_node(v);
     return incident_[static_cast<std::size_t>(v)];
   }
+  /// Each node's number of states.
   const std::vector<int>& cardinalities() const noexcept { return cardinalities_; }
 
   /// True when every node is reachable from node 0.
@@ -171,7 +178,10 @@ inline pairwise_graph connected_erdos_renyi_graph(int nodes, double p, int k, G&
 /// A breadth-first visit of a forest: each component rooted at its smallest node. order lists every node with parents
 /// before children; parent[v] and parent_edge[v] are -1 at the roots.
 struct forest_traversal {
+  /// @{
+  /// Nodes in traversal order, the roots, each node's parent (-1 at a root) and the edge to it.
   std::vector<int> order, roots, parent, parent_edge;
+  /// @}
 };
 
 /// The breadth-first traversal of a forest (std::invalid_argument naming the edge count for a graph with a cycle;
@@ -210,6 +220,7 @@ inline forest_traversal breadth_first_forest(const pairwise_graph& graph, std::s
 /// first in node order, then edge tables in edge order. The released tables are the edge tables (spec Sec. 1.3).
 class table_layout {
  public:
+  /// The layout of graph's node and edge tables.
   explicit table_layout(const pairwise_graph& graph) {
     Eigen::Index at = 0;
     for (int v = 0; v < graph.num_nodes(); ++v) {
@@ -224,11 +235,13 @@ class table_layout {
     }
     size_ = at;
   }
+  /// Index of node v's first cell.
   Eigen::Index node_offset(int v) const {
     if (v < 0 || static_cast<std::size_t>(v) >= node_offsets_.size())
       throw_invalid("table_layout::node_offset", "node id", v, "an integer in [0, number of nodes)");
     return node_offsets_[static_cast<std::size_t>(v)];
   }
+  /// Index of edge e's first cell.
   Eigen::Index edge_offset(int e) const {
     if (e < 0 || static_cast<std::size_t>(e) >= edge_offsets_.size())
       throw_invalid("table_layout::edge_offset", "edge id", e, "an integer in [0, number of edges)");
@@ -250,10 +263,15 @@ class table_layout {
 /// and where its table starts in table_layout order. cell(a, c) is the table cell of (x_u, x_v) = (a, c), whichever
 /// end of the stored edge (u, v) or (v, u) the parent is.
 struct oriented_edge {
+  /// @{
+  /// The edge's parent and child nodes and index, their cardinalities, the edge table's offset and whether the parent is the
+  /// edge's first end.
   int parent = 0, child = 0, edge = 0;
   int k_parent = 0, k_child = 0;
   Eigen::Index offset = 0;
   bool parent_first = true;
+  /// @}
+  /// Index of the cell (parent state a, child state c) in the marginal vector.
   Eigen::Index cell(int a, int c) const noexcept {
     return offset + (parent_first ? static_cast<Eigen::Index>(a) * k_child + c : static_cast<Eigen::Index>(c) * k_parent + a);
   }

@@ -22,8 +22,10 @@ namespace privpost {
 /// cycle). Each component is rooted at its smallest node and visited breadth first.
 class tree_bp {
  public:
+  /// Exact marginals on a forest.
   static constexpr bool is_exact = true;
 
+  /// The back end for a forest graph; std::invalid_argument when graph is not a forest.
   explicit tree_bp(pairwise_graph graph) : graph_(std::move(graph)), layout_(graph_) {
     forest_traversal f = breadth_first_forest(graph_, "tree_bp");
     order_ = std::move(f.order);
@@ -123,7 +125,9 @@ class tree_bp {
 
   /// log Z of the last marginals() call (exact).
   double log_partition() const noexcept { return log_z_; }
+  /// The graph.
   const pairwise_graph& graph() const noexcept { return graph_; }
+  /// The layout of the marginal vector.
   const table_layout& layout() const noexcept { return layout_; }
 
  private:

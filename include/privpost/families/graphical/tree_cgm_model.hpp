@@ -38,13 +38,17 @@ namespace privpost {
 /// and non-negative. contains() and project() allocate nothing.
 class tree_table_support {
  public:
+  /// Tries of rejection sampling before projecting.
   static constexpr int rejection_tries = 100;
 
+  /// The support of the edge tables of the forest that tables describe.
   explicit tree_table_support(std::shared_ptr<const detail::forest_tables> tables)
       : tables_(std::move(tables)), node_counts_(Eigen::VectorXd::Zero(tables_->layout.edges_begin())) {}
 
+  /// Tolerance of the consistency checks for n records.
   static double tolerance(double n) noexcept { return 1e-6 * std::max(n, 1.0); }
 
+  /// Whether s is in the valid set of the class comment, within tolerance(n).
   bool contains(const Eigen::VectorXd& s, double n) const {
     const auto& t = *tables_;
     if (s.size() != t.released()) return false;
@@ -70,6 +74,7 @@ class tree_table_support {
     return true;
   }
 
+  /// Repairs s as the class comment says; false when s was already valid.
   bool project(Eigen::VectorXd& s, double n, numerical_events& /*events*/) const {
     if (contains(s, n)) return false;
     const auto& t = *tables_;
@@ -119,23 +124,31 @@ class tree_table_support {
 /// storage, so one object serves one chain at a time (samplers own their copy).
 class tree_cgm_model {
  public:
+  /// The node and edge marginals mu, in table_layout order.
   using parameter_type = Eigen::VectorXd;
+  /// Type of the released edge tables.
   using vector_type = Eigen::VectorXd;
+  /// Type of their covariance.
   using matrix_type = Eigen::MatrixXd;
+  /// The statistic's length is known at run time only.
   static constexpr int static_size = Eigen::Dynamic;
   /// N Sigma_EE is singular: Gibbs-SS draws the tables by Matheron's rule (semidefinite_statistic_model).
   static constexpr bool semidefinite_covariance = true;
 
+  /// The model of graph's released edge tables; std::invalid_argument for a graph with a cycle or a node in no edge.
   explicit tree_cgm_model(pairwise_graph graph)
       : tables_(std::make_shared<const detail::forest_tables>(std::move(graph), "tree_cgm_model")), support_(tables_) {
     build_propagation_orders();
     node_dist_.setZero(tables_->layout.edges_begin());
   }
 
+  /// The graph.
   const pairwise_graph& graph() const noexcept { return tables_->graph; }
+  /// The layout of the parameter (marginal) vector.
   const table_layout& layout() const noexcept { return tables_->layout; }
   /// Released cells d (the edge tables).
   Eigen::Index size() const noexcept { return tables_->released(); }
+  /// The valid set of the edge tables.
   const tree_table_support& support() const noexcept { return support_; }
   /// The parameter as posteriors store it: all marginals, table_layout order.
   Eigen::VectorXd parameter_vector(const Eigen::VectorXd& mu) const { return mu; }

@@ -21,11 +21,13 @@ namespace privpost {
 /// Covariate moments that stay fixed during sampling (no nuisance update).
 class fixed_covariates {
  public:
+  /// Fixed moments; std::invalid_argument unless p >= 1 and m2 is a finite p x p matrix.
   explicit fixed_covariates(covariate_moments moments) : moments_(std::move(moments)) {
     if (moments_.p < 1) throw_invalid("fixed_covariates", "moment columns p", moments_.p, "an integer >= 1");
     check_size_match("fixed_covariates", "m2 rows", moments_.m2.rows(), "p", moments_.p);
     check_finite("fixed_covariates", "m2", moments_.m2);
   }
+  /// The fixed moments.
   const covariate_moments& moments() const noexcept { return moments_; }
 
  private:
@@ -34,9 +36,13 @@ class fixed_covariates {
 
 /// Normal-inverse-Wishart hyperprior: Sigma ~ InverseWishart(nu, Psi), mu | Sigma ~ N(m, Sigma / kappa).
 struct niw_hyperprior {
+  /// Prior mean m of the covariate mean.
   Eigen::VectorXd m;
+  /// Prior sample size kappa of the covariate mean.
   double kappa = 1.0;
+  /// Scale matrix Psi of the inverse Wishart.
   Eigen::MatrixXd psi;
+  /// Degrees of freedom nu of the inverse Wishart.
   double nu = 1.0;
 };
 
@@ -44,6 +50,8 @@ struct niw_hyperprior {
 /// sweep (the reformulation of 001 Fig. 2b-c makes (mu_x, Sigma_x) and (theta, sigma^2) conditionally independent given s).
 class hierarchical_normal_covariates {
  public:
+  /// The model for layout (which needs its intercept column) with this hyperprior, starting from a draw of it by g;
+  /// std::invalid_argument on a layout without an intercept, sizes other than d, kappa not finite and > 0, or nu <= d - 1.
   template <random_engine G>
   hierarchical_normal_covariates(const regression_layout& layout, niw_hyperprior prior, G& g) : prior_(std::move(prior)) {
     if (!layout.intercept())
@@ -87,8 +95,11 @@ class hierarchical_normal_covariates {
     draw_from(layout, w.mn, kn, w.psin, prior_.nu + n, g);
   }
 
+  /// The current covariate moments.
   const covariate_moments& moments() const noexcept { return moments_; }
+  /// The current covariate mean mu_x.
   const Eigen::VectorXd& mean() const noexcept { return mu_; }
+  /// The current covariate covariance Sigma_x.
   const Eigen::MatrixXd& covariance() const noexcept { return sigma_; }
 
  private:

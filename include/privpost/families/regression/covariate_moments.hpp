@@ -16,10 +16,13 @@ namespace privpost {
 
 /// E[x~_a x~_b] and E[x~_a x~_b x~_c x~_d] for a design row of p columns.
 struct covariate_moments {
+  /// Columns p of the design row.
   int p = 0;
+  /// E[x~_a x~_b], p x p.
   Eigen::MatrixXd m2;
   std::vector<double> m4;  ///< p^4 entries, index ((a p + b) p + c) p + d
 
+  /// E[x~_a x~_b x~_c x~_d].
   double fourth(int a, int b, int c, int d) const { return m4[static_cast<std::size_t>(((a * p + b) * p + c) * p + d)]; }
 };
 
@@ -29,7 +32,9 @@ struct covariate_moments {
 /// sized).
 /// Scratch storage of normal_covariate_moments: the mean and covariance of x~.
 struct normal_moments_scratch {
+  /// The mean of x~.
   Eigen::VectorXd m;
+  /// The covariance of x~.
   Eigen::MatrixXd s;
 };
 

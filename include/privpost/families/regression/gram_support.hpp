@@ -16,9 +16,12 @@ namespace privpost {
 
 /// Storage the Gram projection reuses between sweeps (owned by the model; sized on first use).
 struct gram_workspace {
+  /// @{
+  /// Scratch storage of the projection; contents between calls are unspecified.
   Eigen::MatrixXd b, schur;
   Eigen::VectorXd r;
   cholesky_workspace<Eigen::MatrixXd> cholesky;
+  /// @}
 };
 
 /// Projects the Gram matrix B onto the PSD matrices, keeping the public entry n c^2 and the sums in the intercept row:
@@ -60,13 +63,16 @@ bool project_gram(const regression_layout& layout, Matrix& b, numerical_events& 
 /// measure far from 1 at small n.
 class gram_support {
  public:
+  /// Draws are never retried (see the class comment).
   static constexpr int rejection_tries = 0;
 
+  /// The support of layout's statistic, projecting with workspace when given (both must outlive it).
   explicit gram_support(const regression_layout& layout, gram_workspace* workspace = nullptr) noexcept
       : layout_(&layout), workspace_(workspace) {}
 
   // (Member templates: compiled only where a sampler uses them.)
   // clang-format off
+  /// Whether the Gram matrix of s and n is positive semidefinite (project_gram would leave it unchanged).
   template <class Vector>
     requires std::same_as<Vector, Eigen::VectorXd>
   bool contains(const Vector& s, double n) const {
@@ -78,6 +84,7 @@ class gram_support {
     return !project_gram(*layout_, ws.b, scratch, ws);
   }
   // clang-format off
+  /// Repairs s's Gram matrix by project_gram and writes its statistic back; false when nothing changed.
   template <class Vector>
     requires std::same_as<Vector, Eigen::VectorXd>
   bool project(Vector& s, double n, numerical_events& events) const {

@@ -29,14 +29,21 @@ concept updatable_covariates = requires(C& c, const regression_layout& layout, c
 /// a model of the covariates.
 class linear_regression_statistic {
  public:
+  /// The parameter (theta, sigma^2).
   using parameter_type = regression_parameter;
+  /// Type of the statistic.
   using vector_type = Eigen::VectorXd;
+  /// Its support: the Gram/PSD set.
   using support_type = gram_support;
 
+  /// The statistic of layout's design.
   explicit linear_regression_statistic(regression_layout layout) : layout_(std::move(layout)) {}
 
+  /// Length of the statistic.
   Eigen::Index size() const noexcept { return layout_.size(); }
+  /// Its support.
   gram_support support() const noexcept { return gram_support(layout_); }
+  /// The design layout.
   const regression_layout& layout() const noexcept { return layout_; }
 
   /// (theta_0, ..., theta_{p-1}, sigma^2).
@@ -73,23 +80,33 @@ class linear_regression_statistic {
 template <covariate_model Covariates>
 class linear_regression_model {
  public:
+  /// The parameter (theta, sigma^2).
   using parameter_type = regression_parameter;
+  /// Type of the statistic.
   using vector_type = Eigen::VectorXd;
+  /// Type of its covariance.
   using matrix_type = Eigen::MatrixXd;
+  /// Its support: the Gram/PSD set.
   using support_type = gram_support;
+  /// The covariate model.
   using covariates_type = Covariates;
+  /// The statistic's length is known at run time only.
   static constexpr int static_size = Eigen::Dynamic;
 
+  /// The model of layout's design with this covariate model; std::invalid_argument when their column counts differ.
   linear_regression_model(regression_layout layout, Covariates covariates)
       : statistic_(std::move(layout)), covariates_(std::move(covariates)) {
     check_size_match("linear_regression_model", "covariate moment columns", covariates_.moments().p, "design columns",
                      statistic_.layout().columns());
   }
 
+  /// Length of the statistic.
   Eigen::Index size() const noexcept { return statistic_.size(); }
   /// The Gram/PSD set, projecting with the model's workspace.
   gram_support support() const noexcept { return gram_support(statistic_.layout(), &workspace_.gram); }
+  /// The design layout.
   const regression_layout& layout() const noexcept { return statistic_.layout(); }
+  /// The covariate model.
   const Covariates& covariates() const noexcept { return covariates_; }
 
   /// n E[t] and n Cov[t] of one record's statistic (001 Eqs. 2-3).
@@ -100,7 +117,9 @@ class linear_regression_model {
     cov *= n;
   }
 
+  /// (theta_0, ..., theta_{p-1}, sigma^2).
   Eigen::VectorXd parameter_vector(const parameter_type& theta) const { return statistic_.parameter_vector(theta); }
+  /// The conjugate NIG update of prior by the statistic s of n records.
   nig_regression_prior update(const nig_regression_prior& prior, const vector_type& s, double n) const {
     return statistic_.update(prior, s, n);
   }

@@ -127,8 +127,11 @@ inline double valid_covariate_moments(const regression_layout& layout, covariate
   return hi;
 }
 
+/// The index sets a <= b <= c <= d of the covariates' fourth moments that the data owner releases (not the intercept's constant
+/// c^4).
 class moment_release_layout {
  public:
+  /// The index sets of layout's design.
   explicit moment_release_layout(const regression_layout& layout) : layout_(layout) {
     const int p = layout.columns();
     for (int a = 0; a < p; ++a)
@@ -138,8 +141,11 @@ class moment_release_layout {
             if (!(layout.intercept() && d == 0)) sets_.push_back({a, b, c, d});
   }
 
+  /// The design layout.
   const regression_layout& regression() const noexcept { return layout_; }
+  /// Number of index sets.
   int size() const noexcept { return static_cast<int>(sets_.size()); }
+  /// The k-th index set.
   const std::array<int, 4>& index_set(int k) const { return sets_[static_cast<std::size_t>(k)]; }
 
   /// (1/n) sum over records of x~_a x~_b x~_c x~_d for each unique index set (what the owner releases, before noise).

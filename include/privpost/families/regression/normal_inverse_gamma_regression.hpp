@@ -19,10 +19,13 @@ namespace privpost {
 
 /// A draw of the regression parameters.
 struct regression_parameter {
+  /// Coefficients theta.
   Eigen::VectorXd theta;
+  /// Noise variance sigma^2.
   double variance = 1.0;
 };
 
+/// Normal-inverse-gamma prior of linear regression: sigma^2 ~ InverseGamma(a, b), theta | sigma^2 ~ N(mu, sigma^2 Lambda^-1).
 class nig_regression_prior {
  public:
   /// mu: prior mean of theta; lambda: prior precision matrix (symmetric positive definite); a, b > 0.
@@ -41,10 +44,15 @@ class nig_regression_prior {
     mu_lambda_mu_ = mu_.dot(lambda_ * mu_);
   }
 
+  /// Prior mean of theta.
   const Eigen::VectorXd& mu() const noexcept { return mu_; }
+  /// Prior precision matrix Lambda.
   const Eigen::MatrixXd& lambda() const noexcept { return lambda_; }
+  /// Shape a.
   double a() const noexcept { return a_; }
+  /// Scale b.
   double b() const noexcept { return b_; }
+  /// Length of theta.
   Eigen::Index dimension() const noexcept { return mu_.size(); }
 
   /// Conjugate update (001 Eq. 1) with xtx = X^T X (symmetric), xty = X^T y, yty = y^T y of n records. Requires

@@ -15,6 +15,8 @@
 
 namespace privpost {
 
+/// The layout of a linear regression's design and of its sufficient statistic: d covariates, an optional intercept column, and
+/// the unique entries of (x~, y)(x~, y)^T.
 class regression_layout {
  public:
   /// d >= 1 covariates; with an intercept the design has d + 1 columns, the first the constant `intercept_value`.
@@ -29,8 +31,11 @@ class regression_layout {
         if (!(intercept_ && i == 0 && j == 0)) pairs_.emplace_back(i, j);
   }
 
+  /// d.
   int covariates() const noexcept { return d_; }
+  /// Whether the design has an intercept column.
   bool intercept() const noexcept { return intercept_; }
+  /// The intercept column's constant.
   double intercept_value() const noexcept { return c_; }
   /// Columns of the design matrix (covariates plus intercept).
   int columns() const noexcept { return d_ + (intercept_ ? 1 : 0); }

@@ -59,6 +59,7 @@ class box_dual_estep {
     if (options.max_iterations < 1) throw_invalid("box_dual_estep", "max_iterations", options.max_iterations, "an integer >= 1");
   }
 
+  /// The E-step's settings.
   const estep_options& options() const noexcept { return options_; }
 
   /// Solves the E-step for log-potentials theta (full layout), released tables y, N records and the noise. g is the

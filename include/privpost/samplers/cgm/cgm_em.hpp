@@ -57,6 +57,7 @@ enum class estep_method { box_dual, nlbp };
 
 /// Settings of cgm_em.
 struct cgm_em_options {
+  /// Which E-step: the box dual or NLBP.
   estep_method method = estep_method::box_dual;
   estep_options estep{};             ///< the box-dual E-step's gap tolerance and iteration cap
   nlbp_options nlbp{};               ///< NLBP's damping, stopping rule and cap (method nlbp)
@@ -70,9 +71,11 @@ struct cgm_em_options {
 
 /// One EM iteration's record.
 struct cgm_em_trace_row {
+  /// The iteration, from 1.
   int iteration = 0;
   double residual_l1 = 0.0;  ///< |y - n_t|_1 on the released cells
   double objective = 0.0;    ///< F(theta_t, n_t) = theta_t^T n_t - N A(theta_t) + H(n_t) + log p(y | n_t)
+  /// The E-step's own iterations.
   int estep_iterations = 0;
   double gap = 0.0;     ///< the E-step's duality gap
   double change = 0.0;  ///< |n_t - n_(t-1)|_1 / N (infinity at the first iteration)
@@ -166,7 +169,9 @@ class cgm_em {
     return {converged_, change, inner};
   }
 
+  /// Whether the convergence rule (options().tol) held.
   bool converged() const noexcept { return converged_; }
+  /// EM iterations run.
   int iterations() const noexcept { return iterations_; }
   /// theta-hat, full layout (node then edge log-potentials); a distribution is defined only up to gauge moves.
   const Eigen::VectorXd& parameter_vector() const noexcept { return theta_; }
@@ -174,11 +179,15 @@ class cgm_em {
   const Eigen::VectorXd& counts() const noexcept { return n_; }
   /// The last E-step's dual point (released cells; with NLBP the evidence supergradient at n_t).
   const Eigen::VectorXd& tilt() const noexcept { return g_; }
+  /// The numerical events so far.
   const numerical_events& events() const noexcept { return events_; }
   /// How many times a stall tightened MAP-EM's E-steps (file comment; at most ceil(log10(1 / estep_tighten)) times).
   int estep_tightenings() const noexcept { return tightenings_; }
+  /// One row per iteration (when options().keep_trace).
   const std::vector<cgm_em_trace_row>& trace() const noexcept { return trace_; }
+  /// The graph.
   const pairwise_graph& graph() const noexcept { return graph_; }
+  /// The settings.
   const cgm_em_options& options() const noexcept { return options_; }
 
  private:

@@ -21,7 +21,9 @@ class laplace_cgm_noise {
  public:
   /// std::invalid_argument unless scale is finite and > 0.
   explicit laplace_cgm_noise(double scale) : scale_(scale) { check_positive_finite("laplace_cgm_noise", "scale b", scale); }
+  /// The Laplace scale b.
   double scale() const noexcept { return scale_; }
+  /// log p(y | n); std::invalid_argument when the sizes differ.
   double log_likelihood(const Eigen::VectorXd& y, const Eigen::VectorXd& n) const {
     check_size_match("laplace_cgm_noise::log_likelihood", "y", y.size(), "n", n.size());
     return -static_cast<double>(y.size()) * std::log(2.0 * scale_) - (y - n).lpNorm<1>() / scale_;
@@ -35,8 +37,11 @@ class laplace_cgm_noise {
       g(j) = r > 0.0 ? 1.0 / scale_ : (r < 0.0 ? -1.0 / scale_ : 0.0);
     }
   }
+  /// The dual box's half-width, 1 / b.
   double dual_box() const noexcept { return 1.0 / scale_; }
+  /// The dual's quadratic coefficient: 0 (none).
   double dual_quadratic() const noexcept { return 0.0; }
+  /// The duality gap at residual r and dual point g (class comment).
   template <class R, class G>
   double duality_gap(const R& r, const G& g) const {
     double gap = 0.0;
@@ -54,18 +59,24 @@ class gaussian_cgm_noise {
  public:
   /// std::invalid_argument unless sigma is finite and > 0.
   explicit gaussian_cgm_noise(double sigma) : sigma_(sigma) { check_positive_finite("gaussian_cgm_noise", "sigma", sigma); }
+  /// The Gaussian noise sd sigma.
   double sigma() const noexcept { return sigma_; }
+  /// log p(y | n); std::invalid_argument when the sizes differ.
   double log_likelihood(const Eigen::VectorXd& y, const Eigen::VectorXd& n) const {
     check_size_match("gaussian_cgm_noise::log_likelihood", "y", y.size(), "n", n.size());
     return -static_cast<double>(y.size()) * std::log(sigma_ * std::sqrt(2.0 * std::numbers::pi)) -
            (y - n).squaredNorm() / (2.0 * sigma_ * sigma_);
   }
+  /// The gradient (y - n) / sigma^2; std::invalid_argument when the sizes differ.
   void supergradient(const Eigen::VectorXd& y, const Eigen::VectorXd& n, Eigen::VectorXd& g) const {
     check_size_match("gaussian_cgm_noise::supergradient", "y", y.size(), "n", n.size());
     g = (y - n) / (sigma_ * sigma_);
   }
+  /// No dual box: +infinity.
   double dual_box() const noexcept { return std::numeric_limits<double>::infinity(); }
+  /// The dual's quadratic coefficient, sigma^2.
   double dual_quadratic() const noexcept { return sigma_ * sigma_; }
+  /// The duality gap at residual r and dual point g (class comment).
   template <class R, class G>
   double duality_gap(const R& r, const G& g) const {
     const double s2 = sigma_ * sigma_;

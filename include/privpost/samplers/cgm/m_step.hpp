@@ -29,7 +29,9 @@ struct moment_matching_options {
 
 /// What one solve reports.
 struct moment_matching_result {
+  /// Iterations run.
   int iterations = 0;
+  /// Whether the tolerance was met before the cap.
   bool converged = false;
   double max_error = 0.0;          ///< max |mu(theta) - mu_bar| at the returned theta
   int inference_nonconverged = 0;  ///< inference calls that reported non-convergence (approximate back ends)
@@ -38,6 +40,7 @@ struct moment_matching_result {
 /// The exact moment-matching M-step (see the file comment). solve() allocates nothing once its vectors are sized.
 class exact_moment_matching {
  public:
+  /// The M-step for graph's model with these settings.
   explicit exact_moment_matching(const pairwise_graph& graph, moment_matching_options options = {})
       : layout_(graph), step_(1.0 / (graph.num_nodes() + graph.num_edges())), options_(options) {
     check_positive_finite("exact_moment_matching", "tol", options_.tol);
@@ -81,6 +84,7 @@ class exact_moment_matching {
     return r;
   }
 
+  /// The settings.
   const moment_matching_options& options() const noexcept { return options_; }
 
  private:

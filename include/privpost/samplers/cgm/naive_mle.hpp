@@ -31,6 +31,7 @@ enum class naive_targets { projected, raw };
 /// Settings of naive_mle.
 struct naive_mle_options {
   double lambda = 1e-3;  ///< the L2 regulariser (> 0)
+  /// What the fit targets: projected or raw y / N.
   naive_targets targets = naive_targets::projected;
   double tol = 1e-11;  ///< on |mu_k - mu_(k-1)|_inf
   int patience = 10;   ///< consecutive iterations below tol
@@ -82,13 +83,17 @@ class naive_mle {
     return {converged(), change, 1};
   }
 
+  /// Whether options().patience consecutive iterations stayed below options().tol.
   bool converged() const noexcept { return streak_ >= options_.patience; }
+  /// Iterations run.
   int iterations() const noexcept { return iterations_; }
   /// theta-hat, full layout (node log-potentials 0).
   const Eigen::VectorXd& parameter_vector() const noexcept { return x_; }
   /// The targets mu~ (released cells): y / N, projected per table when asked.
   const Eigen::VectorXd& targets() const noexcept { return target_; }
+  /// The numerical events so far.
   const numerical_events& events() const noexcept { return events_; }
+  /// The settings.
   const naive_mle_options& options() const noexcept { return options_; }
 
  private:

@@ -37,6 +37,7 @@ struct nlbp_result {
   int iterations = 0;      ///< inference calls made
   bool converged = false;  ///< the change rule was met
   double change = 0.0;     ///< the last largest per-table L1 change / N
+  /// Inference calls that reported non-convergence.
   std::uint64_t inference_nonconverged = 0;
 };
 
@@ -54,6 +55,7 @@ class nlbp_estep {
     if (options.max_iterations < 1) throw_invalid(f, "max_iterations", options.max_iterations, "an integer >= 1");
   }
 
+  /// The settings.
   const nlbp_options& options() const noexcept { return options_; }
 
   /// Runs NLBP for log-potentials theta (full layout), released tables y, N records and the noise. n (full layout) is

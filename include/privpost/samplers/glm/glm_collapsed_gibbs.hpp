@@ -41,6 +41,7 @@ namespace privpost {
 template <glm_moment_map Map, scale_mixture_noise Mechanism>
 class glm_collapsed_gibbs {
  public:
+  /// The NUTS block's model.
   using model_type = glm_moment_model<Map>;
 
   /// z: the release in the map's glm_statistic layout; n: the public record count. w starts at draws from the
@@ -92,6 +93,7 @@ class glm_collapsed_gibbs {
   /// The NUTS block's sampler columns (nuts_sampler::draw_diagnostic_names): its lp__ is the log density of the
   /// parameters given the latent sums of that sweep, before they were redrawn.
   static std::vector<std::string> draw_diagnostic_names() { return nuts_sampler<model_type>::draw_diagnostic_names(); }
+  /// The NUTS block's diagnostics of the sweep's transition (draw_diagnostic_names()).
   Eigen::VectorXd draw_diagnostics() const { return nuts_.draw_diagnostics(); }
 
   /// The NUTS block's events (divergences, tree-depth saturations, non-finite densities after warm-up) plus the
@@ -102,10 +104,14 @@ class glm_collapsed_gibbs {
     return e;
   }
 
+  /// @{
   /// The latent exact sums s and noise variances w of the current state (for fixed-variance mechanisms s stays z).
   const Eigen::VectorXd& statistic() const noexcept { return s_; }
   const Eigen::VectorXd& variances() const noexcept { return w_; }
+  /// @}
+  /// The NUTS block (its adaptation and last transition).
   const nuts_sampler<model_type>& nuts() const noexcept { return nuts_; }
+  /// The release mechanism.
   const Mechanism& mechanism() const noexcept { return mechanism_; }
 
  private:

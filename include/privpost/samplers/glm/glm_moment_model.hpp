@@ -60,11 +60,16 @@ concept glm_moment_map = std::constructible_from<M, int, std::optional<double>> 
   cmap.released_covariate_moments(x, 1.0, out_v, out_m);
 };
 
+/// The moment-matched GLM model of a noisy GLM release (see the file comment): the log density of the parameters given the
+/// release z of n records with noise sd sigma, for NUTS.
 template <glm_moment_map Map>
 class glm_moment_model {
  public:
+  /// The moment map.
   using map_type = Map;
 
+  /// The model of the release z of n records with noise sd sigma and d covariates; std::invalid_argument on a bad size, n, sigma
+  /// or d.
   glm_moment_model(const Eigen::VectorXd& z, double n, double sigma, int d, const glm_prior& prior = {},
                    const glm_model_options& options = {})
       : map_(d, options.intercept),
@@ -110,9 +115,11 @@ class glm_moment_model {
 
   /// P + d + d(d-1)/2 (+ d with a covariate mean): the number of parameters.
   Eigen::Index dimension() const noexcept { return p_ + d_ + cholesky_corr_free_size(d_) + (options_.covariate_mean ? d_ : 0); }
+  /// d.
   int covariates() const noexcept { return d_; }
   /// P: the coefficients, d plus 1 with an intercept.
   int coefficients() const noexcept { return p_; }
+  /// The model options.
   const glm_model_options& options() const noexcept { return options_; }
   /// Evaluations where N V + sigma^2 I was not positive definite or a moment was not finite (-infinity returned).
   std::uint64_t failures() const noexcept { return failures_; }
@@ -284,6 +291,7 @@ class glm_moment_model {
     return out;
   }
 
+  /// The public number of records n.
   double records() const noexcept { return n_; }
   /// The constructor's noise sd sigma (the likelihood uses noise_variances(), which set_noise_variances may change).
   double noise_sd() const noexcept { return sigma_; }
@@ -332,6 +340,7 @@ class glm_moment_model {
     map_.moments(nu, at.theta, sigma, mu, v);
   }
 
+  /// The moment map.
   const Map& moment_map() const noexcept { return map_; }
 
  private:

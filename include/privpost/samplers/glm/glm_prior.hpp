@@ -24,9 +24,13 @@ namespace privpost {
 /// intercept the same coefficient prior holds for (theta_0, theta) in dimension d + 1; with a covariate mean (spec
 /// Sec. 3.7, beyond the paper) mu_x ~ N(0, mean_scale^2 I).
 struct glm_prior {
+  /// The bound s_max on ||theta||^2, a declared public constant.
   double s_max = 9.0;
+  /// Scale of the half-normal prior of the covariate scales tau_j.
   double tau_scale = 2.5;
+  /// Shape eta of the LKJ prior of the covariate correlation.
   double lkj_eta = 2.0;
+  /// Scale of the normal prior of the covariate mean.
   double mean_scale = 1.0;
 };
 
@@ -34,15 +38,20 @@ struct glm_prior {
 /// release's glm_statistic::logistic(d, R, c)) and whether the covariates have a mean mu_x to infer (otherwise they
 /// are modelled as zero-mean, the paper's model, E14). Real data need both.
 struct glm_model_options {
+  /// The intercept column's public constant c; none without an intercept.
   std::optional<double> intercept;
+  /// Whether the covariates have a mean mu_x to infer.
   bool covariate_mean = false;
 };
 
 /// A draw of the GLM parameters from glm_prior: coefficients (theta_0 first with an intercept), the covariate
 /// covariance and the covariate mean (empty means zero).
 struct glm_parameters {
+  /// The coefficients (theta_0 first with an intercept).
   Eigen::VectorXd theta;
+  /// The covariate covariance Sigma.
   Eigen::MatrixXd sigma;
+  /// The covariate mean (empty: zero).
   Eigen::VectorXd mean = {};
 };
 
@@ -90,10 +99,12 @@ glm_parameters draw_glm_prior(G& g, int d, const glm_prior& prior, const glm_mod
 /// Near v = 0 the ratios use their Taylor series (below r = 0.02, truncation error < 1e-15). Allocates nothing.
 class glm_coefficient_transform {
  public:
+  /// The transform for the bound s_max; std::invalid_argument unless it is finite and > 0.
   explicit glm_coefficient_transform(double s_max) : s_max_(s_max) {
     check_positive_finite("glm_coefficient_transform", "s_max", s_max);
   }
 
+  /// The bound s_max.
   double s_max() const noexcept { return s_max_; }
 
   /// theta at v and the log prior density of v; false (theta unset) when v is not finite.

@@ -19,7 +19,9 @@ namespace privpost {
 
 /// Records of a GLM: rows of x are the covariates, y the responses.
 struct glm_records {
+  /// Covariates, one record per row.
   Eigen::MatrixXd x;
+  /// Responses, one per record.
   Eigen::VectorXd y;
 };
 
@@ -45,8 +47,11 @@ concept glm_record_likelihood = requires(double eta, double y, double& d_eta) {
 template <glm_record_likelihood Likelihood>
 class glm_record_model {
  public:
+  /// The record likelihood.
   using likelihood_type = Likelihood;
 
+  /// The posterior of the exact records x (rows) and y with the prior bound s_max; std::invalid_argument on empty, mismatched or
+  /// non-finite records or a response the likelihood does not admit.
   glm_record_model(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, double s_max = glm_prior{}.s_max)
       : x_(x), y_(y.size()), coef_(s_max) {
     constexpr const char* f = Likelihood::name;
@@ -63,7 +68,9 @@ class glm_record_model {
 
   /// Columns of x.
   Eigen::Index dimension() const noexcept { return x_.cols(); }
+  /// d.
   int covariates() const noexcept { return static_cast<int>(x_.cols()); }
+  /// The number of records.
   double records() const noexcept { return static_cast<double>(x_.rows()); }
   /// Evaluations at a point outside the model's domain (-infinity returned).
   std::uint64_t failures() const noexcept { return failures_; }

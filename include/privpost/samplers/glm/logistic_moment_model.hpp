@@ -23,11 +23,15 @@ namespace privpost {
 template <class Link = exact_logistic_link>
 class logistic_moment_map {
  public:
+  /// The map for d covariates, with an intercept column of this constant when given.
   logistic_moment_map(int d, std::optional<double> intercept)
       : layout_(d, intercept.has_value()), ws_(layout_), w_(layout_.augmented()), w_bar_(layout_.augmented()) {}
 
+  /// Length of the statistic.
   Eigen::Index size() const noexcept { return layout_.size(); }
+  /// p: d, plus 1 with an intercept.
   int augmented() const noexcept { return layout_.augmented(); }
+  /// The statistic's layout.
   const logistic_moment_layout& layout() const noexcept { return layout_; }
 
   /// mu and V at (nu, theta~, Sigma~); false where |m_eta| or q exceeds 1e6 (or q < 0).

@@ -21,12 +21,15 @@ namespace privpost {
 /// The logistic record likelihood: y in {-1, +1} (0 read as -1, the release side's mapping),
 /// log p(y | eta) = log logistic(y eta) = -softplus(-y eta), d/d eta = y logistic(-y eta).
 struct logistic_record_likelihood {
+  /// Name in error messages.
   static constexpr const char* name = "logistic_record_model";
+  /// The response as the likelihood reads it: 1 stays 1, 0 and -1 become -1; std::invalid_argument otherwise.
   static double admit(double y) {
     if (y == 1.0) return 1.0;
     if (y == -1.0 || y == 0.0) return -1.0;
     throw_invalid(name, "response", y, "0 or -1 (negative), 1 (positive)");
   }
+  /// log p(y | eta), with its derivative in d_eta.
   static double log_likelihood(double eta, double y, double& d_eta) {
     const double t = y * eta;
     d_eta = y / (1.0 + std::exp(t));

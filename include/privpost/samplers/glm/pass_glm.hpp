@@ -45,6 +45,8 @@ inline std::array<double, 3> pass_glm_chebyshev(double radius) {
 /// chebyshev_radius R_s: the interval of y theta^T x the approximation should cover (||theta|| R for plausible theta).
 class pass_glm_posterior {
  public:
+  /// The posterior from the release z of d covariates; std::invalid_argument unless d is in [1, 1000] and z is finite with d +
+  /// d(d+1)/2 entries.
   pass_glm_posterior(const Eigen::VectorXd& z, int d, double chebyshev_radius) : d_(d) {
     constexpr const char* f = "pass_glm_posterior";
     if (d < 1 || d > 1000) throw_invalid(f, "number of covariates d", d, "an integer in [1, 1000]");
@@ -72,7 +74,9 @@ class pass_glm_posterior {
                    "small enough that the posterior mean and covariance are finite");
   }
 
+  /// The posterior mean.
   const Eigen::VectorXd& mean() const noexcept { return mean_; }
+  /// The posterior covariance.
   const Eigen::MatrixXd& covariance() const noexcept { return covariance_; }
   /// S_xx after the projection onto the PSD cone.
   const Eigen::MatrixXd& gram() const noexcept { return sxx_psd_; }

@@ -24,12 +24,17 @@ class poisson_moment_map {
   /// glm_moment_model starts NUTS at the release's covariate moments with small coefficients (initial_point).
   static constexpr bool moment_start = true;
 
+  /// The map for d covariates, with an intercept column of this constant when given.
   poisson_moment_map(int d, std::optional<double> intercept) : layout_(d, intercept.has_value(), true), ws_(layout_) {}
 
+  /// Length of the statistic.
   Eigen::Index size() const noexcept { return layout_.size(); }
+  /// p: d, plus 1 with an intercept.
   int augmented() const noexcept { return layout_.augmented(); }
+  /// The statistic's layout.
   const poisson_moment_layout& layout() const noexcept { return layout_; }
 
+  /// mu and V at (nu, theta~, Sigma~); false where the moments would overflow (poisson_moment_q_limit).
   bool forward(const Eigen::VectorXd& nu, const Eigen::VectorXd& theta, const Eigen::MatrixXd& sigma, Eigen::VectorXd& mu,
                Eigen::MatrixXd& v) {
     return poisson_moments(layout_, nu, theta, sigma, mu, v, ws_);

@@ -21,11 +21,14 @@ namespace privpost {
 /// -log y!, constant in theta), d/d eta = y - e^eta. Counts are read as recorded (no clamp: the reference posterior is
 /// that of the true records, not of the release's clamped ones).
 struct poisson_record_likelihood {
+  /// Name in error messages.
   static constexpr const char* name = "poisson_record_model";
+  /// The response as the likelihood reads it; std::invalid_argument unless it is an integer >= 0.
   static double admit(double y) {
     if (!(std::isfinite(y) && y >= 0.0 && y == std::floor(y))) throw_invalid(name, "response", y, "an integer >= 0");
     return y;
   }
+  /// log p(y | eta) up to -log y!, with its derivative in d_eta.
   static double log_likelihood(double eta, double y, double& d_eta) {
     const double mean = std::exp(eta);
     d_eta = y - mean;
