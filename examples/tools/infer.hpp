@@ -75,6 +75,13 @@ inline std::vector<double> prior_values(const std::string& text, std::size_t cou
   return v;
 }
 
+// The summary's line for a run that Ctrl-C ended early (inference_options::stop): how many draws it kept.
+inline void print_interrupted(const privpost::inference_result& r) {
+  if (!r.interrupted) return;
+  std::printf("  INTERRUPTED (Ctrl-C): %lld draws per chain of %lld chain(s) kept before the stop\n",
+              static_cast<long long>(r.draws.draws_per_chain()), static_cast<long long>(r.draws.num_chains()));
+}
+
 inline void summarise(const char* method, const privpost::inference_result& r, const std::vector<std::string>& names) {
   std::printf("%s\n  %-10s %10s %10s %10s %10s %10s %7s %8s %8s\n", method, "parameter", "mean", "sd", "q5", "q50", "q95",
               "R-hat", "ESS bulk", "ESS tail");
@@ -83,9 +90,7 @@ inline void summarise(const char* method, const privpost::inference_result& r, c
                 r.draws.mean(j), r.draws.sd(j), r.draws.quantile(0.05, j), r.draws.quantile(0.5, j), r.draws.quantile(0.95, j),
                 r.draws.rhat(j), r.draws.ess_bulk(j), r.draws.ess_tail(j));
   }
-  if (r.interrupted)
-    std::printf("  INTERRUPTED (Ctrl-C): %lld draws per chain of %lld chain(s) kept before the stop\n",
-                static_cast<long long>(r.draws.draws_per_chain()), static_cast<long long>(r.draws.num_chains()));
+  print_interrupted(r);
   const auto& e = r.events;
   std::printf("  numerical repairs: %llu projections, %llu jitter, %llu PSD repairs, %llu rejected draws\n",
               static_cast<unsigned long long>(e.projections), static_cast<unsigned long long>(e.jitter),

@@ -69,9 +69,7 @@ void summarise_glm(const std::string& title, const privpost::inference_result& r
                 r.draws.mean(j), r.draws.sd(j), ci.lower, ci.upper, flag ? "*" : "", r.draws.rhat(j), r.draws.ess_bulk(j),
                 r.draws.ess_tail(j));
   }
-  if (r.interrupted)
-    std::printf("  INTERRUPTED (Ctrl-C): %lld draws per chain of %lld chain(s) kept before the stop\n",
-                static_cast<long long>(r.draws.draws_per_chain()), static_cast<long long>(r.draws.num_chains()));
+  print_interrupted(r);
   std::printf("  NUTS after warm-up: %llu divergent transitions, %llu at the maximum tree depth\n",
               static_cast<unsigned long long>(r.events.divergences),
               static_cast<unsigned long long>(r.events.treedepth_saturations));

@@ -161,9 +161,7 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
       "of %lld sweeps\n",
       static_cast<long long>(r.draws.dimension()), worst_rhat, worst_ess, static_cast<unsigned long long>(e.rejected_draws),
       static_cast<unsigned long long>(e.projections), static_cast<long long>(r.sweeps));
-  if (r.interrupted)
-    std::printf("  INTERRUPTED (Ctrl-C): %lld draws per chain of %lld chain(s) kept before the stop\n",
-                static_cast<long long>(r.draws.draws_per_chain()), static_cast<long long>(r.draws.num_chains()));
+  print_interrupted(r);
   const std::size_t warnings = warn("noise-aware", r, names);
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, {{"gibbs", r}}, names);
   write_outputs(o, rec, run.thin, {{"gibbs", r}}, {"noise-aware Bayesian CGM (Gibbs-SS over the tree CGM)"}, names);
