@@ -14,15 +14,18 @@ fail() {
   for f in out.txt err.txt cal.txt calerr.txt; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done
   exit 1
 }
+# Sends SIGINT (Ctrl-C) to the background job $1 after 3 s and sets status to its exit status.
+interrupt_after_3s() {
+  sleep 3
+  kill -INT "$1"
+  wait "$1"
+  status=$?
+}
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 
 "$infer" "$record" --compare-naive --chains 2 --parallel --burnin 100 --draws 1000 --thin 100000 --draws-csv d.csv \
   --output-dir out > out.txt 2> err.txt &
-pid=$!
-sleep 3
-kill -INT "$pid"
-wait "$pid"
-status=$?
+interrupt_after_3s $!
 [ "$status" -eq 130 ] || fail "privpost-infer exit status $status, not 130"
 grep -q "INTERRUPTED (Ctrl-C): [0-9]* draws per chain" out.txt || fail "no INTERRUPTED line in the summary"
 grep -q "privpost-infer: interrupted (Ctrl-C)" err.txt || fail "no interruption message on stderr"
@@ -33,11 +36,7 @@ rows=$(($(wc -l < d.csv) - 1))
 echo "privpost-infer: status 130, $rows draws kept and written"
 
 "$calibrate" --model binomial --trials 1000000 --draws 100 --burnin 100 --mmd-draws 0 > cal.txt 2> calerr.txt &
-pid=$!
-sleep 3
-kill -INT "$pid"
-wait "$pid"
-status=$?
+interrupt_after_3s $!
 [ "$status" -eq 130 ] || fail "privpost-calibrate exit status $status, not 130"
 grep -q "interrupted (Ctrl-C) after [0-9]* of 1000000 trials" calerr.txt || fail "no interruption message"
 grep -q "^gibbs " cal.txt || fail "no table"

@@ -19,9 +19,8 @@ struct interval {
   double hi = 0.0;
 
   constexpr interval() = default;
-  constexpr interval(double point)
-      : lo(point),
-        hi(point) {}  ///< The degenerate interval [point, point]; implicit so that constants mix with intervals (NOLINT).
+  /// The degenerate interval [point, point]; implicit so that constants mix with intervals.
+  constexpr interval(double point) : lo(point), hi(point) {}  // NOLINT: constants mix with intervals implicitly
   /// [lower, upper]; std::invalid_argument on a NaN end or lower > upper.
   interval(double lower, double upper) : lo(lower), hi(upper) { check_interval("interval", "[lo, hi]", lower, upper); }
 
