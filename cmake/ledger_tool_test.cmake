@@ -97,3 +97,48 @@ expect_run(failure "records more than its total" ${base} --epsilon 0.1 --ledger 
 if(EXISTS "${dir}/d.json")
   message(FATAL_ERROR "a refused release wrote a release record")
 endif()
+
+# 5. A ledger is never lost nor taken for a new one: an empty file, a device, an oversized file are refused, even with
+#    --budget (an empty ledger read as new once admitted 0.9 after 0.3 of 1 had been charged).
+file(WRITE "${dir}/empty.json" "")
+expect_run(failure "is empty: a ledger always records its total.*not read as a new ledger"
+  ${base} --epsilon 0.1 --ledger empty.json --budget 1 --output d.json)
+expect_run(failure "'/dev/zero' is not a regular file" ${base} --epsilon 0.1 --ledger /dev/zero --budget 1 --output d.json)
+string(REPEAT "x" 1048576 mebibyte)
+file(WRITE "${dir}/huge.json" "")
+foreach(i RANGE 1 17)
+  file(APPEND "${dir}/huge.json" "${mebibyte}")
+endforeach()
+expect_run(failure "huge.json' has 17825792 bytes; accepted: a ledger of at most 16777216 bytes"
+  ${base} --epsilon 0.1 --ledger huge.json --budget 1 --output d.json)
+file(REMOVE "${dir}/huge.json")
+if(EXISTS "${dir}/d.json")
+  message(FATAL_ERROR "a refused release wrote a release record")
+endif()
+# The ledger is replaced whole: no temporary file is left, the lock file stays beside it.
+if(EXISTS "${ledger}.tmp" OR NOT EXISTS "${ledger}.lock")
+  message(FATAL_ERROR "after a charge, '${ledger}.tmp' exists or '${ledger}.lock' does not")
+endif()
+
+# 6. The record's output: an unwritable path is refused before anything is charged; a record lost after the charge
+#    (/dev/full) exits with status 3 and names the charged entry; never exit 0 without the record written.
+expect_run(success "charged" ${base} --epsilon 0.1 --ledger out.json --budget 1 --output e.json)
+expect_run(failure "cannot create a file beside '${dir}/no/such/folder/e.json'.*No such file or directory"
+  ${base} --epsilon 0.1 --ledger out.json --output ${dir}/no/such/folder/e.json)
+entry_count("${dir}/out.json" n)
+if(NOT n EQUAL 1)
+  message(FATAL_ERROR "an unwritable --output was charged to the ledger (${n} entries, expected 1)")
+endif()
+execute_process(COMMAND ${base} --epsilon 0.1 --ledger out.json --output /dev/full WORKING_DIRECTORY "${dir}"
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+message("$ --output /dev/full: exit status ${rc}\n${err}")
+if(NOT rc EQUAL 3 OR NOT err MATCHES "could not be written to '/dev/full'.*No space left on device.*WAS CHARGED to the ledger '.*out.json': entry 2 \\(")
+  message(FATAL_ERROR "--output /dev/full: expected exit status 3 and the charged entry named")
+endif()
+# Without a ledger nothing is charged, and the failure says that nothing was released.
+expect_run(failure "could not be written to '/dev/full'.*nothing was released" ${base} --epsilon 0.1 --output /dev/full)
+execute_process(COMMAND sh -c "\"$0\" \"$@\" > /dev/full" ${base} --epsilon 0.1 WORKING_DIRECTORY "${dir}"
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "could not be written to standard output")
+  message(FATAL_ERROR "standard output on /dev/full: exit status ${rc}, ${err}")
+endif()

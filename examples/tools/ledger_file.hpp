@@ -1,10 +1,15 @@
-// The privacy budget ledger file of privpost-release (--ledger FILE; issue #13 item 4): a JSON file next to the data
-// holding the data set's total (epsilon, delta) and every release charged to it. A release is charged under an
-// exclusive lock on the file (flock), read-check-write, before any noise is drawn, so two concurrent releases cannot
-// both spend the same budget; the composition rules are privacy_accountant's (basic composition, or zCDP converted at
-// the total's delta). The file is rewritten in place under the lock (a rename would move the lock's inode away from a
-// waiting process); a write cut short by a crash leaves a file that the next release refuses to read, never one that
-// understates the spend.
+// The privacy budget ledger file of privpost-release (--ledger FILE): a JSON file next to the data holding the data
+// set's total (epsilon, delta) and every release charged to it. A release is charged under an exclusive lock,
+// read-check-write, before any noise is drawn, so two concurrent releases cannot both spend the same budget; the
+// composition rules are privacy_accountant's (basic composition, or zCDP converted at the total's delta).
+//
+// A ledger must never lose an entry, whatever fails (a full disk, a crash, a kill): a ledger that understates the spend
+// lets the next release overspend. So the file is never rewritten in place. The new state goes to FILE.tmp, which is
+// flushed and synced, then renamed over FILE, and the folder is synced: at every instant FILE holds either the old
+// ledger or the new one, whole. The lock is taken on a separate file, FILE.lock, that is never renamed (a lock on FILE
+// itself would stay on the old inode after the rename, and a process waiting on it would read a stale ledger).
+// A missing FILE is a new ledger; an existing FILE that is empty, unreadable, not a regular file or larger than any
+// plausible ledger is an error, never a fresh start.
 //
 //     {"format": "privpost-ledger-1", "total": {"epsilon": 1, "delta": 1e-6},
 //      "entries": [{"label": "...", "epsilon": 0.5, "delta": 0, "rho": 0.125, "time": "2026-11-29T09:00:00Z"}]}
@@ -12,11 +17,13 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -39,26 +46,39 @@ class ledger_file {
   /// How long open() waits for another process's lock before giving up (a release holds it for milliseconds).
   static constexpr int lock_wait_seconds = 30;
 
-  /// Opens (creating it when absent) and locks path. A new or empty file needs total, the data set's budget; an existing
-  /// one keeps its own, and a total that differs from it is refused. std::runtime_error for I/O failures and a lock held
-  /// too long; std::invalid_argument for a malformed file or a bad total.
+  /// The largest ledger file read, in bytes. An entry takes about 200 bytes, so this is some 80000 releases: a larger
+  /// file is not a ledger (reading /dev/zero as one would grow without bound).
+  static constexpr std::size_t max_file_bytes = std::size_t{16} << 20;
+
+  /// Locks path's ledger (through path + ".lock") and reads it. A missing file is a new ledger and needs total, the
+  /// data set's budget; an existing one keeps its own, and a total that differs from it is refused. std::runtime_error
+  /// for I/O failures and a lock held too long; std::invalid_argument for a malformed, empty, non-regular or oversized
+  /// file or a bad total.
   ledger_file(std::string path, std::optional<privacy_budget> total) : path_(std::move(path)) {
     if (total) privacy_accountant check(*total);  // a bad total is refused before the file is touched
-    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd_ < 0) throw std::runtime_error("--ledger: cannot open '" + path_ + "': " + std::strerror(errno));
+    if (path_.empty()) throw std::invalid_argument("--ledger: the file name is empty");
+    const std::string lock_path = path_ + ".lock";
+    fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ < 0) throw std::runtime_error("--ledger: cannot open the lock file '" + lock_path + "': " + std::strerror(errno));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(lock_wait_seconds);
     while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      if (errno != EWOULDBLOCK && errno != EINTR) fail("cannot lock '" + path_ + "': " + std::strerror(errno));
+      if (errno != EWOULDBLOCK && errno != EINTR) fail("cannot lock '" + lock_path + "': " + std::strerror(errno));
       if (std::chrono::steady_clock::now() > deadline)
         fail("'" + path_ + "' is locked by another release for more than " + std::to_string(lock_wait_seconds) + " s");
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    const std::string text = read_all();
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    const std::optional<std::string> contents = read_ledger();
+    if (!contents) {
       if (!total) fail("'" + path_ + "' is a new ledger: give the data set's total budget with --budget EPSILON[,DELTA]");
       accountant_.emplace(*total);
       return;
     }
+    const std::string& text = *contents;
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+      fail("'" + path_ + "' is empty: a ledger always records its total, so this one was cut short or replaced. It is not "
+               "read as a new ledger (that would forget every release charged to it): restore it from a backup, or move "
+               "it away only if no release was ever charged to it",
+           true);
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(text);
@@ -138,20 +158,48 @@ class ledger_file {
     throw std::runtime_error("--ledger: " + what);
   }
 
-  std::string read_all() {
+  // The ledger's text, or nullopt when the file does not exist (a new ledger). Refuses what cannot be a ledger: a
+  // folder, a device or a FIFO (/dev/zero would be read forever), a file over max_file_bytes.
+  std::optional<std::string> read_ledger() {
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+      if (errno == ENOENT) return std::nullopt;
+      fail("cannot open '" + path_ + "': " + std::strerror(errno));
+    }
+    struct ::stat st {};
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      fail("cannot inspect '" + path_ + "': " + std::strerror(err));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd);
+      fail("'" + path_ + "' is not a regular file; accepted: a ledger file written by privpost-release", true);
+    }
+    if (static_cast<std::uintmax_t>(st.st_size) > max_file_bytes) {
+      ::close(fd);
+      fail("'" + path_ + "' has " + std::to_string(st.st_size) + " bytes; accepted: a ledger of at most " +
+               std::to_string(max_file_bytes) + " bytes",
+           true);
+    }
     std::string text;
     char buffer[4096];
-    off_t at = 0;
     for (;;) {
-      const ssize_t got = ::pread(fd_, buffer, sizeof buffer, at);
+      const ssize_t got = ::read(fd, buffer, sizeof buffer);
       if (got < 0) {
         if (errno == EINTR) continue;
-        fail("cannot read '" + path_ + "': " + std::strerror(errno));
+        const int err = errno;
+        ::close(fd);
+        fail("cannot read '" + path_ + "': " + std::strerror(err));
       }
       if (got == 0) break;
       text.append(buffer, static_cast<std::size_t>(got));
-      at += got;
+      if (text.size() > max_file_bytes) {  // the file grew while it was read
+        ::close(fd);
+        fail("'" + path_ + "' grew past " + std::to_string(max_file_bytes) + " bytes while it was read", true);
+      }
     }
+    ::close(fd);
     return text;
   }
 
@@ -162,18 +210,46 @@ class ledger_file {
                               {"total", {{"epsilon", total.epsilon}, {"delta", total.delta}}},
                               {"spent", {{"epsilon", spent.epsilon}, {"delta", spent.delta}}},
                               {"entries", entries_json_}};
-    const std::string text = j.dump(2) + "\n";
-    if (::ftruncate(fd_, 0) != 0) throw std::runtime_error("--ledger: cannot truncate '" + path_ + "': " + std::strerror(errno));
+    replace_file(j.dump(2) + "\n");
+  }
+
+  // Writes text to path_ + ".tmp", syncs it, renames it over path_ and syncs the folder (see the file comment). On any
+  // failure the temporary file is removed, path_ is untouched, and std::runtime_error says what failed.
+  void replace_file(const std::string& text) {
+    const std::string tmp = path_ + ".tmp";
+    auto failed = [&](const std::string& what, int fd) {
+      const int err = errno;
+      if (fd >= 0) ::close(fd);
+      ::unlink(tmp.c_str());
+      throw std::runtime_error("--ledger: " + what + ": " + std::strerror(err) + "; the ledger '" + path_ +
+                               "' is unchanged and nothing was charged");
+    };
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) failed("cannot create '" + tmp + "'", -1);
     std::size_t done = 0;
     while (done < text.size()) {
-      const ssize_t put = ::pwrite(fd_, text.data() + done, text.size() - done, static_cast<off_t>(done));
+      const ssize_t put = ::write(fd, text.data() + done, text.size() - done);
       if (put < 0) {
         if (errno == EINTR) continue;
-        throw std::runtime_error("--ledger: cannot write '" + path_ + "': " + std::strerror(errno));
+        failed("cannot write '" + tmp + "'", fd);
       }
       done += static_cast<std::size_t>(put);
     }
-    if (::fsync(fd_) != 0) throw std::runtime_error("--ledger: cannot sync '" + path_ + "': " + std::strerror(errno));
+    if (::fsync(fd) != 0) failed("cannot sync '" + tmp + "'", fd);
+    if (::close(fd) != 0) failed("cannot close '" + tmp + "'", -1);
+    if (::rename(tmp.c_str(), path_.c_str()) != 0) failed("cannot rename '" + tmp + "' to '" + path_ + "'", -1);
+    // The rename is durable only once the folder's entry is on disk; the ledger is already whole at this point, so a
+    // failure here is reported but the charge stands.
+    const auto slash = path_.find_last_of('/');
+    const std::string folder = slash == std::string::npos ? "." : (slash == 0 ? "/" : path_.substr(0, slash));
+    const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0 || ::fsync(dir) != 0) {
+      const int err = errno;
+      if (dir >= 0) ::close(dir);
+      throw std::runtime_error("--ledger: the new ledger is in '" + path_ + "' but its folder '" + folder +
+                               "' could not be synced: " + std::strerror(err) + "; nothing was released");
+    }
+    ::close(dir);
   }
 
   static std::string utc_now() {

@@ -20,6 +20,7 @@
 #include <privpost/privpost.hpp>
 
 #include "ledger_file.hpp"
+#include "output_file.hpp"
 #include "release_record.hpp"
 #include "tool_support.hpp"
 
@@ -663,6 +664,8 @@ int main(int argc, char** argv) {
     if (o.model != "linreg" && o.model != "logistic" && o.model != "poisson-glm" && o.model != "pairwise-tables" &&
         o.column.empty())
       throw std::invalid_argument("--column is required for the " + o.model + " model");
+    // The output is opened first: an unwritable --output is refused before anything is charged or drawn.
+    privpost::tools::output_file output(o.output);
     std::optional<privpost::tools::ledger_file> ledger;
     if (!o.budget.empty() && o.ledger.empty()) throw std::invalid_argument("--budget needs --ledger FILE");
     if (!o.ledger.empty()) {
@@ -673,6 +676,7 @@ int main(int argc, char** argv) {
       ledger_label = "privpost-release --model " + o.model + (o.column.empty() ? "" : " --column " + o.column) + " --input " +
                      o.input + (o.output.empty() ? "" : " --output " + o.output);
     }
+    const std::size_t entries_before = ledger ? ledger->accountant().entries().size() : 0;
     auto record = make_release(o);
     if (ledger) {
       record.ledger_file = o.ledger;
@@ -685,11 +689,25 @@ int main(int argc, char** argv) {
                 << ", delta " << record.ledger_total.delta << ")\n";
     }
     const std::string text = privpost::tools::to_json(record).dump(2) + "\n";
-    if (o.output.empty()) {
-      std::cout << text;
-    } else {
-      std::ofstream f(o.output);
-      if (!(f << text)) throw std::runtime_error("cannot write '" + o.output + "'");
+    // The order is: charge (above, before any noise), then write the record whole. A record lost at this point keeps
+    // its charge (the noise was drawn; refunding it would trust that nothing leaked): say so loudly and exit 3.
+    try {
+      output.commit(text);
+    } catch (const std::exception& e) {
+      const std::string where = o.output.empty() ? std::string("standard output") : "'" + o.output + "'";
+      if (ledger && ledger->accountant().entries().size() > entries_before) {
+        const auto& entries = ledger->accountant().entries();
+        std::cerr << "privpost-release: ERROR: the release record could not be written to " << where << " (" << e.what()
+                  << "). The release WAS CHARGED to the ledger '" << o.ledger << "':";
+        for (std::size_t i = entries_before; i < entries.size(); ++i)
+          std::cerr << " entry " << i + 1 << " ('" << entries[i].label << "', epsilon " << entries[i].budget.epsilon
+                    << ", delta " << entries[i].budget.delta << ")";
+        std::cerr << ". The noisy statistics are lost and that budget stays spent.\n";
+        return 3;
+      }
+      std::cerr << "privpost-release: error: the release record could not be written to " << where << " (" << e.what()
+                << "); nothing was released\n";
+      return 1;
     }
     std::cerr << "privpost-release: released " << record.noisy_statistics.size() << " statistic(s) of n = " << record.n
               << " records with " << record.mechanism << " noise " << record.noise << " (sensitivity " << record.sensitivity

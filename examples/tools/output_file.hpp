@@ -1,0 +1,116 @@
+// Writing a file that must arrive whole or not at all (privpost-release's record). A release record that is lost after
+// its budget was charged wastes privacy budget, and one that is cut short is worse: a reader could take a truncated
+// JSON for a record of fewer statistics. So:
+//   - a regular file (or a new path) is written to a temporary file in the same folder, synced, closed and renamed over
+//     the target, and the folder is synced: the target holds the old contents or the new ones, whole;
+//   - the temporary file is created by open(), before any budget is charged, so an unwritable folder is refused while
+//     nothing has been spent;
+//   - a path that exists and is not a regular file (a terminal, a pipe, /dev/stdout, /dev/full) cannot be replaced: it
+//     is written directly, and every write and the close are checked;
+//   - an empty path is standard output, flushed and checked.
+// Every failure is a std::runtime_error naming the path and the system's reason.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace privpost::tools {
+
+/// A file written once, atomically where the file system allows it (see the file comment). open in the constructor,
+/// commit() writes; an object destroyed without a successful commit() leaves no temporary file behind.
+class output_file {
+ public:
+  /// Prepares path for writing (empty: standard output). std::runtime_error when it cannot be written.
+  explicit output_file(std::string path) : path_(std::move(path)) {
+    if (path_.empty()) return;
+    struct ::stat st {};
+    if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      if (S_ISDIR(st.st_mode)) throw std::runtime_error("--output '" + path_ + "' is a folder; accepted: a file name");
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd_ < 0) fail("cannot open '" + path_ + "' for writing");
+      return;
+    }
+    std::string pattern = path_ + ".XXXXXX";
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    fd_ = ::mkstemp(name.data());
+    if (fd_ < 0) fail("cannot create a file beside '" + path_ + "' (the folder must be writable)");
+    tmp_.assign(name.data());
+    // mkstemp creates 0600; a release record is public, so it gets the usual 0644 less the user's umask.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::fchmod(fd_, 0644 & ~mask);
+  }
+  output_file(const output_file&) = delete;
+  output_file& operator=(const output_file&) = delete;
+  ~output_file() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  }
+
+  /// Writes text and makes it durable; returns only when the whole text is in place.
+  void commit(const std::string& text) {
+    if (path_.empty()) {
+      std::cout << text;
+      std::cout.flush();
+      if (!std::cout) {
+        errno = EIO;
+        fail("cannot write the record to standard output");
+      }
+      return;
+    }
+    std::size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t put = ::write(fd_, text.data() + done, text.size() - done);
+      if (put < 0) {
+        if (errno == EINTR) continue;
+        fail("cannot write '" + target() + "'");
+      }
+      done += static_cast<std::size_t>(put);
+    }
+    if (tmp_.empty()) {  // a device or pipe: no rename, but the close reports a deferred write error
+      const int fd = fd_;
+      fd_ = -1;
+      if (::close(fd) != 0) fail("cannot close '" + path_ + "'");
+      return;
+    }
+    if (::fsync(fd_) != 0) fail("cannot sync '" + tmp_ + "'");
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail("cannot close '" + tmp_ + "'");
+    if (::rename(tmp_.c_str(), path_.c_str()) != 0) fail("cannot rename '" + tmp_ + "' to '" + path_ + "'");
+    tmp_.clear();
+    const auto slash = path_.find_last_of('/');
+    const std::string folder = slash == std::string::npos ? "." : (slash == 0 ? "/" : path_.substr(0, slash));
+    const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0 || ::fsync(dir) != 0) {
+      const int err = errno;
+      if (dir >= 0) ::close(dir);
+      errno = err;
+      fail("'" + path_ + "' is written but its folder '" + folder + "' could not be synced");
+    }
+    ::close(dir);
+  }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  const std::string& target() const { return tmp_.empty() ? path_ : tmp_; }
+
+  [[noreturn]] void fail(const std::string& what) const { throw std::runtime_error(what + ": " + std::strerror(errno)); }
+
+  std::string path_;
+  std::string tmp_;
+  int fd_ = -1;
+};
+
+}  // namespace privpost::tools
