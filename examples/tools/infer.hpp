@@ -320,7 +320,7 @@ inline tool_mechanism lattice_mechanism_of(const privpost::tools::release_record
   // every released value must be a lattice point: anything else is not a release of this mechanism
   for (const double z : rec.noisy_statistics) (void)detail::release_index("release record: noisy_statistics", rec.granularity, z);
   auto check = [&](double mine, const char* what) {
-    if (std::abs(mine - rec.noise) > 1e-9 * rec.noise)
+    if (!same_value(rec.noise, mine))
       throw std::invalid_argument(
           std::string("release record: the ") + what + " " + std::to_string(rec.noise) +
           " does not match the lattice calibration of (epsilon, sensitivity, granularity): " + std::to_string(mine));
@@ -339,12 +339,12 @@ inline tool_mechanism mechanism_of(const privpost::tools::release_record& rec) {
   if (is_discrete(rec.mechanism)) return lattice_mechanism_of(rec);
   if (rec.mechanism == "laplace") {
     const privpost::laplace_mechanism m(rec.sensitivity, rec.epsilon);
-    if (std::abs(m.scale() - rec.noise) > 1e-9 * rec.noise)
+    if (!privpost::tools::same_value(rec.noise, m.scale()))
       throw std::invalid_argument("release record: Laplace scale does not equal sensitivity / epsilon");
     return m;
   }
   const auto m = privpost::gaussian_mechanism::analytic(rec.sensitivity, rec.epsilon, rec.delta);
-  if (std::abs(m.sigma() - rec.noise) > 1e-9 * rec.noise)
+  if (!privpost::tools::same_value(rec.noise, m.sigma()))
     throw std::invalid_argument(
         "release record: Gaussian sigma does not match the analytic calibration of (epsilon, delta, sensitivity)");
   return m;

@@ -95,7 +95,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
                                 " model accepts: gaussian, laplace");
   // Gaussian: the L2 sensitivity (Lemma 3.3 / the exact Poisson bound); Laplace: glm_statistic::l1_sensitivity.
   const double expected_sensitivity = laplace ? statistic.l1_sensitivity() : statistic.l2_sensitivity();
-  if (std::abs(rec.sensitivity - expected_sensitivity) > 1e-9 * expected_sensitivity)
+  if (!same_value(rec.sensitivity, expected_sensitivity))
     throw std::invalid_argument("release record: sensitivity " + std::to_string(rec.sensitivity) + " is not " +
                                 std::string(laplace   ? "the L1 bound's "
                                             : poisson ? "the exact Poisson bound's "
@@ -106,12 +106,12 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   std::optional<laplace_mechanism> laplace_noise;
   if (laplace) {
     laplace_noise.emplace(rec.sensitivity, rec.epsilon);
-    if (std::abs(laplace_noise->scale() - rec.noise) > 1e-9 * rec.noise)
+    if (!same_value(rec.noise, laplace_noise->scale()))
       throw std::invalid_argument("release record: Laplace scale " + std::to_string(rec.noise) +
                                   " is not sensitivity / epsilon = " + std::to_string(laplace_noise->scale()));
   } else {
     const auto mechanism = gaussian_mechanism::analytic(rec.sensitivity, rec.epsilon, rec.delta);
-    if (std::abs(mechanism.sigma() - rec.noise) > 1e-9 * rec.noise)
+    if (!same_value(rec.noise, mechanism.sigma()))
       throw std::invalid_argument(
           "release record: Gaussian sigma does not match the analytic calibration of (epsilon, delta, sensitivity)");
     gaussian_sigma = mechanism.sigma();

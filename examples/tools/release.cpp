@@ -294,16 +294,15 @@ privpost::tools::release_record make_glm_release(const options& o) {
       y.push_back(cell == o.positive ? 1.0 : -1.0);
       continue;
     }
-    char* end = nullptr;
-    const double v = std::strtod(cell.c_str(), &end);
-    const bool number = !cell.empty() && end == cell.c_str() + cell.size();
+    const bool number = tools::is_decimal_number(cell);
+    const double v = number ? std::strtod(cell.c_str(), nullptr) : 0.0;
     if (poisson) {
       if (!number || !(std::isfinite(v) && v >= 0.0 && v == std::floor(v)))
-        throw std::invalid_argument("CSV line " + std::to_string(line) + ": response '" + cell +
+        throw std::invalid_argument("CSV line " + std::to_string(line) + ": response '" + tools::echo(cell) +
                                     "'; accepted: a count (an integer >= 0)");
       if (v > r.y_bound) ++clamped_y;
     } else if (!number || !(v == 0.0 || v == 1.0 || v == -1.0)) {
-      throw std::invalid_argument("CSV line " + std::to_string(line) + ": response '" + cell +
+      throw std::invalid_argument("CSV line " + std::to_string(line) + ": response '" + tools::echo(cell) +
                                   "'; accepted: 0, 1, -1 (or text labels with --positive LABEL)");
     }
     y.push_back(v);
@@ -375,6 +374,9 @@ privpost::tools::release_record make_tables_release(const options& o) {
   for (std::size_t v = 0; v < r.nodes.size(); ++v)
     if (std::find(r.nodes.begin() + static_cast<std::ptrdiff_t>(v) + 1, r.nodes.end(), r.nodes[v]) != r.nodes.end())
       throw std::invalid_argument("--columns: '" + r.nodes[v] + "' is listed twice");
+  if (r.nodes.size() > tools::max_table_nodes)
+    throw std::invalid_argument("--columns: " + std::to_string(r.nodes.size()) + " columns; accepted: at most " +
+                                std::to_string(tools::max_table_nodes));
   r.missing_level = o.missing_level;
   const std::vector<std::string> shared = tools::split_list(o.levels);
   r.levels.assign(r.nodes.size(), shared);
@@ -395,10 +397,10 @@ privpost::tools::release_record make_tables_release(const options& o) {
   std::vector<int> cardinalities;
   for (std::size_t v = 0; v < r.nodes.size(); ++v) {
     const auto& l = r.levels[v];
-    if (l.size() < 2)
+    if (l.size() < 2 || l.size() > tools::max_table_levels)
       throw std::invalid_argument("column '" + r.nodes[v] + "' has " + std::to_string(l.size()) +
-                                  " declared level(s); accepted: at least 2 (--levels a,b,... or --levels-of " + r.nodes[v] +
-                                  "=a/b)");
+                                  " declared level(s); accepted: 2 to " + std::to_string(tools::max_table_levels) +
+                                  " (--levels a,b,... or --levels-of " + r.nodes[v] + "=a/b)");
     for (std::size_t a = 0; a < l.size(); ++a)
       if (std::find(l.begin() + static_cast<std::ptrdiff_t>(a) + 1, l.end(), l[a]) != l.end())
         throw std::invalid_argument("column '" + r.nodes[v] + "': level '" + l[a] + "' is declared twice");
@@ -410,6 +412,9 @@ privpost::tools::release_record make_tables_release(const options& o) {
     r.edges.emplace_back(node_index(e.substr(0, colon), "--edges"), node_index(e.substr(colon + 1), "--edges"));
   }
   const pairwise_graph graph(cardinalities, r.edges);  // validates: no self loops, no duplicate edges
+  // The record stores each edge as the graph lays out its table: (u, v) with u < v, rows u's levels (cell (a, c) at
+  // a K_v + c), whatever order --edges named the two columns in.
+  for (int e = 0; e < graph.num_edges(); ++e) r.edges[static_cast<std::size_t>(e)] = graph.edge(e);
   for (int v = 0; v < graph.num_nodes(); ++v)
     if (graph.incident(v).empty())
       throw std::invalid_argument("column '" + r.nodes[static_cast<std::size_t>(v)] +
@@ -431,7 +436,7 @@ privpost::tools::release_record make_tables_release(const options& o) {
                  ? (r.missing_level.empty()
                         ? std::string("an empty cell (declare the level it stands for with --missing-level)")
                         : "an empty cell, and --missing-level '" + r.missing_level + "' is not a declared level of this column")
-                 : "'" + cells[i].second + "' is not a declared level") +
+                 : "'" + tools::echo(cells[i].second) + "' is not a declared level") +
             " in column '" + r.nodes[v] + "'; nothing was released");
       records(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(v)) = static_cast<int>(at - l.begin());
     }
@@ -514,6 +519,10 @@ privpost::tools::release_record make_release(const options& o) {
   if (o.model == "linreg") return make_regression_release(o);
   if (o.model == "logistic" || o.model == "poisson-glm") return make_glm_release(o);
   if (o.model == "pairwise-tables") return make_tables_release(o);
+  // What privpost-infer cannot analyse is refused here, before the data are read or any budget is charged.
+  if (o.model == "multinomial" && !(o.categories >= 2 && o.categories <= tools::max_categories))
+    throw std::invalid_argument("--categories is " + std::to_string(o.categories) + "; accepted: an integer from 2 to " +
+                                std::to_string(tools::max_categories) + " (the multinomial models privpost-infer analyses)");
   const std::vector<double> x = tools::read_csv_column(o.input, o.column);
   tools::release_record r;
   r.model = o.model;
@@ -534,8 +543,7 @@ privpost::tools::release_record make_release(const options& o) {
       l1 = binomial_family::l1_sensitivity;
       l2 = binomial_family::l2_sensitivity;
     } else {
-      if (o.categories < 2)
-        throw std::invalid_argument("--categories is " + std::to_string(o.categories) + "; accepted: an integer >= 2");
+
       r.categories = o.categories;
       s = Eigen::VectorXd::Zero(o.categories - 1);
       for (std::size_t i = 0; i < x.size(); ++i) {

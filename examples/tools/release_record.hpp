@@ -1,13 +1,17 @@
-// The JSON release record shared by privpost-release (writes it) and privpost-infer (reads it), and CSV reading.
+// The JSON release record shared by privpost-release (writes it) and privpost-infer (reads it); CSV reading is csv.hpp.
 // A release record holds only public information: the model, n, the mechanism and its parameters, the declared bounds
 // and policy, and the noisy statistics.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstddef>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -15,6 +19,17 @@
 #include <vector>
 
 #include <privpost/core/concepts.hpp>
+#include <privpost/core/interval.hpp>
+#include <privpost/families/exponential.hpp>
+#include <privpost/families/glm/glm_statistic.hpp>
+#include <privpost/families/graphical/contingency_tables.hpp>
+#include <privpost/families/graphical/pairwise_graph.hpp>
+#include <privpost/families/normal.hpp>
+#include <privpost/families/regression/regression_layout.hpp>
+#include <privpost/families/truncation.hpp>
+#include <privpost/mechanisms/ssp.hpp>
+
+#include "csv.hpp"
 
 namespace privpost::tools {
 
@@ -162,29 +177,177 @@ inline nlohmann::json to_json(const release_record& r) {
   return j;
 }
 
-/// Parses and checks a release record; throws std::invalid_argument naming the offending field.
+/// The largest multinomial K that privpost-infer analyses (its Dirichlet samplers are compiled for K = 2..5):
+/// privpost-release refuses more before any noise is drawn, so no budget is spent on a release nobody can analyse.
+inline constexpr int max_categories = 5;
+
+/// The largest pairwise-tables graph the record format takes: nodes, and declared levels per node. Both tools use them,
+/// so that privpost-release refuses a graph privpost-infer would refuse.
+inline constexpr std::size_t max_table_nodes = 1000;
+/// The most declared levels of one pairwise-tables column (see max_table_nodes).
+inline constexpr std::size_t max_table_levels = 1000;
+
+/// How many noise scales a released value may lie outside the range its statistic can take before the record is
+/// refused as no release of its declared mechanism: the chance of an honest release landing there is below
+/// 0.5 e^-50 = 1e-22 for Laplace noise (less for Gaussian and the lattice mechanisms). Far beyond it a sampler's
+/// arithmetic cannot represent the release (a binomial count of 1e20 gave a confident posterior mean of 0.22).
+inline constexpr double max_noise_scales_outside = 50.0;
+
+/// true when recorded is the finite value expected (relative tolerance 1e-9). A NaN or an overflow to infinity on
+/// either side is a mismatch: a plain |a - b| > tol test passes them, which let a y_bound of 1e100 through.
+inline bool same_value(double recorded, double expected) {
+  return std::isfinite(recorded) && std::isfinite(expected) &&
+         std::abs(recorded - expected) <= 1e-9 * std::max(std::abs(expected), std::abs(recorded));
+}
+
+namespace record_detail {
+
+// x for a message: whole numbers as integers (4294967298, not 4.29497e+09), others to 10 significant digits.
+inline std::string show(double x) {
+  char buffer[40];
+  if (std::isfinite(x) && std::floor(x) == x && std::abs(x) <= 9007199254740992.0)
+    std::snprintf(buffer, sizeof buffer, "%.0f", x);
+  else
+    std::snprintf(buffer, sizeof buffer, "%.10g", x);
+  return buffer;
+}
+
+// The sensitivity privpost-release computes for r from its declared bounds: L1 for the Laplace mechanisms, L2 for the
+// Gaussian ones. Throws std::invalid_argument (through the library's checks) for bounds it cannot use.
+inline double declared_sensitivity(const release_record& r) {
+  const bool l1 = r.mechanism == "laplace" || r.mechanism == "discrete-laplace";
+  if (r.model == "binomial") return 1.0;
+  if (r.model == "multinomial") return l1 ? 2.0 : std::sqrt(2.0);
+  if (is_family_model(r.model)) {  // the unbounded families: records in [lower, upper], out-of-bounds records dropped
+    const std::array<interval, 1> box{interval(r.lower, r.upper)};
+    if (r.model == "normal") {
+      const bounded_statistic<1, record_statistic<normal_family>> stat({}, box, out_of_bounds::drop);
+      return l1 ? stat.l1_sensitivity() : stat.l2_sensitivity();
+    }
+    const bounded_statistic<1, record_statistic<exponential_rate_family>> stat({}, box, out_of_bounds::drop);
+    return l1 ? stat.l1_sensitivity() : stat.l2_sensitivity();
+  }
+  if (r.model == "linreg") {
+    const int d = static_cast<int>(r.covariates.size());
+    const regression_layout layout(d, r.intercept);
+    std::vector<interval> box;
+    for (const auto& b : r.covariate_bounds) box.push_back(r.unit_scaled ? interval(-1.0, 1.0) : interval(b.first, b.second));
+    const interval ybox =
+        r.unit_scaled ? interval(-1.0, 1.0) : interval(r.response_bounds.first, r.response_bounds.second);
+    const auto [s1, s2] = layout.sensitivity(box, ybox);
+    return l1 ? s1 : s2;
+  }
+  if (r.model == "logistic" || r.model == "poisson-glm") {
+    const int d = static_cast<int>(r.covariates.size());
+    const std::optional<double> c = r.intercept ? std::optional<double>(r.intercept_value) : std::nullopt;
+    const auto statistic = r.model == "poisson-glm" ? glm_statistic::poisson(d, r.radius, r.y_bound, c)
+                                                    : glm_statistic::logistic(d, r.radius, c);
+    return l1 ? statistic.l1_sensitivity() : statistic.l2_sensitivity();
+  }
+  // pairwise-tables
+  std::vector<int> cardinalities;
+  for (const auto& l : r.levels) cardinalities.push_back(static_cast<int>(l.size()));
+  const pairwise_graph graph(cardinalities, r.edges);
+  const auto relation = r.neighbours == "add_remove" ? neighbour_relation::add_remove : neighbour_relation::replace_one;
+  return l1 ? contingency_l1_sensitivity(graph, relation) : contingency_l2_sensitivity(graph, relation);
+}
+
+// [lo, hi] containing every value statistic i of r can take before noise, for the one rule of
+// max_noise_scales_outside. Loose where the exact range is tedious (it only has to contain the true range).
+inline std::pair<double, double> statistic_range(const release_record& r, std::size_t i) {
+  const double n = r.n;
+  if (r.model == "binomial" || r.model == "multinomial" || r.model == "pairwise-tables") return {0.0, n};
+  if (is_family_model(r.model)) {  // t(x) = x, and x^2 for the normal's second entry; a dropped record adds 0
+    if (r.model == "normal" && i == 1) {
+      const double top = std::max(r.lower * r.lower, r.upper * r.upper);
+      return {0.0, n * top};
+    }
+    return {n * std::min(r.lower, 0.0), n * std::max(r.upper, 0.0)};
+  }
+  double entry = 0.0;  // the largest |entry| of one record's statistic
+  if (r.model == "linreg") {
+    double x = 1.0, y = 1.0;
+    if (!r.unit_scaled) {
+      for (const auto& b : r.covariate_bounds) x = std::max({x, std::abs(b.first), std::abs(b.second)});
+      y = std::max({std::abs(r.response_bounds.first), std::abs(r.response_bounds.second), 1.0});
+    }
+    entry = std::max({x * x, x * y, y * y});
+  } else {  // the GLMs: ||[c, x]|| <= sqrt(c^2 + R^2) =: a, entries of y x~ and t2 at most max(1, R_y) max(a, a^2)
+    const double c = r.intercept ? r.intercept_value : 0.0;
+    const double a = std::hypot(c, r.radius);
+    entry = std::max(1.0, r.model == "poisson-glm" ? r.y_bound : 1.0) * std::max(a, a * a);
+  }
+  return {-n * entry, n * entry};
+}
+
+}  // namespace record_detail
+
+/// Parses and checks a release record: every field of every record type, with overflow-safe arithmetic and
+/// range-checked integers; the declared bounds must give the recorded sensitivity exactly as privpost-release computes
+/// it, and every released value must be one the declared mechanism can produce (max_noise_scales_outside). Throws
+/// std::invalid_argument naming the field and the accepted values.
 inline release_record from_json(const nlohmann::json& j) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("release record: " + what); };
   auto need = [&](const nlohmann::json& obj, const char* key) -> const nlohmann::json& {
-    if (!obj.is_object() || !obj.contains(key))
-      throw std::invalid_argument(std::string("release record: missing field '") + key + "'");
+    if (!obj.is_object() || !obj.contains(key)) fail(std::string("missing field '") + key + "'");
     return obj.at(key);
   };
   auto number = [&](const nlohmann::json& obj, const char* key) {
     const auto& v = need(obj, key);
-    if (!v.is_number()) throw std::invalid_argument(std::string("release record: field '") + key + "' is not a number");
+    if (!v.is_number()) fail(std::string("field '") + key + "' is not a number");
     const double x = v.get<double>();
-    if (!std::isfinite(x)) throw std::invalid_argument(std::string("release record: field '") + key + "' is not finite");
+    if (!std::isfinite(x)) fail(std::string("field '") + key + "' is not finite");
     return x;
   };
+  auto text = [&](const nlohmann::json& obj, const char* key) {
+    const auto& v = need(obj, key);
+    if (!v.is_string()) fail(std::string("field '") + key + "' is not a string");
+    return v.get<std::string>();
+  };
+  // A whole number in [lo, hi], checked as a double before any conversion (4294967298 must not wrap to 2).
+  auto whole = [&](const nlohmann::json& v, const std::string& what, double lo, double hi) {
+    if (!v.is_number()) fail(what + " is not a number");
+    const double x = v.get<double>();
+    if (!(std::isfinite(x) && std::floor(x) == x && x >= lo && x <= hi))
+      fail(what + " is " + record_detail::show(x) + "; accepted: a whole number in [" + record_detail::show(lo) + ", " +
+           record_detail::show(hi) + "]");
+    return static_cast<long long>(x);
+  };
+  // A declared range [lo, hi]: two finite numbers, lo < hi, and a finite width (hi - lo must not overflow).
+  auto range = [&](const nlohmann::json& v, const std::string& what) {
+    if (!v.is_array() || v.size() != 2 || !v.at(0).is_number() || !v.at(1).is_number())
+      fail(what + " is not a pair of numbers [lo, hi]");
+    const double lo = v.at(0).get<double>(), hi = v.at(1).get<double>();
+    if (!(std::isfinite(lo) && std::isfinite(hi) && lo < hi && std::isfinite(hi - lo)))
+      fail(what + " is " + v.dump() + "; accepted: finite lo < hi with a finite width hi - lo");
+    return std::pair<double, double>{lo, hi};
+  };
+  // A list of distinct non-empty names.
+  auto names = [&](const nlohmann::json& v, const std::string& what) {
+    if (!v.is_array()) fail(what + " is not a list of names");
+    std::vector<std::string> out;
+    for (const auto& e : v) {
+      if (!e.is_string() || e.get<std::string>().empty()) fail(what + ": an entry is not a non-empty string");
+      const std::string name = e.get<std::string>();
+      if (std::find(out.begin(), out.end(), name) != out.end()) fail(what + ": '" + echo(name) + "' is given twice");
+      out.push_back(name);
+    }
+    return out;
+  };
+
   release_record r;
-  if (need(j, "format") != "privpost-release-1")
-    throw std::invalid_argument("release record: unknown format (expected privpost-release-1)");
-  r.model = need(j, "model").get<std::string>();
-  r.n = number(j, "n");
-  if (!(r.n >= 1 && std::floor(r.n) == r.n))
-    throw std::invalid_argument("release record: n is " + std::to_string(r.n) + "; accepted: a whole number >= 1");
+  if (!j.is_object()) fail("not a JSON object");
+  if (need(j, "format") != "privpost-release-1") fail("unknown format (expected privpost-release-1)");
+  r.model = text(j, "model");
+  if (!is_family_model(r.model) && r.model != "linreg" && r.model != "logistic" && r.model != "poisson-glm" &&
+      r.model != "pairwise-tables")
+    fail("model '" + echo(r.model) +
+         "'; accepted: binomial, multinomial, poisson, exponential, normal-known-var, normal, linreg, logistic, "
+         "poisson-glm, pairwise-tables");
+  // n up to 2^53: every whole number below it is a double, so n, n - 1 and the counts are exact.
+  r.n = static_cast<double>(whole(need(j, "n"), "n", 1.0, 9007199254740992.0));
   const auto& m = need(j, "mechanism");
-  r.mechanism = need(m, "name").get<std::string>();
+  r.mechanism = text(m, "name");
   r.epsilon = number(m, "epsilon");
   r.sensitivity = number(m, "sensitivity");
   if (r.mechanism == "laplace" || r.mechanism == "discrete-laplace") {
@@ -192,182 +355,216 @@ inline release_record from_json(const nlohmann::json& j) {
   } else if (r.mechanism == "gaussian" || r.mechanism == "discrete-gaussian") {
     r.delta = number(m, "delta");
     r.noise = number(m, "sigma");
-    r.calibration = need(m, "calibration").get<std::string>();
+    r.calibration = text(m, "calibration");
+    const std::string expected = r.mechanism == "gaussian" ? "analytic" : "zcdp";
+    if (r.calibration != expected)
+      fail("mechanism field 'calibration' is '" + echo(r.calibration) + "'; accepted for " + r.mechanism + ": " + expected);
   } else {
-    throw std::invalid_argument("release record: mechanism '" + r.mechanism +
-                                "'; accepted: laplace, gaussian, discrete-laplace, discrete-gaussian");
+    fail("mechanism '" + echo(r.mechanism) + "'; accepted: laplace, gaussian, discrete-laplace, discrete-gaussian");
   }
   if (is_discrete(r.mechanism)) {
     r.granularity = number(m, "granularity");
-    r.lattice = need(m, "lattice").get<std::string>();
+    r.lattice = text(m, "lattice");
     if (r.lattice != "exact" && r.lattice != "rounded")
-      throw std::invalid_argument("release record: mechanism field 'lattice' is '" + r.lattice + "'; accepted: exact, rounded");
-    const double d = number(m, "lattice_dimension");
-    if (!(d >= 1 && d <= 100000 && std::floor(d) == d))
-      throw std::invalid_argument("release record: mechanism field 'lattice_dimension' is " + std::to_string(d) +
-                                  "; accepted: a whole number in [1, 100000]");
-    r.lattice_dimension = static_cast<int>(d);
-    r.lattice_sensitivity = m.contains("lattice_sensitivity") ? number(m, "lattice_sensitivity") : 0.0;
+      fail("mechanism field 'lattice' is '" + echo(r.lattice) + "'; accepted: exact, rounded");
+    r.lattice_dimension = static_cast<int>(whole(need(m, "lattice_dimension"), "mechanism field 'lattice_dimension'", 1, 100000));
+    if (m.contains("lattice_sensitivity")) {
+      r.lattice_sensitivity = number(m, "lattice_sensitivity");
+      if (!(r.lattice_sensitivity > 0.0))
+        fail("mechanism field 'lattice_sensitivity' is " + std::to_string(r.lattice_sensitivity) +
+             "; accepted: a finite number > 0");
+    }
   }
   // The mechanism's parameters must describe a valid release (found by fuzzing: epsilon 0 was read, and refused only
   // later by the sampler's mechanism).
-  auto positive = [](const char* key, double x) {
+  auto positive = [&](const char* key, double x) {
     if (!(x > 0.0))
-      throw std::invalid_argument(std::string("release record: mechanism field '") + key + "' is " + std::to_string(x) +
-                                  "; accepted: a finite number > 0");
+      fail(std::string("mechanism field '") + key + "' is " + std::to_string(x) + "; accepted: a finite number > 0");
   };
   positive("epsilon", r.epsilon);
   positive("sensitivity", r.sensitivity);
   positive(r.mechanism == "laplace" || r.mechanism == "discrete-laplace" ? "scale" : "sigma", r.noise);
   if (is_discrete(r.mechanism)) positive("granularity", r.granularity);
   if (is_discrete(r.mechanism) && !is_family_model(r.model))
-    throw std::invalid_argument("release record: mechanism '" + r.mechanism + "' with the " + r.model +
-                                " model; the lattice mechanisms serve the family models (binomial, multinomial, poisson, "
-                                "exponential, normal-known-var, normal)");
+    fail("mechanism '" + r.mechanism + "' with the " + r.model +
+         " model; the lattice mechanisms serve the family models (binomial, multinomial, poisson, exponential, "
+         "normal-known-var, normal)");
   if ((r.mechanism == "gaussian" || r.mechanism == "discrete-gaussian") && !(r.delta > 0.0 && r.delta < 1.0))
-    throw std::invalid_argument("release record: mechanism field 'delta' is " + std::to_string(r.delta) +
-                                "; accepted: a number in (0, 1)");
-  r.policy = need(j, "truncation_policy").get<std::string>();
-  if (j.contains("bounds")) {
+    fail("mechanism field 'delta' is " + std::to_string(r.delta) + "; accepted: a number in (0, 1)");
+
+  // truncation_policy: what privpost-release does with records outside the declared bounds. It means something only
+  // for the unbounded families (drop: the truncated samplers assume it), where it is required; elsewhere it may be
+  // left out, and when given it must be the model's own (linreg and the GLMs clamp, the count models have no bounds).
+  const bool bounded_family = is_family_model(r.model) && r.model != "binomial" && r.model != "multinomial";
+  const std::string own_policy = bounded_family                                 ? "drop"
+                                 : r.model == "linreg" || r.model == "logistic" ||
+                                           r.model == "poisson-glm"             ? "clamp"
+                                                                                : "none";
+  r.policy = bounded_family || j.contains("truncation_policy") ? text(j, "truncation_policy") : own_policy;
+  if (r.policy != own_policy)
+    fail("truncation_policy '" + echo(r.policy) + "'; accepted for the " + r.model + " model: " + own_policy);
+  if (bounded_family) {
+    const auto& b = need(j, "bounds");
+    const auto lu = range(nlohmann::json::array({need(b, "lower"), need(b, "upper")}), "bounds [lower, upper]");
     r.has_bounds = true;
-    r.lower = number(j.at("bounds"), "lower");
-    r.upper = number(j.at("bounds"), "upper");
+    r.lower = lu.first;
+    r.upper = lu.second;
+  } else if (j.contains("bounds")) {
+    fail("field 'bounds' does not apply to the " + r.model + " model");
   }
-  if (r.model == "multinomial") r.categories = static_cast<int>(number(j, "categories"));
+  if (r.model == "multinomial")
+    r.categories = static_cast<int>(whole(need(j, "categories"), "categories", 2, max_categories));
   const auto& z = need(j, "noisy_statistics");
-  if (!z.is_array()) throw std::invalid_argument("release record: noisy_statistics is not an array");
+  if (!z.is_array()) fail("noisy_statistics is not an array");
   for (const auto& v : z) {
-    if (!v.is_number() || !std::isfinite(v.get<double>()))
-      throw std::invalid_argument("release record: a noisy statistic is not a finite number");
+    if (!v.is_number() || !std::isfinite(v.get<double>())) fail("a noisy statistic is not a finite number");
     r.noisy_statistics.push_back(v.get<double>());
   }
-  r.version = j.value("privpost_version", std::string("unknown"));
+  const auto& version = j.contains("privpost_version") ? j.at("privpost_version") : nlohmann::json("unknown");
+  r.version = version.is_string() ? echo(version.get<std::string>()) : std::string("unknown");
   if (r.model == "linreg") {
     const auto& g = need(j, "regression");
-    for (const auto& c : need(g, "covariates")) r.covariates.push_back(c.get<std::string>());
-    r.response = need(g, "response").get<std::string>();
-    r.intercept = need(g, "intercept").get<bool>();
-    for (const auto& b : need(g, "covariate_bounds"))
-      r.covariate_bounds.emplace_back(b.at(0).get<double>(), b.at(1).get<double>());
-    r.response_bounds = {need(g, "response_bounds").at(0).get<double>(), need(g, "response_bounds").at(1).get<double>()};
-    const std::string scale = g.value("scale", std::string("raw"));
-    if (scale != "raw" && scale != "unit_box")
-      throw std::invalid_argument("release record: regression scale '" + scale + "'; accepted: raw, unit_box");
+    r.covariates = names(need(g, "covariates"), "regression covariates");
+    r.response = text(g, "response");
+    if (!need(g, "intercept").is_boolean()) fail("regression field 'intercept' is not true or false");
+    r.intercept = g.at("intercept").get<bool>();
+    const auto& xb = need(g, "covariate_bounds");
+    if (!xb.is_array()) fail("regression covariate_bounds is not a list of [lo, hi] pairs");
+    for (const auto& b : xb) r.covariate_bounds.push_back(range(b, "a regression covariate bound"));
+    r.response_bounds = range(need(g, "response_bounds"), "regression response_bounds");
+    const auto& sc = g.contains("scale") ? g.at("scale") : nlohmann::json("raw");
+    const std::string scale = sc.is_string() ? sc.get<std::string>() : std::string("(not a string)");
+    if (scale != "raw" && scale != "unit_box") fail("regression scale '" + echo(scale) + "'; accepted: raw, unit_box");
     r.unit_scaled = scale == "unit_box";
-    if (r.covariates.empty() || r.covariate_bounds.size() != r.covariates.size())
-      throw std::invalid_argument(
-          "release record: regression covariates and covariate_bounds must be non-empty and of equal length");
+    if (r.covariates.empty() || r.covariates.size() > 64 || r.covariate_bounds.size() != r.covariates.size())
+      fail("regression covariates: accepted 1 to 64 names, and one covariate bound per name");
     if (g.contains("noisy_moments")) {
+      if (!g.at("noisy_moments").is_array()) fail("regression noisy_moments is not an array");
       for (const auto& v : g.at("noisy_moments")) {
-        if (!v.is_number() || !std::isfinite(v.get<double>()))
-          throw std::invalid_argument("release record: a noisy moment is not a finite number");
+        if (!v.is_number() || !std::isfinite(v.get<double>())) fail("a noisy moment is not a finite number");
         r.noisy_moments.push_back(v.get<double>());
       }
       r.moment_epsilon = number(need(g, "moments_mechanism"), "epsilon");
+      if (!(r.moment_epsilon > 0.0)) fail("moments_mechanism epsilon must be > 0");
     }
   }
   if (r.model == "logistic" || r.model == "poisson-glm") {
     const auto& g = need(j, "glm");
-    for (const auto& c : need(g, "covariates")) r.covariates.push_back(c.get<std::string>());
-    r.response = need(g, "response").get<std::string>();
+    r.covariates = names(need(g, "covariates"), "glm covariates");
+    r.response = text(g, "response");
+    // intercept: the public constant c of the intercept column, true for c = 1, false or null for none.
     const auto& c = need(g, "intercept");
-    r.intercept = !c.is_null();
-    if (r.intercept) r.intercept_value = number(g, "intercept");
-    r.radius = number(g, "radius");
-    if (!(r.radius > 0)) throw std::invalid_argument("release record: glm radius must be > 0");
-    r.glm_scale = need(g, "scale").get<std::string>();
-    if (r.glm_scale != "unit_ball" && r.glm_scale != "raw")
-      throw std::invalid_argument("release record: glm scale '" + r.glm_scale + "'; accepted: unit_ball, raw");
-    for (const auto& b : need(g, "covariate_bounds")) {
-      if (!b.is_array() || b.size() != 2 || !b.at(0).is_number() || !b.at(1).is_number() ||
-          !(b.at(0).get<double>() < b.at(1).get<double>()))
-        throw std::invalid_argument("release record: a glm covariate bound is not a pair lo < hi");
-      r.covariate_bounds.emplace_back(b.at(0).get<double>(), b.at(1).get<double>());
+    if (c.is_boolean()) {
+      r.intercept = c.get<bool>();
+      r.intercept_value = 1.0;
+    } else if (c.is_null()) {
+      r.intercept = false;
+    } else {
+      r.intercept = true;
+      r.intercept_value = number(g, "intercept");
+      if (!(r.intercept_value > 0.0 && r.intercept_value <= 1e6))
+        fail("glm intercept is " + std::to_string(r.intercept_value) + "; accepted: a number in (0, 1e6], true, false or null");
     }
-    if (r.covariates.empty() || r.covariates.size() > 64)
-      throw std::invalid_argument("release record: glm covariates: accepted 1 to 64 names");
+    r.radius = number(g, "radius");
+    if (!(r.radius > 0 && r.radius <= 1e6))
+      fail("glm radius is " + std::to_string(r.radius) + "; accepted: a number in (0, 1e6]");
+    r.glm_scale = text(g, "scale");
+    if (r.glm_scale != "unit_ball" && r.glm_scale != "raw")
+      fail("glm scale '" + echo(r.glm_scale) + "'; accepted: unit_ball, raw");
+    const auto& xb = need(g, "covariate_bounds");
+    if (!xb.is_array()) fail("glm covariate_bounds is not a list of [lo, hi] pairs");
+    for (const auto& b : xb) r.covariate_bounds.push_back(range(b, "a glm covariate bound"));
+    if (r.covariates.empty() || r.covariates.size() > 64) fail("glm covariates: accepted 1 to 64 names");
     if (r.glm_scale == "unit_ball" && r.covariate_bounds.size() != r.covariates.size())
-      throw std::invalid_argument("release record: glm scale unit_ball needs one covariate bound per covariate");
-    for (const auto& v : need(g, "statistic_names")) r.statistic_names.push_back(v.get<std::string>());
-    r.sensitivity_rule = g.value("sensitivity_rule", std::string());
-    r.positive_label = g.value("positive_label", std::string());
+      fail("glm scale unit_ball needs one covariate bound per covariate");
+    if (r.glm_scale == "unit_ball" && r.radius != 1.0) fail("glm scale unit_ball has radius 1");
+    if (!need(g, "statistic_names").is_array()) fail("glm statistic_names is not a list");
+    for (const auto& v : g.at("statistic_names")) {
+      if (!v.is_string()) fail("glm statistic_names: an entry is not a string");
+      r.statistic_names.push_back(v.get<std::string>());
+    }
+    r.sensitivity_rule = g.contains("sensitivity_rule") && g.at("sensitivity_rule").is_string()
+                             ? g.at("sensitivity_rule").get<std::string>()
+                             : std::string();
+    if (g.contains("positive_label")) r.positive_label = text(g, "positive_label");
     if (r.model == "poisson-glm") {
       r.y_bound = number(g, "y_bound");
-      if (!(r.y_bound >= 1.0)) throw std::invalid_argument("release record: glm y_bound must be >= 1");
+      if (!(r.y_bound >= 1.0 && r.y_bound <= 1e9))
+        fail("glm y_bound is " + std::to_string(r.y_bound) + "; accepted: a number in [1, 1e9]");
     }
+    // The statistics are matched to the model by name: a record of another tool, or one whose statistics come in
+    // another order, would otherwise run silently on the wrong statistics.
+    const int d = static_cast<int>(r.covariates.size());
+    const std::optional<double> cc = r.intercept ? std::optional<double>(r.intercept_value) : std::nullopt;
+    const auto statistic = r.model == "poisson-glm" ? glm_statistic::poisson(d, r.radius, r.y_bound, cc)
+                                                    : glm_statistic::logistic(d, r.radius, cc);
+    // Names by the data's columns ("y*glucose"), or the generic x1..xd of earlier privpost releases.
+    const auto expected = r.statistic_names == statistic.names() ? statistic.names() : statistic.names(r.covariates);
+    if (r.statistic_names.size() != expected.size())
+      fail("glm statistic_names has " + std::to_string(r.statistic_names.size()) + " names; the " + r.model + " model with " +
+           std::to_string(d) + " covariate(s)" + (r.intercept ? " and an intercept" : "") + " releases " +
+           std::to_string(expected.size()));
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      if (r.statistic_names[i] != expected[i])
+        fail("glm statistic_names[" + std::to_string(i) + "] is '" + echo(r.statistic_names[i]) + "'; privpost releases '" +
+             echo(expected[i]) + "' there (statistics in another order cannot be analysed)");
   }
   if (r.model == "pairwise-tables") {
     const auto& g = need(j, "graph");
-    for (const auto& v : need(g, "nodes")) r.nodes.push_back(v.get<std::string>());
-    for (const auto& l : need(g, "levels")) {
-      r.levels.emplace_back();
-      for (const auto& v : l) r.levels.back().push_back(v.get<std::string>());
+    r.nodes = names(need(g, "nodes"), "graph nodes");
+    if (r.nodes.size() < 2 || r.nodes.size() > max_table_nodes)
+      fail("graph nodes: accepted 2 to " + std::to_string(max_table_nodes) + " names");
+    const auto& levels = need(g, "levels");
+    if (!levels.is_array() || levels.size() != r.nodes.size()) fail("graph levels: accepted one list of levels per node");
+    for (std::size_t v = 0; v < r.nodes.size(); ++v) {
+      r.levels.push_back(names(levels.at(v), "graph levels of node '" + echo(r.nodes[v]) + "'"));
+      if (r.levels.back().size() < 2 || r.levels.back().size() > max_table_levels)
+        fail("graph levels of node '" + echo(r.nodes[v]) + "': accepted 2 to " + std::to_string(max_table_levels) + " levels");
     }
-    for (const auto& e : need(g, "edges")) {
-      if (!e.is_array() || e.size() != 2 || !e.at(0).is_number_integer() || !e.at(1).is_number_integer())
-        throw std::invalid_argument("release record: a graph edge is not a pair of node indices");
-      r.edges.emplace_back(e.at(0).get<int>(), e.at(1).get<int>());
+    const auto& edges = need(g, "edges");
+    if (!edges.is_array() || edges.empty()) fail("graph edges: accepted a non-empty list of [u, v] node index pairs");
+    const double last = static_cast<double>(r.nodes.size() - 1);
+    for (const auto& e : edges) {
+      if (!e.is_array() || e.size() != 2) fail("a graph edge is not a pair of node indices [u, v]");
+      const auto u = whole(e.at(0), "a graph edge's first node index", 0, last);
+      const auto v = whole(e.at(1), "a graph edge's second node index", 0, last);
+      // The table of edge (u, v) has u's levels as rows (cell (a, c) at a K_v + c) and privpost lays it out with the
+      // smaller index first: an edge stored the other way round would be read transposed.
+      if (!(u < v))
+        fail("graph edge " + e.dump() +
+             "; accepted: [u, v] with u < v (the edge table's rows are node u's levels; a record that stored an edge "
+             "as declared, larger index first, laid its table out with the smaller index's levels as rows)");
+      r.edges.emplace_back(static_cast<int>(u), static_cast<int>(v));
     }
-    r.neighbours = need(g, "neighbours").get<std::string>();
+    r.neighbours = text(g, "neighbours");
     if (r.neighbours != "replace_one" && r.neighbours != "add_remove")
-      throw std::invalid_argument("release record: graph neighbours '" + r.neighbours + "'; accepted: replace_one, add_remove");
-    r.missing_level = g.value("missing_level", std::string());
-    if (r.nodes.empty() || r.levels.size() != r.nodes.size() || r.edges.empty())
-      throw std::invalid_argument("release record: graph needs nodes, one level list per node and at least one edge");
+      fail("graph neighbours '" + echo(r.neighbours) + "'; accepted: replace_one, add_remove");
+    if (g.contains("missing_level")) r.missing_level = text(g, "missing_level");
+  }
+  // The sensitivity follows from the declared bounds alone: recompute it as privpost-release does.
+  double expected = 0.0;
+  try {
+    expected = record_detail::declared_sensitivity(r);
+  } catch (const std::invalid_argument& e) {
+    fail(std::string("the declared bounds give no sensitivity: ") + e.what());
+  }
+  if (!same_value(r.sensitivity, expected))
+    fail("mechanism field 'sensitivity' is " + record_detail::show(r.sensitivity) + "; the declared bounds of this " +
+         r.model + " release give " + record_detail::show(expected));
+  // One rule for values no honest release produces (see max_noise_scales_outside).
+  for (std::size_t i = 0; i < r.noisy_statistics.size(); ++i) {
+    const auto [lo, hi] = record_detail::statistic_range(r, i);
+    const double zi = r.noisy_statistics[i];
+    const double outside = zi < lo ? lo - zi : (zi > hi ? zi - hi : 0.0);
+    if (!(outside <= max_noise_scales_outside * r.noise))
+      fail("noisy_statistics[" + std::to_string(i) + "] is " + record_detail::show(zi) + ", but the statistic of n = " +
+           record_detail::show(r.n) + " records lies in [" + record_detail::show(lo) + ", " + record_detail::show(hi) +
+           "] and the noise scale is " + record_detail::show(r.noise) + ": a value more than " +
+           record_detail::show(max_noise_scales_outside) +
+           " noise scales outside is no release of this mechanism (probability below 1e-21); refusing rather than "
+           "printing a posterior");
   }
   return r;
-}
-
-/// Reads one named column of a CSV file with a header row (comma-separated, no quoting) as text, one cell per data row
-/// (blank lines skipped), each with its line number. Throws on a missing column, a short row or a quoted field.
-inline std::vector<std::pair<std::size_t, std::string>> read_csv_cells(const std::string& path, const std::string& column) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("cannot open CSV file '" + path + "'");
-  std::string line;
-  if (!std::getline(in, line)) throw std::invalid_argument("CSV file '" + path + "' is empty");
-  auto split = [](const std::string& s) {
-    std::vector<std::string> out;
-    std::string cell;
-    std::stringstream ss(s);
-    while (std::getline(ss, cell, ',')) {
-      while (!cell.empty() && (cell.back() == '\r' || cell.back() == ' ')) cell.pop_back();
-      while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
-      out.push_back(cell);
-    }
-    if (!s.empty() && s.back() == ',') out.emplace_back();
-    return out;
-  };
-  const auto header = split(line);
-  std::size_t index = header.size();
-  for (std::size_t i = 0; i < header.size(); ++i)
-    if (header[i] == column) index = i;
-  if (index == header.size()) throw std::invalid_argument("CSV file '" + path + "' has no column '" + column + "'");
-  std::vector<std::pair<std::size_t, std::string>> cells_out;
-  for (std::size_t number = 2; std::getline(in, line); ++number) {
-    if (line.empty() || line == "\r") continue;
-    if (line.find('"') != std::string::npos)
-      throw std::invalid_argument("CSV line " + std::to_string(number) + ": quoted fields are not supported");
-    const auto cells = split(line);
-    if (cells.size() <= index) throw std::invalid_argument("CSV line " + std::to_string(number) + ": too few fields");
-    cells_out.emplace_back(number, cells[index]);
-  }
-  if (cells_out.empty()) throw std::invalid_argument("CSV file '" + path + "' has no data rows");
-  return cells_out;
-}
-
-/// Reads one named numeric column of a CSV file with a header row (comma-separated, no quoting). Throws with the line
-/// number on a missing column, a short row, an unparsable or non-finite value.
-inline std::vector<double> read_csv_column(const std::string& path, const std::string& column) {
-  std::vector<double> values;
-  for (const auto& [number, cell] : read_csv_cells(path, column)) {
-    char* end = nullptr;
-    const double x = std::strtod(cell.c_str(), &end);
-    if (cell.empty() || end != cell.c_str() + cell.size() || !std::isfinite(x))
-      throw std::invalid_argument("CSV line " + std::to_string(number) + ": '" + cell + "' in column '" + column +
-                                  "' is not a finite number");
-    values.push_back(x);
-  }
-  return values;
 }
 
 }  // namespace privpost::tools
