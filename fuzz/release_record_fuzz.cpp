@@ -3,13 +3,16 @@
 // privpost-infer reports as a malformed record, or std::invalid_argument naming the field); an accepted record has a
 // whole n >= 1, a known mechanism with finite positive parameters and finite noisy statistics, and for a lattice mechanism
 // (discrete-laplace, discrete-gaussian) a finite granularity > 0, a lattice kind exact or rounded and a dimension in
-// [1, 100000], with a family model.
+// [1, 100000], with a family model; a sensitivity equal to the one its declared bounds give; every noisy statistic
+// within max_noise_scales_outside noise scales of its statistic's range; distinct names; multinomial K in [2, 5];
+// graph edges (u, v) with u < v inside the node list; declared ranges lo < hi with a finite width.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "fuzz_support.hpp"
 #include "release_record.hpp"
@@ -43,5 +46,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!(r.lattice_dimension >= 1 && r.lattice_dimension <= 100000)) privpost::fuzz::violated("lattice dimension");
     if (!privpost::tools::is_family_model(r.model)) privpost::fuzz::violated("lattice mechanism with a non-family model");
   }
+  namespace tools = privpost::tools;
+  if (!tools::same_value(r.sensitivity, tools::record_detail::declared_sensitivity(r)))
+    privpost::fuzz::violated("a sensitivity the declared bounds do not give");
+  for (std::size_t i = 0; i < r.noisy_statistics.size(); ++i) {
+    const auto [lo, hi] = tools::record_detail::statistic_range(r, i);
+    const double z = r.noisy_statistics[i];
+    if (z < lo - tools::max_noise_scales_outside * r.noise || z > hi + tools::max_noise_scales_outside * r.noise)
+      privpost::fuzz::violated("a noisy statistic no honest release produces");
+  }
+  if (r.model == "multinomial" && !(r.categories >= 2 && r.categories <= tools::max_categories))
+    privpost::fuzz::violated("categories");
+  auto distinct = [](const std::vector<std::string>& v) {
+    for (std::size_t i = 0; i < v.size(); ++i)
+      for (std::size_t k = 0; k < i; ++k)
+        if (v[i] == v[k]) return false;
+    return true;
+  };
+  if (!distinct(r.covariates) || !distinct(r.nodes)) privpost::fuzz::violated("duplicate names");
+  for (const auto& l : r.levels)
+    if (!distinct(l)) privpost::fuzz::violated("duplicate level names");
+  for (const auto& [u, v] : r.edges)
+    if (!(u >= 0 && u < v && static_cast<std::size_t>(v) < r.nodes.size())) privpost::fuzz::violated("edge");
+  for (const auto& [lo, hi] : r.covariate_bounds)
+    if (!(lo < hi && std::isfinite(hi - lo))) privpost::fuzz::violated("covariate bound");
+  if (r.has_bounds && !(r.lower < r.upper && std::isfinite(r.upper - r.lower))) privpost::fuzz::violated("bounds");
   return 0;
 }

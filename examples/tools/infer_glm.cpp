@@ -5,9 +5,12 @@
 // With an intercept the covariate mean is inferred too (spec Sec. 3.7). Releases on the declared ranges'
 // unit-ball scale are sampled there and reported on the data's scale. The summary gives mean, sd, 95% central interval and "*"
 // where the interval excludes 0.
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -58,6 +61,18 @@ std::string format_number(double v) {
   return buffer;
 }
 
+// seconds as "12 s", "3.5 min" or "2.1 h".
+std::string format_duration(double seconds) {
+  char buffer[48];
+  if (seconds < 90.0)
+    std::snprintf(buffer, sizeof buffer, "%.2g s", seconds);
+  else if (seconds < 5400.0)
+    std::snprintf(buffer, sizeof buffer, "%.2g min", seconds / 60.0);
+  else
+    std::snprintf(buffer, sizeof buffer, "%.3g h", seconds / 3600.0);
+  return buffer;
+}
+
 void summarise_glm(const std::string& title, const privpost::inference_result& r, const std::vector<std::string>& names,
                    int coefficients) {
   std::printf("%s\n  %-18s %10s %10s %10s %10s %3s %7s %8s %8s\n", title.c_str(), "parameter", "mean", "sd", "2.5%", "97.5%", "",
@@ -73,6 +88,46 @@ void summarise_glm(const std::string& title, const privpost::inference_result& r
   std::printf("  NUTS after warm-up: %llu divergent transitions, %llu at the maximum tree depth\n",
               static_cast<unsigned long long>(r.events.divergences),
               static_cast<unsigned long long>(r.events.treedepth_saturations));
+}
+
+// The cost of a GLM run, measured before it starts and said at once: a large model (64 covariates: some 2000
+// parameters) takes seconds a transition and printed nothing for minutes. One gradient of the model is timed at a
+// random start, times the planned transitions (chains x (warm-up + draws x thin), plus the naive run) and 2^6
+// leapfrog steps a transition (a typical NUTS tree; the maximum tree depth would be 2^max_depth). A run estimated
+// above --max-minutes is refused with the estimate. For the Laplace mechanism the Gaussian model at the Laplace scale
+// stands in for the collapsed Gibbs sampler's NUTS step (the same parameters and cost per gradient).
+template <class Model>
+void glm_cost_estimate(const Eigen::VectorXd& z, const release_record& rec, int d, const privpost::glm_prior& prior,
+                       const privpost::glm_model_options& design, const options& o, int max_depth, double sigma) {
+  Model probe(z, rec.n, sigma, d, prior, design);
+  std::mt19937_64 g(o.seed);
+  Eigen::VectorXd u, grad;
+  probe.initial_point(g, 2.0, u);
+  grad.resize(u.size());
+  const auto start = std::chrono::steady_clock::now();
+  double seconds = 0.0;
+  int evaluations = 0;
+  while (evaluations < 1 || (seconds < 0.05 && evaluations < 1000)) {
+    (void)probe.log_density_gradient(u, grad);
+    ++evaluations;
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  const double per_gradient = seconds / evaluations;
+  const double transitions = static_cast<double>(o.chains) * (static_cast<double>(o.burnin) +
+                                                              static_cast<double>(o.draws) * static_cast<double>(o.thin)) *
+                             (o.compare_naive ? 2.0 : 1.0);
+  const double typical = per_gradient * transitions * 64.0 / (o.parallel ? std::min(2.0, static_cast<double>(o.chains)) : 1.0);
+  const double worst = typical * std::ldexp(1.0, max_depth) / 64.0;
+  std::fprintf(stderr,
+               "privpost-infer: %s with %d covariate(s): %lld parameters; one gradient takes %.3g ms; %.0f transitions: "
+               "about %s (up to %s at the maximum tree depth)\n",
+               rec.model.c_str(), d, static_cast<long long>(u.size()), 1e3 * per_gradient, transitions,
+               format_duration(typical).c_str(), format_duration(worst).c_str());
+  if (typical > 60.0 * o.max_minutes)
+    throw std::invalid_argument("the run is estimated at " + format_duration(typical) + " (" + std::to_string(u.size()) +
+                                " parameters, " + format_number(1e3 * per_gradient) +
+                                " ms a gradient), over --max-minutes " + format_number(o.max_minutes) +
+                                ": fewer --draws/--burnin/--chains, or raise --max-minutes to run it");
 }
 
 template <class Model>
@@ -140,6 +195,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
     throw std::invalid_argument("--target-accept is " + std::to_string(o.target_accept) + "; accepted: a number in (0, 1)");
   nuts.target_accept = o.target_accept;
   const inference_options io = driver_options(o);
+  glm_cost_estimate<Model>(z, rec, d, prior, design, o, nuts.max_depth, laplace ? rec.noise : gaussian_sigma);
   tools::progress_line progress("privpost-infer: transitions");
   auto tick = [&](const inference_progress& pr) { progress(static_cast<long>(pr.done), static_cast<long>(pr.total)); };
   auto make = [&](double model_sigma) {

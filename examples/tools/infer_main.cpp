@@ -145,6 +145,10 @@ int main(int argc, char** argv) {
   app.add_option("--target-ess", o.target_ess,
                  "extend the chains (doubling the kept draws) until every parameter has R-hat <= 1.01 and bulk and tail ESS >= N")
       ->check(CLI::Range(1.0, 1e9));
+  app.add_option("--max-minutes", o.max_minutes,
+                 "logistic, poisson-glm, pairwise-tables (posterior sampling): refuse a run whose estimated time (measured on "
+                 "this machine before the run, and printed) exceeds this many minutes (default 60)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--max-sweeps", o.max_sweeps, "with --target-ess: at most this many sweeps per chain (burn-in included)")
       ->check(CLI::Range(static_cast<std::int64_t>(1), static_cast<std::int64_t>(1'000'000'000)));
   app.add_option("--max-iterations", o.max_iterations, "pairwise-tables: EM iterations at most (default 2000)")

@@ -30,6 +30,9 @@ struct options {
   bool point_estimate = false;       ///< pairwise-tables: MAP-EM only, no posterior sampling
   int collapsed_moves = 0;           ///< binomial, multinomial, pairwise-tables: gibbs_ss::set_collapsed_moves
   std::string method = "gibbs";      ///< gibbs|exact|corrected|records|auto (samplers/sampler_policy.hpp)
+  /// The longest run started without asking: a GLM or tables posterior run whose estimated time exceeds it is refused
+  /// before sampling, naming the estimate; --max-minutes raises it.
+  double max_minutes = 60;
 };
 
 /// Default thinning of the families' chains.

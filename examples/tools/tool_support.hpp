@@ -77,23 +77,36 @@ inline void write_ranks(const calibration_accumulator& acc, const std::vector<ca
   if (!f) throw std::runtime_error("error writing --ranks file '" + path + "'");
 }
 
-/// A progress line on stderr, updated in place at most twice a second once the run has lasted two seconds; silent when
-/// stderr is not a terminal (a log file or a pipe gets no carriage-return noise).
+/// Progress on stderr from the first second of a run: on a terminal one line updated in place at most twice a second;
+/// elsewhere (a log file, a pipe) a plain line every 30 s, so that a long run in a script is not silent for minutes
+/// but a log gets no carriage-return noise.
 class progress_line {
  public:
+  /// The interval between lines when stderr is not a terminal.
+  static constexpr double log_interval_seconds = 30.0;
+
   explicit progress_line(std::string what)
       : what_(std::move(what)), start_(std::chrono::steady_clock::now()), terminal_(::isatty(2) != 0) {}
   void operator()(long done, long total) {
-    if (!terminal_) return;
     const auto now = std::chrono::steady_clock::now();
     const double elapsed = std::chrono::duration<double>(now - start_).count();
-    if (done < total && (elapsed < 2.0 || std::chrono::duration<double>(now - last_).count() < 0.5)) return;
-    last_ = now;
-    if (elapsed < 2.0 && !shown_) return;
-    shown_ = true;
+    const double since = std::chrono::duration<double>(now - last_).count();
     const double eta = done > 0 ? elapsed * static_cast<double>(total - done) / static_cast<double>(done) : 0.0;
-    std::fprintf(stderr, "\r%s: %ld/%ld (%.0f%%), %.1f s elapsed, ~%.1f s left   ", what_.c_str(), done, total,
-                 100.0 * static_cast<double>(done) / static_cast<double>(total), elapsed, eta);
+    const double percent = total > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 0.0;
+    if (!terminal_) {
+      if (elapsed < log_interval_seconds || (shown_ && since < log_interval_seconds)) return;
+      last_ = now;
+      shown_ = true;
+      std::fprintf(stderr, "%s: %ld/%ld (%.0f%%), %.0f s elapsed, ~%.0f s left\n", what_.c_str(), done, total, percent, elapsed,
+                   eta);
+      return;
+    }
+    if (done < total && (elapsed < 1.0 || since < 0.5)) return;
+    if (elapsed < 1.0 && !shown_) return;
+    last_ = now;
+    shown_ = true;
+    std::fprintf(stderr, "\r%s: %ld/%ld (%.0f%%), %.1f s elapsed, ~%.1f s left   ", what_.c_str(), done, total, percent,
+                 elapsed, eta);
     if (done >= total) std::fprintf(stderr, "\n");
   }
 
