@@ -1,14 +1,15 @@
 # Hostile and careless input to privpost-release and privpost-infer, end to end, for CTest:
-#   cmake -DRELEASE=... -DINFER=... -DWORKDIR=... -P hostile_input_tool_test.cmake
+#   cmake -DRELEASE=... -DINFER=... -DDATA=<tests/tools> -DWORKDIR=... -P hostile_input_tool_test.cmake
 #   1. a release privpost-infer could not analyse (--categories 6) is refused before the ledger is touched;
 #   2. CSV as R's write.csv writes it (quoted names, a row-name column, CRLF) and with a byte-order mark is read; a
 #      duplicate column name and a hexadecimal number are refused;
 #   3. an edge declared in reverse (--edges b:a) is stored as the table is laid out ([0, 1], rows a's levels): cell
 #      (a, c) of edge (u, v) is at a K_v + c, as the record's description says;
 #   4. a record whose released value no honest release produces (a binomial count of 1e20) is refused by
-#      privpost-infer with the value named, not answered with a confident posterior.
+#      privpost-infer with the value named, not answered with a confident posterior;
+#   5. an error inside the library (a prior whose draws overflow) names the user's inputs first, then the detail.
 include("${CMAKE_CURRENT_LIST_DIR}/tool_test_support.cmake")
-privpost_require_defined(RELEASE INFER WORKDIR)
+privpost_require_defined(RELEASE INFER DATA WORKDIR)
 file(REMOVE_RECURSE "${WORKDIR}")
 file(MAKE_DIRECTORY "${WORKDIR}")
 function(run expect regex)
@@ -66,3 +67,7 @@ run(success "" ${INFER} ab.json --point-estimate)
 file(WRITE "${WORKDIR}/huge.json" "{\"format\": \"privpost-release-1\", \"model\": \"binomial\", \"n\": 100, \"mechanism\": {\"name\": \"gaussian\", \"epsilon\": 1, \"delta\": 1e-6, \"sensitivity\": 1, \"sigma\": 3.730631634, \"calibration\": \"analytic\"}, \"noisy_statistics\": [1e20]}")
 run(failure "noisy_statistics\\[0\\] is 1e\\+20, but the statistic of n = 100 records lies in \\[0, 100\\]"
     ${INFER} huge.json --draws 50 --burnin 50)
+
+# 5.
+run(failure "privpost-infer: error: the computation failed for these inputs: --prior, and the release record's n.*\\(detail: draw_inverse_gamma: "
+    ${INFER} ${DATA}/cirrhosis_release.json --prior 0,0,1e-300,1e-300,1e-300,1e-300 --draws 20 --burnin 20)

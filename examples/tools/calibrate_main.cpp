@@ -102,7 +102,9 @@ int main(int argc, char** argv) {
     std::cerr << "\nprivpost-calibrate: interrupted (Ctrl-C) before 2 trials were done (" << e.what() << "); nothing to report\n";
     return privpost::tools::interrupted_exit_status;
   } catch (const std::exception& e) {
-    std::cerr << "privpost-calibrate: error: " << e.what() << '\n';
+    std::cerr << "privpost-calibrate: error: "
+              << privpost::tools::for_the_user(e, "the study's settings (--model, its size, epsilon and prior options)")
+              << '\n';
     return 1;
   }
 }

@@ -23,6 +23,7 @@
 #include "infer_options.hpp"
 #include "interrupt.hpp"
 #include "plot.hpp"
+#include "tool_support.hpp"
 
 using namespace privpost::tools::infer_tool;
 
@@ -193,7 +194,11 @@ int main(int argc, char** argv) {
     std::cerr << "\nprivpost-infer: interrupted (Ctrl-C) before any draw was kept (" << e.what() << "); nothing was written\n";
     return privpost::tools::interrupted_exit_status;
   } catch (const std::exception& e) {
-    std::cerr << "privpost-infer: error: " << e.what() << '\n';
+    std::cerr << "privpost-infer: error: "
+              << privpost::tools::for_the_user(
+                     e, "--prior, and the release record's n, noisy_statistics and declared bounds; the sampler cannot use "
+                        "them as given")
+              << '\n';
     return 1;
   }
 }

@@ -726,7 +726,10 @@ int main(int argc, char** argv) {
               << "; nothing was released\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "privpost-release: error: " << e.what() << '\n';
+    std::cerr << "privpost-release: error: "
+              << privpost::tools::for_the_user(e, "the declared bounds (--lower/--upper, --x-bounds, --y-bounds, --radius, "
+                                                  "--y-bound), --epsilon/--delta and the records of --input")
+              << '\n';
     return 1;
   }
 }

@@ -4,11 +4,13 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -28,6 +30,28 @@ inline std::vector<std::string> split_list(const std::string& s) {
   while (std::getline(in, item, ','))
     if (!item.empty()) out.push_back(item);
   return out;
+}
+
+/// The message a tool prints for an exception. Library errors name a function ("draw_inverse_gamma: shape ... is
+/// 1e-300"), which tells a user nothing about what they gave; they are put after a sentence naming the user's inputs
+/// that reach that code (context, e.g. "--prior and the release's n and noisy statistics"). A bad_alloc becomes a
+/// plain out-of-memory message. Messages the tools write themselves (options, "release record: ...", CSV lines) pass
+/// unchanged.
+inline std::string for_the_user(const std::exception& e, const std::string& context) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr)
+    return "out of memory: this model and run need more memory than the machine has (" + context +
+           "); fewer chains or draws, or a smaller model";
+  const std::string what = e.what();
+  // A library message starts with an identifier (a function, or class::function) and a colon.
+  std::size_t i = 0;
+  while (i < what.size() && (std::islower(static_cast<unsigned char>(what[i])) || std::isdigit(static_cast<unsigned char>(what[i])) ||
+                             what[i] == '_' || (what[i] == ':' && i + 1 < what.size() && what[i + 1] == ':') ||
+                             (what[i] == ':' && i > 0 && what[i - 1] == ':')))
+    ++i;
+  const bool internal = i > 0 && i + 1 < what.size() && what[i] == ':' && what[i + 1] == ' ' &&
+                        (what.find('_') < i || what.find("::") < i || what.compare(0, i, "posterior") == 0);
+  if (!internal) return what;
+  return "the computation failed for these inputs: " + context + " (detail: " + what + ")";
 }
 
 inline void print_table(const std::vector<calibration_row>& rows, std::ostream& os) {
