@@ -116,8 +116,9 @@ if(EXISTS "${dir}/d.json")
   message(FATAL_ERROR "a refused release wrote a release record")
 endif()
 # The ledger is replaced whole: no temporary file is left, the lock file stays beside it.
-if(EXISTS "${ledger}.tmp" OR NOT EXISTS "${ledger}.lock")
-  message(FATAL_ERROR "after a charge, '${ledger}.tmp' exists or '${ledger}.lock' does not")
+file(GLOB leftovers "${ledger}.*")
+if(NOT leftovers STREQUAL "${ledger}.lock")
+  message(FATAL_ERROR "after the charges, beside the ledger: '${leftovers}' (expected only '${ledger}.lock')")
 endif()
 
 # 6. The record's output: an unwritable path is refused before anything is charged; a record lost after the charge

@@ -1,7 +1,7 @@
 // libFuzzer harness: the CSV reader of the tools (examples/tools/csv.hpp), on the fuzzer's bytes as a file's text.
 // Contract: the text is refused with std::invalid_argument, whose message stays short whatever the input (values are
-// echoed cut), or it parses into distinct column names (unnamed ones aside) and rows of exactly as many fields; column "x" is read
-// as finite decimal numbers or refused naming the line; never a crash, a NaN or an infinity.
+// echoed cut), or it parses into distinct column names (unnamed ones aside) and rows of exactly as many fields; column "x" is
+// read as finite decimal numbers or refused naming the line; never a crash, a NaN or an infinity.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>

@@ -103,8 +103,7 @@ int main(int argc, char** argv) {
     return privpost::tools::interrupted_exit_status;
   } catch (const std::exception& e) {
     std::cerr << "privpost-calibrate: error: "
-              << privpost::tools::for_the_user(e, "the study's settings (--model, its size, epsilon and prior options)")
-              << '\n';
+              << privpost::tools::for_the_user(e, "the study's settings (--model, its size, epsilon and prior options)") << '\n';
     return 1;
   }
 }

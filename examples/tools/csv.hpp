@@ -101,8 +101,9 @@ inline csv_table parse_csv(const std::string& text, const std::string& source) {
         }
         while (at < n && text[at] == ' ') ++at;
         if (at < n && text[at] != ',' && text[at] != '\n' && text[at] != '\r')
-          throw std::invalid_argument(where(line) + ": text after a closing quote (a quote inside a quoted field is "
-                                                    "written \"\")");
+          throw std::invalid_argument(where(line) +
+                                      ": text after a closing quote (a quote inside a quoted field is "
+                                      "written \"\")");
       } else {
         const std::size_t from = at;
         while (at < n && text[at] != ',' && text[at] != '\n' && text[at] != '\r') {
@@ -133,8 +134,8 @@ inline csv_table parse_csv(const std::string& text, const std::string& source) {
         for (std::size_t k = 0; k < i; ++k)
           if (fields[k] == fields[i])
             throw std::invalid_argument("CSV file '" + source + "': the column name '" + echo(fields[i]) +
-                                        "' is given twice (columns " + std::to_string(k + 1) + " and " +
-                                        std::to_string(i + 1) + "); accepted: distinct names");
+                                        "' is given twice (columns " + std::to_string(k + 1) + " and " + std::to_string(i + 1) +
+                                        "); accepted: distinct names");
       }
       table.names = std::move(fields);
       continue;

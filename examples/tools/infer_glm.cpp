@@ -113,8 +113,8 @@ void glm_cost_estimate(const Eigen::VectorXd& z, const release_record& rec, int 
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   const double per_gradient = seconds / evaluations;
-  const double transitions = static_cast<double>(o.chains) * (static_cast<double>(o.burnin) +
-                                                              static_cast<double>(o.draws) * static_cast<double>(o.thin)) *
+  const double transitions = static_cast<double>(o.chains) *
+                             (static_cast<double>(o.burnin) + static_cast<double>(o.draws) * static_cast<double>(o.thin)) *
                              (o.compare_naive ? 2.0 : 1.0);
   const double typical = per_gradient * transitions * 64.0 / (o.parallel ? std::min(2.0, static_cast<double>(o.chains)) : 1.0);
   const double worst = typical * std::ldexp(1.0, max_depth) / 64.0;
@@ -125,8 +125,8 @@ void glm_cost_estimate(const Eigen::VectorXd& z, const release_record& rec, int 
                format_duration(typical).c_str(), format_duration(worst).c_str());
   if (typical > 60.0 * o.max_minutes)
     throw std::invalid_argument("the run is estimated at " + format_duration(typical) + " (" + std::to_string(u.size()) +
-                                " parameters, " + format_number(1e3 * per_gradient) +
-                                " ms a gradient), over --max-minutes " + format_number(o.max_minutes) +
+                                " parameters, " + format_number(1e3 * per_gradient) + " ms a gradient), over --max-minutes " +
+                                format_number(o.max_minutes) +
                                 ": fewer --draws/--burnin/--chains, or raise --max-minutes to run it");
 }
 

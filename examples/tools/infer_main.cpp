@@ -196,8 +196,9 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "privpost-infer: error: "
               << privpost::tools::for_the_user(
-                     e, "--prior, and the release record's n, noisy_statistics and declared bounds; the sampler cannot use "
-                        "them as given")
+                     e,
+                     "--prior, and the release record's n, noisy_statistics and declared bounds; the sampler cannot use "
+                     "them as given")
               << '\n';
     return 1;
   }

@@ -139,8 +139,8 @@ void tables_cost_estimate(Eigen::Index cells, const options& run) {
   }
   const double scale = static_cast<double>(cells) / static_cast<double>(m);
   const double per_sweep = 8.0 * seconds / std::max(repeats, 1) * scale * scale * scale;
-  const double sweeps = static_cast<double>(run.chains) * (static_cast<double>(run.burnin) +
-                                                           static_cast<double>(run.draws) * static_cast<double>(run.thin));
+  const double sweeps = static_cast<double>(run.chains) *
+                        (static_cast<double>(run.burnin) + static_cast<double>(run.draws) * static_cast<double>(run.thin));
   const double at_once = run.parallel ? std::min(2.0, static_cast<double>(run.chains)) : 1.0;
   const double total = per_sweep * sweeps / at_once;
   const double megabytes = 5.0 * at_once * static_cast<double>(cells) * static_cast<double>(cells) * 8.0 / 1e6;

@@ -4,12 +4,12 @@
 // composition rules are privacy_accountant's (basic composition, or zCDP converted at the total's delta).
 //
 // A ledger must never lose an entry, whatever fails (a full disk, a crash, a kill): a ledger that understates the spend
-// lets the next release overspend. So the file is never rewritten in place. The new state goes to FILE.tmp, which is
-// flushed and synced, then renamed over FILE, and the folder is synced: at every instant FILE holds either the old
-// ledger or the new one, whole. The lock is taken on a separate file, FILE.lock, that is never renamed (a lock on FILE
-// itself would stay on the old inode after the rename, and a process waiting on it would read a stale ledger).
-// A missing FILE is a new ledger; an existing FILE that is empty, unreadable, not a regular file or larger than any
-// plausible ledger is an error, never a fresh start.
+// lets the next release overspend. So the file is never rewritten in place. The new state goes to a temporary file
+// beside it (FILE.XXXXXX), which is flushed and synced, then renamed over FILE, and the folder is synced: at every instant FILE
+// holds either the old ledger or the new one, whole. The lock is taken on a separate file, FILE.lock, that is never renamed (a
+// lock on FILE itself would stay on the old inode after the rename, and a process waiting on it would read a stale ledger). A
+// missing FILE is a new ledger; an existing FILE that is empty, unreadable, not a regular file or larger than any plausible
+// ledger is an error, never a fresh start.
 //
 //     {"format": "privpost-ledger-1", "total": {"epsilon": 1, "delta": 1e-6},
 //      "entries": [{"label": "...", "epsilon": 0.5, "delta": 0, "rho": 0.125, "time": "2026-11-29T09:00:00Z"}]}
@@ -36,6 +36,8 @@
 #include <vector>
 
 #include <privpost/mechanisms/privacy_accountant.hpp>
+
+#include "output_file.hpp"
 
 namespace privpost::tools {
 
@@ -75,7 +77,8 @@ class ledger_file {
     }
     const std::string& text = *contents;
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-      fail("'" + path_ + "' is empty: a ledger always records its total, so this one was cut short or replaced. It is not "
+      fail("'" + path_ +
+               "' is empty: a ledger always records its total, so this one was cut short or replaced. It is not "
                "read as a new ledger (that would forget every release charged to it): restore it from a backup, or move "
                "it away only if no release was ever charged to it",
            true);
@@ -213,43 +216,19 @@ class ledger_file {
     replace_file(j.dump(2) + "\n");
   }
 
-  // Writes text to path_ + ".tmp", syncs it, renames it over path_ and syncs the folder (see the file comment). On any
-  // failure the temporary file is removed, path_ is untouched, and std::runtime_error says what failed.
+  // Replaces path_ by text whole (output_file: a temporary file beside it, synced, renamed over it, the folder
+  // synced). On a failure before the rename the ledger is unchanged and nothing was charged.
   void replace_file(const std::string& text) {
-    const std::string tmp = path_ + ".tmp";
-    auto failed = [&](const std::string& what, int fd) {
-      const int err = errno;
-      if (fd >= 0) ::close(fd);
-      ::unlink(tmp.c_str());
-      throw std::runtime_error("--ledger: " + what + ": " + std::strerror(err) + "; the ledger '" + path_ +
+    std::optional<output_file> out;
+    try {
+      out.emplace(path_, 0600);
+      out->commit(text);
+    } catch (const std::runtime_error& e) {
+      if (out && out->replaced())
+        throw std::runtime_error("--ledger: the new ledger is in '" + path_ + "' but " + e.what() + "; nothing was released");
+      throw std::runtime_error("--ledger: " + std::string(e.what()) + "; the ledger '" + path_ +
                                "' is unchanged and nothing was charged");
-    };
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) failed("cannot create '" + tmp + "'", -1);
-    std::size_t done = 0;
-    while (done < text.size()) {
-      const ssize_t put = ::write(fd, text.data() + done, text.size() - done);
-      if (put < 0) {
-        if (errno == EINTR) continue;
-        failed("cannot write '" + tmp + "'", fd);
-      }
-      done += static_cast<std::size_t>(put);
     }
-    if (::fsync(fd) != 0) failed("cannot sync '" + tmp + "'", fd);
-    if (::close(fd) != 0) failed("cannot close '" + tmp + "'", -1);
-    if (::rename(tmp.c_str(), path_.c_str()) != 0) failed("cannot rename '" + tmp + "' to '" + path_ + "'", -1);
-    // The rename is durable only once the folder's entry is on disk; the ledger is already whole at this point, so a
-    // failure here is reported but the charge stands.
-    const auto slash = path_.find_last_of('/');
-    const std::string folder = slash == std::string::npos ? "." : (slash == 0 ? "/" : path_.substr(0, slash));
-    const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0 || ::fsync(dir) != 0) {
-      const int err = errno;
-      if (dir >= 0) ::close(dir);
-      throw std::runtime_error("--ledger: the new ledger is in '" + path_ + "' but its folder '" + folder +
-                               "' could not be synced: " + std::strerror(err) + "; nothing was released");
-    }
-    ::close(dir);
   }
 
   static std::string utc_now() {

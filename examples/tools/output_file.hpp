@@ -29,8 +29,9 @@ namespace privpost::tools {
 /// commit() writes; an object destroyed without a successful commit() leaves no temporary file behind.
 class output_file {
  public:
-  /// Prepares path for writing (empty: standard output). std::runtime_error when it cannot be written.
-  explicit output_file(std::string path) : path_(std::move(path)) {
+  /// Prepares path for writing (empty: standard output); a file it creates gets mode less the user's umask (0644: a
+  /// release record is public; the ledger asks for 0600). std::runtime_error when it cannot be written.
+  explicit output_file(std::string path, mode_t mode = 0644) : path_(std::move(path)) {
     if (path_.empty()) return;
     struct ::stat st {};
     if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
@@ -45,10 +46,10 @@ class output_file {
     fd_ = ::mkstemp(name.data());
     if (fd_ < 0) fail("cannot create a file beside '" + path_ + "' (the folder must be writable)");
     tmp_.assign(name.data());
-    // mkstemp creates 0600; a release record is public, so it gets the usual 0644 less the user's umask.
+    // mkstemp creates 0600: widen it to the requested mode less the user's umask.
     const mode_t mask = ::umask(0);
     ::umask(mask);
-    ::fchmod(fd_, 0644 & ~mask);
+    ::fchmod(fd_, mode & ~mask);
   }
   output_file(const output_file&) = delete;
   output_file& operator=(const output_file&) = delete;
@@ -89,6 +90,7 @@ class output_file {
     if (::close(fd) != 0) fail("cannot close '" + tmp_ + "'");
     if (::rename(tmp_.c_str(), path_.c_str()) != 0) fail("cannot rename '" + tmp_ + "' to '" + path_ + "'");
     tmp_.clear();
+    replaced_ = true;
     const auto slash = path_.find_last_of('/');
     const std::string folder = slash == std::string::npos ? "." : (slash == 0 ? "/" : path_.substr(0, slash));
     const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -102,6 +104,8 @@ class output_file {
   }
 
   const std::string& path() const { return path_; }
+  /// Whether commit() has put the new contents in place (true even when only the folder's sync failed after it).
+  bool replaced() const { return replaced_; }
 
  private:
   const std::string& target() const { return tmp_.empty() ? path_ : tmp_; }
@@ -111,6 +115,7 @@ class output_file {
   std::string path_;
   std::string tmp_;
   int fd_ = -1;
+  bool replaced_ = false;
 };
 
 }  // namespace privpost::tools

@@ -543,7 +543,6 @@ privpost::tools::release_record make_release(const options& o) {
       l1 = binomial_family::l1_sensitivity;
       l2 = binomial_family::l2_sensitivity;
     } else {
-
       r.categories = o.categories;
       s = Eigen::VectorXd::Zero(o.categories - 1);
       for (std::size_t i = 0; i < x.size(); ++i) {
@@ -708,8 +707,8 @@ int main(int argc, char** argv) {
         std::cerr << "privpost-release: ERROR: the release record could not be written to " << where << " (" << e.what()
                   << "). The release WAS CHARGED to the ledger '" << o.ledger << "':";
         for (std::size_t i = entries_before; i < entries.size(); ++i)
-          std::cerr << " entry " << i + 1 << " ('" << entries[i].label << "', epsilon " << entries[i].budget.epsilon
-                    << ", delta " << entries[i].budget.delta << ")";
+          std::cerr << " entry " << i + 1 << " ('" << entries[i].label << "', epsilon " << entries[i].budget.epsilon << ", delta "
+                    << entries[i].budget.delta << ")";
         std::cerr << ". The noisy statistics are lost and that budget stays spent.\n";
         return 3;
       }
@@ -727,8 +726,9 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "privpost-release: error: "
-              << privpost::tools::for_the_user(e, "the declared bounds (--lower/--upper, --x-bounds, --y-bounds, --radius, "
-                                                  "--y-bound), --epsilon/--delta and the records of --input")
+              << privpost::tools::for_the_user(e,
+                                               "the declared bounds (--lower/--upper, --x-bounds, --y-bounds, --radius, "
+                                               "--y-bound), --epsilon/--delta and the records of --input")
               << '\n';
     return 1;
   }

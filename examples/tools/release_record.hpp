@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -232,16 +232,15 @@ inline double declared_sensitivity(const release_record& r) {
     const regression_layout layout(d, r.intercept);
     std::vector<interval> box;
     for (const auto& b : r.covariate_bounds) box.push_back(r.unit_scaled ? interval(-1.0, 1.0) : interval(b.first, b.second));
-    const interval ybox =
-        r.unit_scaled ? interval(-1.0, 1.0) : interval(r.response_bounds.first, r.response_bounds.second);
+    const interval ybox = r.unit_scaled ? interval(-1.0, 1.0) : interval(r.response_bounds.first, r.response_bounds.second);
     const auto [s1, s2] = layout.sensitivity(box, ybox);
     return l1 ? s1 : s2;
   }
   if (r.model == "logistic" || r.model == "poisson-glm") {
     const int d = static_cast<int>(r.covariates.size());
     const std::optional<double> c = r.intercept ? std::optional<double>(r.intercept_value) : std::nullopt;
-    const auto statistic = r.model == "poisson-glm" ? glm_statistic::poisson(d, r.radius, r.y_bound, c)
-                                                    : glm_statistic::logistic(d, r.radius, c);
+    const auto statistic =
+        r.model == "poisson-glm" ? glm_statistic::poisson(d, r.radius, r.y_bound, c) : glm_statistic::logistic(d, r.radius, c);
     return l1 ? statistic.l1_sensitivity() : statistic.l2_sensitivity();
   }
   // pairwise-tables
@@ -396,10 +395,9 @@ inline release_record from_json(const nlohmann::json& j) {
   // for the unbounded families (drop: the truncated samplers assume it), where it is required; elsewhere it may be
   // left out, and when given it must be the model's own (linreg and the GLMs clamp, the count models have no bounds).
   const bool bounded_family = is_family_model(r.model) && r.model != "binomial" && r.model != "multinomial";
-  const std::string own_policy = bounded_family                                 ? "drop"
-                                 : r.model == "linreg" || r.model == "logistic" ||
-                                           r.model == "poisson-glm"             ? "clamp"
-                                                                                : "none";
+  const std::string own_policy = bounded_family                                                             ? "drop"
+                                 : r.model == "linreg" || r.model == "logistic" || r.model == "poisson-glm" ? "clamp"
+                                                                                                            : "none";
   r.policy = bounded_family || j.contains("truncation_policy") ? text(j, "truncation_policy") : own_policy;
   if (r.policy != own_policy)
     fail("truncation_policy '" + echo(r.policy) + "'; accepted for the " + r.model + " model: " + own_policy);
@@ -412,8 +410,7 @@ inline release_record from_json(const nlohmann::json& j) {
   } else if (j.contains("bounds")) {
     fail("field 'bounds' does not apply to the " + r.model + " model");
   }
-  if (r.model == "multinomial")
-    r.categories = static_cast<int>(whole(need(j, "categories"), "categories", 2, max_categories));
+  if (r.model == "multinomial") r.categories = static_cast<int>(whole(need(j, "categories"), "categories", 2, max_categories));
   const auto& z = need(j, "noisy_statistics");
   if (!z.is_array()) fail("noisy_statistics is not an array");
   for (const auto& v : z) {
@@ -496,8 +493,8 @@ inline release_record from_json(const nlohmann::json& j) {
     // another order, would otherwise run silently on the wrong statistics.
     const int d = static_cast<int>(r.covariates.size());
     const std::optional<double> cc = r.intercept ? std::optional<double>(r.intercept_value) : std::nullopt;
-    const auto statistic = r.model == "poisson-glm" ? glm_statistic::poisson(d, r.radius, r.y_bound, cc)
-                                                    : glm_statistic::logistic(d, r.radius, cc);
+    const auto statistic =
+        r.model == "poisson-glm" ? glm_statistic::poisson(d, r.radius, r.y_bound, cc) : glm_statistic::logistic(d, r.radius, cc);
     // Names by the data's columns ("y*glucose"), or the generic x1..xd of earlier privpost releases.
     const auto expected = r.statistic_names == statistic.names() ? statistic.names() : statistic.names(r.covariates);
     if (r.statistic_names.size() != expected.size())
@@ -549,17 +546,17 @@ inline release_record from_json(const nlohmann::json& j) {
     fail(std::string("the declared bounds give no sensitivity: ") + e.what());
   }
   if (!same_value(r.sensitivity, expected))
-    fail("mechanism field 'sensitivity' is " + record_detail::show(r.sensitivity) + "; the declared bounds of this " +
-         r.model + " release give " + record_detail::show(expected));
+    fail("mechanism field 'sensitivity' is " + record_detail::show(r.sensitivity) + "; the declared bounds of this " + r.model +
+         " release give " + record_detail::show(expected));
   // One rule for values no honest release produces (see max_noise_scales_outside).
   for (std::size_t i = 0; i < r.noisy_statistics.size(); ++i) {
     const auto [lo, hi] = record_detail::statistic_range(r, i);
     const double zi = r.noisy_statistics[i];
     const double outside = zi < lo ? lo - zi : (zi > hi ? zi - hi : 0.0);
     if (!(outside <= max_noise_scales_outside * r.noise))
-      fail("noisy_statistics[" + std::to_string(i) + "] is " + record_detail::show(zi) + ", but the statistic of n = " +
-           record_detail::show(r.n) + " records lies in [" + record_detail::show(lo) + ", " + record_detail::show(hi) +
-           "] and the noise scale is " + record_detail::show(r.noise) + ": a value more than " +
+      fail("noisy_statistics[" + std::to_string(i) + "] is " + record_detail::show(zi) +
+           ", but the statistic of n = " + record_detail::show(r.n) + " records lies in [" + record_detail::show(lo) + ", " +
+           record_detail::show(hi) + "] and the noise scale is " + record_detail::show(r.noise) + ": a value more than " +
            record_detail::show(max_noise_scales_outside) +
            " noise scales outside is no release of this mechanism (probability below 1e-21); refusing rather than "
            "printing a posterior");

@@ -44,9 +44,10 @@ inline std::string for_the_user(const std::exception& e, const std::string& cont
   const std::string what = e.what();
   // A library message starts with an identifier (a function, or class::function) and a colon.
   std::size_t i = 0;
-  while (i < what.size() && (std::islower(static_cast<unsigned char>(what[i])) || std::isdigit(static_cast<unsigned char>(what[i])) ||
-                             what[i] == '_' || (what[i] == ':' && i + 1 < what.size() && what[i + 1] == ':') ||
-                             (what[i] == ':' && i > 0 && what[i - 1] == ':')))
+  while (i < what.size() &&
+         (std::islower(static_cast<unsigned char>(what[i])) || std::isdigit(static_cast<unsigned char>(what[i])) ||
+          what[i] == '_' || (what[i] == ':' && i + 1 < what.size() && what[i + 1] == ':') ||
+          (what[i] == ':' && i > 0 && what[i - 1] == ':')))
     ++i;
   const bool internal = i > 0 && i + 1 < what.size() && what[i] == ':' && what[i + 1] == ' ' &&
                         (what.find('_') < i || what.find("::") < i || what.compare(0, i, "posterior") == 0);
@@ -129,8 +130,8 @@ class progress_line {
     if (elapsed < 1.0 && !shown_) return;
     last_ = now;
     shown_ = true;
-    std::fprintf(stderr, "\r%s: %ld/%ld (%.0f%%), %.1f s elapsed, ~%.1f s left   ", what_.c_str(), done, total, percent,
-                 elapsed, eta);
+    std::fprintf(stderr, "\r%s: %ld/%ld (%.0f%%), %.1f s elapsed, ~%.1f s left   ", what_.c_str(), done, total, percent, elapsed,
+                 eta);
     if (done >= total) std::fprintf(stderr, "\n");
   }
 

@@ -23,7 +23,8 @@ std::string refusal(const std::string& text) {
 }  // namespace
 
 TEST_CASE("csv: R's write.csv file (quoted names, row names, CRLF) is read as RFC 4180 says", "[csv]") {
-  const auto t = parse_csv("\"\",\"x1\",\"label\"\r\n\"1\",2.5,\"a, \"\"quoted\"\" b\"\r\n\"2\",-3e2,\"two\nlines\"\r\n", "t.csv");
+  const auto t =
+      parse_csv("\"\",\"x1\",\"label\"\r\n\"1\",2.5,\"a, \"\"quoted\"\" b\"\r\n\"2\",-3e2,\"two\nlines\"\r\n", "t.csv");
   REQUIRE(t.names == std::vector<std::string>{"", "x1", "label"});
   REQUIRE(t.rows.size() == 2);
   const auto x = column_cells(t, "x1", "t.csv");

@@ -215,8 +215,8 @@ TEST_CASE("release record: names, policies, orientation and lattice fields are c
   CHECK_THAT(refusal(b), Catch::Contains("accepted for the binomial model: none"));
 
   json d = binomial();
-  d["mechanism"] = {{"name", "discrete-laplace"}, {"epsilon", 1},         {"sensitivity", 1},       {"scale", 1},
-                    {"granularity", 1},         {"lattice", "exact"},   {"lattice_dimension", 1}, {"lattice_sensitivity", -1}};
+  d["mechanism"] = {{"name", "discrete-laplace"}, {"epsilon", 1},       {"sensitivity", 1},       {"scale", 1},
+                    {"granularity", 1},           {"lattice", "exact"}, {"lattice_dimension", 1}, {"lattice_sensitivity", -1}};
   d["noisy_statistics"] = {40.0};
   CHECK_THAT(refusal(d), Catch::Contains("'lattice_sensitivity' is -1.000000; accepted: a finite number > 0"));
   d["mechanism"]["lattice_sensitivity"] = 1;
@@ -230,8 +230,8 @@ TEST_CASE("release record: GLM statistics are matched to the model by name", "[r
   auto names = g["glm"]["statistic_names"];
   std::reverse(names.begin(), names.end());
   g["glm"]["statistic_names"] = names;
-  CHECK_THAT(refusal(g), Catch::Contains("glm statistic_names[0] is") &&
-                             Catch::Contains("(statistics in another order cannot be analysed)"));
+  CHECK_THAT(refusal(g),
+             Catch::Contains("glm statistic_names[0] is") && Catch::Contains("(statistics in another order cannot be analysed)"));
   g = logistic();
   g["glm"]["statistic_names"].erase(0);
   CHECK_THAT(refusal(g), Catch::Contains("glm statistic_names has 7 names; the logistic model with 2 covariate(s) and an "
