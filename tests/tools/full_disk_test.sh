@@ -19,6 +19,7 @@ fail() {
   exit 1
 }
 cleanup() { umount "$mnt" 2> /dev/null; }
+umount "$mnt" 2> /dev/null  # a mount left by an interrupted earlier run
 rm -rf "$work" && mkdir -p "$mnt" || exit 1
 if [ "$(id -u)" -ne 0 ] || ! mount -t tmpfs -o size=64k tmpfs "$mnt" 2> /dev/null; then
   echo "SKIPPED: mounting a small tmpfs needs root (and a kernel that allows it); this test runs in CI as root"
