@@ -1,4 +1,4 @@
-// Benchmarks of the DP-GLM logistic model (issue #10): log density plus gradient at d = 2, 6, 14 (exact link; Taylor at
+// Benchmarks of the DP-GLM logistic model: log density plus gradient at d = 2, 6, 14 (exact link; Taylor at
 // d = 6), and one full posterior at d = 6: 4 chains x (1000 warm-up + 1000 draws) of NUTS, chains in parallel threads
 // (the issue's target: at most 1 second on a 2-core machine; counters: divergences, the smallest bulk ESS and the
 // largest R-hat over the parameters, so that a faster run is not a worse one). Releases are simulated from the model at

@@ -1,6 +1,6 @@
 // Benchmarks of a release of a 100-dimensional statistic by each mechanism, with a seeded engine and with the
 // OS CSPRNG (the default), and of the analytic Gaussian calibration itself. The lattice mechanisms (exact integer
-// sampling, issue #13) at a small and a large scale: their cost grows with neither.
+// sampling) at a small and a large scale: their cost grows with neither.
 #include <benchmark/benchmark.h>
 
 #include <random>

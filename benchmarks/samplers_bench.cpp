@@ -1,5 +1,5 @@
 // Benchmarks of one Gibbs-SS sweep (theta | s, s | theta w z, w | s z) per family, Laplace mechanism, n = 1000,
-// epsilon = 0.1, std::mt19937_64; and ESS per second with and without collapsed moves at epsilon = 0.01. Issue #3 targets:
+// epsilon = 0.1, std::mt19937_64; and ESS per second with and without collapsed moves at epsilon = 0.01. Targets:
 // binomial <= 0.5 us, multinomial K = 3 <= 1.5 us, truncated exponential <= 5 us.
 #include <benchmark/benchmark.h>
 
@@ -41,8 +41,8 @@ static void gibbs_sweep_binomial(benchmark::State& st) {
 BENCHMARK(gibbs_sweep_binomial);
 
 // The driver's cost per sweep around the cheapest sampler: infer with 4 sequential chains of 10^4 kept draws (thin 1,
-// no burn-in) over the binomial sweep above; the difference from gibbs_sweep_binomial is the driver's share (issue #14:
-// the stop flag's check and the per-draw diagnostics' hook, a no-op for samplers without them, run on every sweep).
+// no burn-in) over the binomial sweep above; the difference from gibbs_sweep_binomial is the driver's share
+// (the stop flag's check and the per-draw diagnostics' hook, a no-op for samplers without them, run on every sweep).
 static void infer_driver_binomial(benchmark::State& st) {
   Eigen::VectorXd z(1);
   z << 310.0;
@@ -132,7 +132,7 @@ static void gibbs_window_sweep_poisson(benchmark::State& st) {
 BENCHMARK(gibbs_window_sweep_poisson)->Args({10, 0})->Args({10, 1})->Args({1000, 0})->Args({1000, 1})->ArgNames({"n", "eps1"});
 
 // One sweep of Gibbs-SS with the MH-corrected sum draw (samplers/gibbs_ss_corrected.hpp), binomial, Laplace epsilon 0.1,
-// against gibbs_sweep_binomial (issue #12: the correction may cost at most 2x today's sweep). O(1) in n.
+// against gibbs_sweep_binomial (the correction may cost at most 2x today's sweep). O(1) in n.
 static void gibbs_corrected_sweep_binomial(benchmark::State& st) {
   std::mt19937_64 g(1);
   const double n = static_cast<double>(st.range(0));
@@ -210,7 +210,7 @@ static void record_sweep_truncated_poisson(benchmark::State& st) {
 }
 BENCHMARK(record_sweep_truncated_poisson);
 
-// Mixing where the noise dominates (issue #12 item 3): n = 1000, epsilon = 0.01, 4 chains x 5000 sweeps after 500
+// Mixing where the noise dominates: n = 1000, epsilon = 0.01, 4 chains x 5000 sweeps after 500
 // burn-in per iteration, without (moves 0) and with (moves 1) one collapsed move per sweep. Counter ess_per_s: bulk ESS
 // of theta_0 over the 4 chains per second of CPU time (Google Benchmark's rate counter), the figure that matters.
 template <class Prior>
@@ -281,7 +281,7 @@ static void gibbs_sweep_truncated_normal(benchmark::State& st) {
 }
 BENCHMARK(gibbs_sweep_truncated_normal);
 
-// Linear regression (issue #4): one Gibbs-SS-Update sweep with D design columns (D - 1 covariates plus an intercept), at
+// Linear regression: one Gibbs-SS-Update sweep with D design columns (D - 1 covariates plus an intercept), at
 // n = 1e3 and 1e6 (the sweep cost does not depend on n). Targets: D = 2 <= 10 us, D = 4 <= 30 us, D = 10 <= 500 us.
 static void gibbs_sweep_regression_update(benchmark::State& st) {
   const int columns = static_cast<int>(st.range(0));
@@ -314,7 +314,7 @@ BENCHMARK(gibbs_sweep_regression_update)
     ->Args({10, 1000})
     ->Args({10, 1000000});
 
-// The record-level regression sampler (samplers/record_regression.hpp, issue #12 item 1): one sweep with D design
+// The record-level regression sampler (samplers/record_regression.hpp): one sweep with D design
 // columns (D - 1 covariates plus an intercept), NIW covariates, records clamped into [-1, 1], Laplace epsilon 1, at
 // n = 20 (the calibration test's size) and n = 1000. O(n D^2) a sweep (spec exact-small-n.md C.6 estimated 3 us at
 // n = 10, D = 3).

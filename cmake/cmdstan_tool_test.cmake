@@ -1,4 +1,4 @@
-# privpost-infer --output-dir (issue #14 item 1) for CTest: runs INFER on RECORD with ARGS (a list), writing both
+# privpost-infer --output-dir for CTest: runs INFER on RECORD with ARGS (a list), writing both
 # --draws-csv and --output-dir into a fresh WORKDIR, then CHECK (tests/tools/cmdstan_csv_check.cpp) compares the two;
 # fails unless both succeed and the check's output matches REGEX.
 include("${CMAKE_CURRENT_LIST_DIR}/tool_test_support.cmake")

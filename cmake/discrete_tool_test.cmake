@@ -1,4 +1,4 @@
-# The lattice release of privpost-release and its inference by privpost-infer (issue #13 item 3), for CTest:
+# The lattice release of privpost-release and its inference by privpost-infer, for CTest:
 #   cmake -DRELEASE=... -DINFER=... -DDATA=records.csv -DWORKDIR=... -P discrete_tool_test.cmake
 # Checks: counts at gamma = 1 are released as whole numbers on an exact lattice and inferred (Gibbs-SS and the exact
 # sampler); a real-valued model needs --granularity, is rounded, and releases multiples of it; the record states the

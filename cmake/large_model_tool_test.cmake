@@ -1,7 +1,7 @@
 # Large models are costed before they run (privpost-infer --max-minutes), for CTest:
 #   cmake -DRELEASE=... -DINFER=... -DWORKDIR=... -P large_model_tool_test.cmake
 # A logistic release of 32 covariates (593 statistics, some 600 parameters) and a 50-column chain of 10
-# levels (4900 released cells, seconds a Gibbs-SS sweep) printed nothing for minutes. privpost-infer must say the
+# levels (4900 released cells, seconds a Gibbs-SS sweep) would run for hours without a word. privpost-infer must say the
 # estimate at once and refuse the default runs (hours) with it, before any sampling.
 include("${CMAKE_CURRENT_LIST_DIR}/tool_test_support.cmake")
 privpost_require_defined(RELEASE INFER WORKDIR)

@@ -1,4 +1,4 @@
-# The privacy budget ledger of privpost-release (--ledger, --budget; issue #13 item 4), end to end:
+# The privacy budget ledger of privpost-release (--ledger, --budget), end to end:
 #   1. a new ledger needs --budget; the first release creates it, and the release record carries the ledger's state;
 #   2. releases are charged until the total is reached; the one over it is refused with a clear message, writes no
 #      release record and leaves the ledger unchanged;

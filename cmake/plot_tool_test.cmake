@@ -1,4 +1,4 @@
-# The --plot pictures of the tools and examples (issue #14 item 3) for CTest: runs COMMAND (a list) in a fresh WORKDIR,
+# The --plot pictures of the tools and examples for CTest: runs COMMAND (a list) in a fresh WORKDIR,
 # expects its output to match REGEX, then checks that PNG (a path relative to WORKDIR) is a PNG file of WIDTH x HEIGHT
 # pixels (its signature and IHDR chunk) and that the .dat and .gp files beside it exist.
 include("${CMAKE_CURRENT_LIST_DIR}/tool_test_support.cmake")

@@ -1,6 +1,6 @@
 # CTest privpost_self_contained: fails if any CMake file, preset, script or C++ source of the repository refers to the
 # folder beside the repository that the developers keep their papers and data in. A clone must build, test and run
-# its examples on its own (issue #8): data sets live in examples/data/.
+# its examples on its own: data sets live in examples/data/.
 # Usage: cmake -DSOURCE_DIR=<repository> -P self_contained_check.cmake
 set(beside "..")
 string(APPEND beside "/shared")  # built in two pieces so that this file does not match itself

@@ -1,4 +1,4 @@
-# privpost-infer --format json (issue #14 item 2) for CTest: runs INFER on RECORD with ARGS (a list) in a fresh
+# privpost-infer --format json for CTest: runs INFER on RECORD with ARGS (a list) in a fresh
 # WORKDIR, stdout to summary.json and --draws-csv draws.csv, then CHECK (tests/tools/summary_json_check.cpp) compares
 # the two; fails unless both succeed, stderr holds the tables, and the check's output matches REGEX.
 include("${CMAKE_CURRENT_LIST_DIR}/tool_test_support.cmake")

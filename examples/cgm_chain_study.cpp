@@ -1,4 +1,4 @@
-// cgm_chain_study: the dissertation's synthetic study of private graphical-model learning (issue #11, spec cgm.md
+// cgm_chain_study: the dissertation's synthetic study of private graphical-model learning (spec cgm.md
 // Sec. 4.1, Fig. 3.2-3.3 of the text, whose figures are missing): chains of T nodes with K states and Dirichlet(1) edge
 // potentials, a population of N records per model (exact tables by conditional multinomials, so N = 10^7 costs what
 // 10^3 does), Laplace releases of every edge table, and the exact KL(truth || estimate) of

@@ -1,6 +1,6 @@
 // cirrhosis: the predictive study of the regression paper (Bernstein & Sheldon 2019, Sec. 5) on the public cirrhosis
 // data (46 states, examples/data/cirrhosis.csv).
-// Privacy end to end (issue #8): the covariate (wine or liquor consumption) and the response (cirrhosis death rate)
+// Privacy end to end: the covariate (wine or liquor consumption) and the response (cirrhosis death rate)
 // are mapped to [0, 1] by bounds DECLARED below as public knowledge, never by the data's own minimum and maximum (the
 // published code's flaw: its sensitivity then depends on the data). Records outside the declared box are clamped into
 // it, counted and reported; the sensitivity comes from the box alone.
@@ -8,7 +8,7 @@
 // diag(0.25), so theta | sigma^2 has sd 2 sigma; a 3, b 0.1, prior mean of sigma^2 0.05): weakly informative on the
 // box scale, centred in the response's box, encoding no more than the declared bounds. The paper's prior (intercept 0,
 // slope 1, Lambda_0 = diag(4), a 20, b .5) encodes y ~ x on data scaled by their own minimum and maximum (knowledge
-// taken from the data); on the declared box it is wrong and dominates at small epsilon (issue #8's note has the table).
+// taken from the data); on the declared box it is wrong and dominates at small epsilon.
 // For non-private,
 // naive and Gibbs-SS-Noisy (half the budget on [X^T X, X^T y, y^T y], half on the fourth sample moments) at epsilon in
 // {0.1, 1, 10}, and Gibbs-SS-Update (the whole budget on the statistics, covariate moments under a NIW prior): coverage

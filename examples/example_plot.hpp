@@ -1,4 +1,4 @@
-// --plot FILE.png for the examples that compare methods (issue #14 item 3): each parameter's marginal posterior
+// --plot FILE.png for the examples that compare methods: each parameter's marginal posterior
 // density under every method, overlaid (one panel per parameter, two panels a row), drawn by gnuplot through the
 // tools' helpers (tools/plot.hpp writes FILE.dat and FILE.gp beside the picture and says how to get gnuplot when it
 // is missing; tools/infer_plot.hpp has the kernel density estimate).

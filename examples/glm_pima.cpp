@@ -23,7 +23,7 @@
 // records put glucose near 4.9 on this scale. At epsilon = 1 the noise (sigma about 13 per released entry) leaves the
 // sums little to say against that prior: the noise-aware posteriors are wide (sd about 1) and pulled towards 0, and
 // none of the non-private "*" survives; the naive posteriors are as narrow as the non-private ones but centred
-// elsewhere, some with the wrong sign (three seeded releases measured, see issue #10's note). At epsilon = 10 the
+// elsewhere, some with the wrong sign (measured on three seeded releases). At epsilon = 10 the
 // noise-aware posterior is within 2 of its sds of the non-private means, with 5 of the 6 "*"; at epsilon = 100 all
 // three agree with the non-private posterior within a fraction of its sd.
 //

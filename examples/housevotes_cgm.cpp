@@ -1,4 +1,4 @@
-// housevotes_cgm: private learning of a discrete graphical model from real data (issue #11, spec cgm.md Sec. 4.5).
+// housevotes_cgm: private learning of a discrete graphical model from real data (spec cgm.md Sec. 4.5).
 // The 1984 House votes (435 representatives: party and 16 votes, y / n / missing) are modelled by the star centred on
 // the party, a structure declared in advance (never chosen from these data). Missing votes are a third state, so all
 // records are used and N = 435 is public. One fixed, seeded 75/25 split: only the 326 training records' 16 edge tables

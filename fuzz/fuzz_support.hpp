@@ -1,4 +1,4 @@
-// Shared helpers of the libFuzzer harnesses (issue #13 item 1): read doubles and bytes from the fuzzer's input, and the
+// Shared helpers of the libFuzzer harnesses: read doubles and bytes from the fuzzer's input, and the
 // harnesses' contract, that an input is either refused with a documented exception or gives finite results.
 #pragma once
 

@@ -20,7 +20,7 @@
 namespace privpost::tools::calibrate {
 
 // The study's mechanism (--mechanism laplace or gaussian): one type for both, so every model's study and samplers are
-// compiled once, not once per mechanism (issue #9, build time); the draws are the held mechanism's.
+// compiled once, not once per mechanism (build time); the draws are the held mechanism's.
 using tool_mechanism = privpost::mechanism_variant<privpost::laplace_mechanism, privpost::gaussian_mechanism>;
 
 struct cli_options {

@@ -1,4 +1,4 @@
-// privpost-calibrate, DP-GLM (issue #10, spec glm.md Sec. 5.7 F.1): logistic or Poisson regression on d covariates plus
+// privpost-calibrate, DP-GLM (spec glm.md Sec. 5.7 F.1): logistic or Poisson regression on d covariates plus
 // an intercept column (c = 1) and a covariate mean. Per trial theta~ ~ N(0, I) truncated to ||theta~||^2 < s_max,
 // tau_j ~ half-normal, Omega ~ LKJ(2), mu_x ~ N(0, 0.5^2 I), the released sums drawn from the model's normal
 // approximation s ~ N(N mu, N V) plus the analytic Gaussian mechanism's noise at (epsilon, delta) for the exact

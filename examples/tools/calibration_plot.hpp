@@ -1,4 +1,4 @@
-// privpost-calibrate --plot FILE.png (issue #14 item 3): how the simulation-based-calibration community reads
+// privpost-calibrate --plot FILE.png: how the simulation-based-calibration community reads
 // calibration (Saeilynoja, Buerkner & Vehtari 2022). One row of panels per method and parameter coordinate: the
 // ECDF-difference plot of the true parameter's posterior quantiles, F(z) - z, inside the simultaneous 95% band for
 // uniform values (privpost/diagnostics/ecdf_band.hpp), and the quantiles' histogram with the expected count per bin.

@@ -1,4 +1,4 @@
-// privpost-infer --output-dir DIR (issue #14 item 1): the draws in CmdStan's CSV format, one file per method and chain
+// privpost-infer --output-dir DIR: the draws in CmdStan's CSV format, one file per method and chain
 // (DIR/<method>_<chain>.csv, chains numbered from 1), so that R's posterior::read_cmdstan_csv / cmdstanr, ArviZ's
 // from_cmdstan and CmdStan's stansummary read them as they read CmdStan's output
 // (https://mc-stan.org/docs/cmdstan-guide/stan_csv_apdx.html). Each file holds:

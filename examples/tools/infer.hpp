@@ -305,8 +305,8 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
 }
 
 // The release's mechanism, checked against the record's noise scale. One type for both mechanisms, so every model's
-// samplers are compiled once, not once per mechanism (issue #9, build time); the draws are the held mechanism's.
-// The lattice mechanisms (issue #13) are rebuilt from the record's parameters exactly as privpost-release built them;
+// samplers are compiled once, not once per mechanism (build time); the draws are the held mechanism's.
+// The lattice mechanisms are rebuilt from the record's parameters exactly as privpost-release built them;
 // the samplers use their log pmf (exact samplers) or their scale-mixture view (Gibbs-SS), see mechanisms/lattice.hpp.
 using tool_mechanism = privpost::mechanism_variant<privpost::laplace_mechanism, privpost::gaussian_mechanism,
                                                    privpost::discrete_laplace_mechanism, privpost::discrete_gaussian_mechanism>;

@@ -1,4 +1,4 @@
-// privpost-infer, DP-GLM (issue #10, spec glm.md): the noise-aware posterior of a release made by privpost-release
+// privpost-infer, DP-GLM (spec glm.md): the noise-aware posterior of a release made by privpost-release
 // --model logistic|poisson-glm, by NUTS (Stan's multinomial NUTS with its windowed adaptation; warm-up = --burnin) on
 // logistic_moment_model with the exact link (default) or the paper's Taylor link, or on poisson_moment_model (exact
 // tilted moments); a Laplace release by glm_collapsed_gibbs (NUTS given the noise's latent variances, spec Sec. 5.10).
@@ -91,7 +91,7 @@ void summarise_glm(const std::string& title, const privpost::inference_result& r
 }
 
 // The cost of a GLM run, measured before it starts and said at once: a large model (64 covariates: some 2000
-// parameters) takes seconds a transition and printed nothing for minutes. One gradient of the model is timed at a
+// parameters) takes seconds a transition, and a user must not wait minutes in silence. One gradient of the model is timed at a
 // random start, times the planned transitions (chains x (warm-up + draws x thin), plus the naive run) and 2^6
 // leapfrog steps a transition (a typical NUTS tree; the maximum tree depth would be 2^max_depth). A run estimated
 // above --max-minutes is refused with the estimate. For the Laplace mechanism the Gaussian model at the Laplace scale

@@ -1,4 +1,4 @@
-// privpost-infer --plot FILE.png (issue #14 item 3): per parameter, the trace of every chain of the noise-aware method
+// privpost-infer --plot FILE.png: per parameter, the trace of every chain of the noise-aware method
 // and its marginal density (a Gaussian kernel density estimate), with the naive posterior's density overlaid when
 // --compare-naive ran. Drawn by gnuplot (plot.hpp); at most max_plotted_parameters parameters (the first ones), saying
 // so when there are more.

@@ -1,4 +1,4 @@
-// privpost-infer, pairwise tables (issue #11): the parameters of a discrete pairwise Markov random field learned from
+// privpost-infer, pairwise tables: the parameters of a discrete pairwise Markov random field learned from
 // its released noisy edge tables by CGM MAP-EM (spec cgm.md Sec. 3.6; --prior alpha_0 is the hyper-Dirichlet
 // pseudo-count, 10 by default), with the naive MLE (lambda 1e-3, simplex-projected tables) under --compare-naive. The
 // back end follows the declared graph: tree belief propagation on forests, the junction tree (exact) when its cliques
@@ -120,10 +120,10 @@ std::vector<std::string> cell_names(const release_record& rec, const pairwise_gr
 
 // The cost of the posterior sampler, said before it starts and refused above --max-minutes: Gibbs-SS draws the D
 // released cells jointly, a dense D x D normal product a sweep (Cholesky factorisations, O(D^3) time, a few D^2 doubles
-// of memory per chain). A 50-column chain of 10 levels (D = 4900) takes about a minute a sweep and some 950 MB, and
-// printed nothing. The machine's speed is measured on a Cholesky factorisation of at most 300 x 300 and scaled by
-// (D / m)^3; a sweep costs about eight such factorisations (measured at D = 4900: 15.6 s a sweep against 1.95 s for
-// one factorisation); the memory is five D x D matrices per chain held at once (measured: 954 MB for one chain).
+// of memory per chain). A 50-column chain of 10 levels (D = 4900) takes some 16 s a sweep and 950 MB. The machine's speed is
+// measured on a Cholesky factorisation of at most 300 x 300 and scaled by (D / m)^3; a sweep costs about eight such
+// factorisations (measured at D = 4900: 15.6 s a sweep against 1.95 s for one factorisation); the memory is five D x D matrices
+// per chain held at once (measured: 954 MB for one chain).
 void tables_cost_estimate(Eigen::Index cells, const options& run) {
   const Eigen::Index m = std::min<Eigen::Index>(cells, 300);
   Eigen::MatrixXd a = Eigen::MatrixXd::Identity(m, m) * static_cast<double>(m);

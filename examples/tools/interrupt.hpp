@@ -1,4 +1,4 @@
-// Ctrl-C in the command-line tools (issue #14 item 5): the first SIGINT sets a flag that the library's drivers poll
+// Ctrl-C in the command-line tools: the first SIGINT sets a flag that the library's drivers poll
 // (inference_options::stop before each sweep, calibration_options::stop before each trial), so a long run stops cleanly
 // and the tool writes what it has, says so, and exits with status 130 (128 + SIGINT, the shell's convention). A second
 // Ctrl-C ends the process at once (the default action is restored by the first).

@@ -1,4 +1,4 @@
-// Pictures from the command-line tools (issue #14 item 3), drawn by gnuplot (Debian: gnuplot-nox): the tools write the
+// Pictures from the command-line tools, drawn by gnuplot (Debian: gnuplot-nox): the tools write the
 // data (FILE.dat) and a script (FILE.gp) beside the requested FILE.png and run gnuplot on it when it is installed;
 // when it is not, they say how to install it and how to draw the picture later.
 #pragma once

@@ -1,9 +1,9 @@
 // privpost-release: the data owner's tool. Reads records from a CSV column, computes the model's sufficient statistic
 // with sensitivity from the declared bounds (never from the data), adds Laplace or Gaussian noise from the OS CSPRNG, and
 // writes a JSON release record. Unbounded models refuse to run without bounds; records outside them are dropped.
-// pairwise-tables releases the contingency tables of a declared graph over discrete columns (CGM, issue #11).
+// pairwise-tables releases the contingency tables of a declared graph over discrete columns.
 // --ledger FILE charges the release to the data set's privacy budget ledger before any noise is drawn and refuses a
-// release over the budget (issue #13; ledger_file.hpp).
+// release over the budget (ledger_file.hpp).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -206,7 +206,7 @@ std::vector<double> parse_numbers(const std::string& text, const char* flag) {
   return v;
 }
 
-// DP-GLM (issue #10, spec glm.md): the PASS-GLM order-2 statistics of admitted records under the analytic Gaussian
+// DP-GLM (spec glm.md): the PASS-GLM order-2 statistics of admitted records under the analytic Gaussian
 // mechanism with the exact L2 sensitivity for the declared bounds (or, with --mechanism laplace, the Laplace mechanism
 // with glm_statistic::l1_sensitivity). Logistic: [y x~; t2(x~)], Lemma 3.3 (with the
 // intercept's inner products); responses 0/1 or -1/+1, or text with --positive LABEL (LABEL -> +1, any other value ->
@@ -356,7 +356,7 @@ privpost::tools::release_record make_glm_release(const options& o) {
   return r;
 }
 
-// Pairwise tables (issue #11, spec cgm.md Sec. 1.3): every declared edge's contingency table of discrete columns. The
+// Pairwise tables (spec cgm.md Sec. 1.3): every declared edge's contingency table of discrete columns. The
 // graph and every column's levels are declared (public): a cell outside its column's levels is an error naming the line
 // (nothing is released), an empty cell too unless --missing-level names the level it stands for and the column
 // declares that level. The L1 sensitivity is
@@ -472,7 +472,7 @@ privpost::tools::release_record make_tables_release(const options& o) {
   return r;
 }
 
-// --mechanism discrete-laplace|discrete-gaussian (issue #13 item 3): the statistic on the lattice gamma Z^d, exact integer
+// --mechanism discrete-laplace|discrete-gaussian: the statistic on the lattice gamma Z^d, exact integer
 // noise from the OS CSPRNG. Counts (binomial, multinomial, poisson) at gamma = 1 are on the lattice (exact); any other
 // gamma, and the real-valued statistics (which need --granularity), are rounded to the nearest lattice point, and the
 // lattice sensitivity grows by the rounding allowance (mechanisms/lattice.hpp).

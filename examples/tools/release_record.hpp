@@ -43,7 +43,7 @@ struct release_record {
   double sensitivity = 0;   ///< L1 (Laplace) or L2 (Gaussian)
   double noise = 0;         ///< Laplace scale b, or Gaussian sigma (discrete: the continuous view's, gamma t or gamma sigma)
   std::string calibration;  ///< Gaussian: analytic; discrete Gaussian: zcdp
-  // discrete-laplace and discrete-gaussian (issue #13): the lattice gamma Z^d the release lies on
+  // discrete-laplace and discrete-gaussian: the lattice gamma Z^d the release lies on
   double granularity = 0;          ///< gamma
   std::string lattice;             ///< exact (statistics on the lattice) | rounded (to the nearest lattice point)
   int lattice_dimension = 0;       ///< d, the rounding allowance's dimension
@@ -60,7 +60,7 @@ struct release_record {
   std::vector<std::pair<double, double>> covariate_bounds;
   std::pair<double, double> response_bounds{0, 0};
   /// true: every record was mapped to [-1, 1] by the declared box (x' = (x - centre) / half-width) before the
-  /// statistics were computed, so the noisy statistics are on that scale (privpost-release since issue #8).
+  /// statistics were computed, so the noisy statistics are on that scale (what privpost-release writes).
   bool unit_scaled = false;
   std::vector<double> noisy_moments;  ///< Gibbs-SS-Noisy: released normalised fourth moments (may be empty)
   double moment_sensitivity = 0, moment_noise = 0, moment_epsilon = 0;
@@ -74,13 +74,13 @@ struct release_record {
   std::vector<std::string> statistic_names;  ///< glm_statistic::names(covariates), in the order of noisy_statistics
   std::string sensitivity_rule;              ///< which result gave the sensitivity
   double y_bound = 0;                        ///< poisson-glm: R_y, the declared largest count (larger ones clamped)
-  // pairwise-tables (issue #11): the declared graph; noisy_statistics are its edge tables in table_layout order
+  // pairwise-tables: the declared graph; noisy_statistics are its edge tables in table_layout order
   std::vector<std::string> nodes;                ///< one node per column, by column name
   std::vector<std::vector<std::string>> levels;  ///< each node's declared levels, in state order
   std::vector<std::pair<int, int>> edges;        ///< node indices, as declared
   std::string neighbours = "replace_one";        ///< replace_one (the library's) or add_remove (the dissertation's)
   std::string missing_level;                     ///< the level empty cells were read as (empty: none allowed)
-  // privpost-release --ledger (issue #13): the ledger this release was charged to, and its state after the charge
+  // privpost-release --ledger: the ledger this release was charged to, and its state after the charge
   std::string ledger_file;         ///< the ledger's path as given (empty: no ledger)
   std::string ledger_label;        ///< the entry's label
   privacy_budget ledger_spent{};   ///< the data set's composed spend after this release

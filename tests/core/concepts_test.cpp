@@ -200,7 +200,7 @@ static_assert(!scale_mixture_noise<opted_in_lookalike>);
 static_assert(!release_mechanism<int>);
 static_assert(sensitivity_calibrated<laplace_mechanism>);
 static_assert(sensitivity_calibrated<gaussian_mechanism>);
-// the lattice mechanisms (issue #13 item 3) run in every Gibbs sampler and carry a zCDP view
+// the lattice mechanisms run in every Gibbs sampler and carry a zCDP view
 static_assert(scale_mixture_noise<discrete_laplace_mechanism> && sensitivity_calibrated<discrete_laplace_mechanism>);
 static_assert(scale_mixture_noise<discrete_gaussian_mechanism> && sensitivity_calibrated<discrete_gaussian_mechanism>);
 static_assert(!discrete_laplace_mechanism::fixed_variance && discrete_gaussian_mechanism::fixed_variance);
@@ -238,7 +238,7 @@ static_assert(conjugate_prior_for<beta_prior, family_model<binomial_family>>);
 static_assert(conjugate_prior_for<nig_regression_prior, linear_regression_model<fixed_covariates>>);
 static_assert(!conjugate_prior_for<beta_prior, linear_regression_model<fixed_covariates>>);
 static_assert(!conjugate_prior_for<dirichlet_prior<3>, family_model<binomial_family>>);
-// The optional in-place forms gibbs_ss detects (issue #9: regression sweeps allocate nothing).
+// The optional in-place forms gibbs_ss detects (regression sweeps allocate nothing).
 static_assert(in_place_update<linear_regression_model<fixed_covariates>, nig_regression_prior>);
 static_assert(in_place_update<linear_regression_model<hierarchical_normal_covariates>, nig_regression_prior>);
 static_assert(!in_place_update<family_model<binomial_family>, beta_prior>);

@@ -115,7 +115,7 @@ TEST_CASE("draw_truncated_normal fits the exact truncated CDF, one- and two-side
   CHECK_THROWS_AS(draw_truncated_normal(g, 0.0, 1.0, 2.0, 1.0), std::invalid_argument);
   CHECK_THROWS_AS(draw_truncated_normal(g, 0.0, 1.0, std::nan(""), 1.0), std::invalid_argument);
   CHECK_THROWS_AS(draw_truncated_normal(g, 0.0, 0.0, 0.0, 1.0), std::invalid_argument);
-  // Bounds beyond any useful number of sds (issue #13 item 5: a release of -1e300 put the Poisson sum's bound 1e300 sds
+  // Bounds beyond any useful number of sds (a release of -1e300 put the Poisson sum's bound 1e300 sds
   // out, and the closed form of the exponential rate overflowed): the draw is the bound to double precision, never a
   // retry failure. a = 1e7 still uses the closed form: the excess over the bound is Exp(1) / a, mean 1e-7.
   for (const double sd : {1.0, 1e-10, 1e100}) {

@@ -88,7 +88,7 @@ TEST_CASE("project_simplex rejects what it cannot project", "[linalg]") {
   CHECK_THROWS_AS(project_simplex(empty, 1.0), std::invalid_argument);
 }
 
-TEST_CASE("project_simplex of entries far above total (issue #13 fuzz finding)", "[linalg][fuzz-regression]") {
+TEST_CASE("project_simplex of entries far above total (a fuzz finding)", "[linalg][fuzz-regression]") {
   // The fuzzer's naive-MLE table y / N with N = 3.8e-307: two entries near 5.3e306 absorbed total, so the old search
   // left tau at 0 and returned v unchanged. Shifted by max v, the tie splits total evenly and the rest get 0.
   Eigen::VectorXd v(4);

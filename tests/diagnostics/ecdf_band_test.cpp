@@ -1,4 +1,4 @@
-// Tests of privpost/diagnostics/ecdf_band.hpp (issue #14 item 3: the band of the ECDF-difference plot):
+// Tests of privpost/diagnostics/ecdf_band.hpp (the band of the ECDF-difference plot):
 //  1. simultaneous coverage: the ECDF of n fresh uniform values stays inside the 95% band in 95% of 2000 samples
 //     (|coverage - 0.95| < 0.025: 3.5 standard errors of 2000 Bernoulli(0.95) trials, sqrt(0.95 x 0.05 / 2000) =
 //     0.0049, plus the band's own simulation error), at n = 50 and n = 300 with 2000 simulations each;

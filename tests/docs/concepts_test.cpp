@@ -1,4 +1,4 @@
-// The minimal examples of docs/concepts.md (issue #14 item 4), compiled and run here so that the page cannot drift
+// The minimal examples of docs/concepts.md, compiled and run here so that the page cannot drift
 // from the library: the page shows the code between the //! [name] markers (Doxygen's \snippet). Each example is a
 // user's type for one customisation point, checked against its concept and driven by the library:
 //  1. a release mechanism (Gaussian noise of fixed sd, a scale mixture with fixed variance) under Gibbs-SS;

@@ -1,9 +1,9 @@
-// Tests of the calibration harness as a library (privpost/inference/calibration_study.hpp; issue #9, item 5). Properties:
+// Tests of the calibration harness as a library (privpost/inference/calibration_study.hpp). Properties:
 //  1. a simulation_study runs any list of named methods on each simulated trial, in order, and run_calibration reports
 //     them by name; an exact method is calibrated, a method that ignores the data is not (the harness can fail);
 //  2. adding a method to a paper's study (testing/) is one more named_method: the study runs it beside the standard ones;
 //  3. select_methods keeps the requested order and rejects an unknown or empty list, naming the available methods;
-//  4. calibration_options::stop (issue #14 item 5) ends the run before the next trial: the report covers the trials
+//  4. calibration_options::stop ends the run before the next trial: the report covers the trials
 //     done; fewer than 2 is interrupted_error.
 #include <catch2/catch.hpp>
 

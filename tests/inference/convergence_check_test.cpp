@@ -1,4 +1,4 @@
-// Tests of privpost/inference/convergence_check.hpp and infer_until (issue #8). Properties:
+// Tests of privpost/inference/convergence_check.hpp and infer_until. Properties:
 //  1. independent, well-mixed chains: no warning; shifted chains: an R-hat warning naming the parameter; strongly
 //     autocorrelated chains: an ESS warning; constant draws: a warning that the chain did not move;
 //  2. numerical repairs above 1% of sweeps warn, at or below do not;

@@ -1,11 +1,11 @@
-// Tests of privpost/inference/infer.hpp (issue #9, item 4). Properties:
+// Tests of privpost/inference/infer.hpp (item 4). Properties:
 //  1. infer runs with any uniform random bit generator (std::minstd_rand, and an engine without seed-sequence
 //     construction), reproducibly from the seed, and different seeds give different chains;
 //  2. a sampler with end_warmup() is told exactly once per chain, right after the burn-in sweeps (also with burn-in 0,
 //     and in infer_until, where later rounds never call it again); a sampler without it still runs;
 //  3. a sampler's per-draw diagnostics (reports_draw_diagnostics) are kept for the step of each kept draw, in infer and
 //     infer_until; a sampler without them leaves inference_result::diagnostics empty; a wrong count is an error;
-//  4. inference_options::stop (issue #14 item 5): the chains stop before their next sweep; infer and infer_until return
+//  4. inference_options::stop: the chains stop before their next sweep; infer and infer_until return
 //     the draws kept so far, each chain with a kept draw cut to the shortest, marked interrupted, with the sweeps
 //     actually run; a stop during burn-in is interrupted_error; a stop from another thread ends a parallel run.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// Parallel chains share no mutable state (issue #9, item 7). Run under ThreadSanitizer by the tsan preset (clang):
+// Parallel chains share no mutable state (item 7). Run under ThreadSanitizer by the tsan preset (clang):
 // four chains in threads of a truncated Poisson model, whose sweeps call log_gamma (std::lgamma writes the global
 // signgam and is not required to be reentrant; privpost uses boost::math::lgamma) and draw Poisson records by PTRS.
 // Properties: the parallel run completes, draws are finite, and they equal the serial run with the same seed exactly

@@ -1,6 +1,6 @@
 // Tests of privpost/inference/posterior.hpp: summaries of known draws (mean, sd, quantiles, intervals), layout of
 // vector parameters across chains, diagnostics delegated per coordinate, the Monte Carlo standard error of the mean
-// (issue #14 item 2), and bad input.
+//, and bad input.
 #include <catch2/catch.hpp>
 
 #include <cmath>

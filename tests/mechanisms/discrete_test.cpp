@@ -1,5 +1,5 @@
 // Tests of privpost/core/random/discrete_noise.hpp and privpost/mechanisms/lattice.hpp, discrete_laplace.hpp and
-// discrete_gaussian.hpp (issue #13 item 3). Properties:
+// discrete_gaussian.hpp. Properties:
 //  1. the exact integer samplers' output law is the exact pmf: Pearson chi-square over 10^5 draws (pass p > 0.001),
 //     with power: the same draws are rejected (p < 1e-6) against the pmf at 1.1 times the scale or variance;
 //     Bernoulli(exp(-x)) matches exp(-x) on rational x, including x > 1;

@@ -1,4 +1,4 @@
-// The findings of the libFuzzer harnesses (fuzz/, issue #13 item 1), each kept as a unit test of its fix:
+// The findings of the libFuzzer harnesses (fuzz/), each kept as a unit test of its fix:
 //  1. a denormal delta overflowed 1.25 / delta in the Gaussian calibrations: an infinite sigma (mechanisms_fuzz);
 //  2. a denormal sensitivity gave sigma^2 = 0 and a NaN log-likelihood; a NaN release gave a NaN log-likelihood
 //     (mechanisms_fuzz);

@@ -98,7 +98,7 @@ TEST_CASE("Laplace redraw_variance is the normalised product density (App. B.2)"
     test::require_fits(ws, cdf);
     test::require_rejects(ws, product_cdf(2.0, 1.3 * r));
   }
-  // A residual whose product with the scale overflows is refused in the mechanism's own terms (issue #13 item 5: it
+  // A residual whose product with the scale overflows is refused in the mechanism's own terms (it
   // used to reach draw_inverse_gaussian as "mu is 0").
   CHECK_THROWS_WITH(m.redraw_variance(std::numeric_limits<double>::max(), g),
                     Catch::Contains("laplace_mechanism::redraw_variance") && Catch::Contains("residual"));

@@ -1,4 +1,4 @@
-// Tests of privacy_accountant (mechanisms/privacy_accountant.hpp; issue #13 item 4). Properties:
+// Tests of privacy_accountant (mechanisms/privacy_accountant.hpp). Properties:
 //  1. basic composition: charges add up; a budget split into thirds fits; a charge past the total throws
 //     budget_exceeded naming the request and the total, and records nothing;
 //  2. a refused release draws no noise (an engine that counts its calls), an accepted one does;

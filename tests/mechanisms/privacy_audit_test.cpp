@@ -1,4 +1,4 @@
-// An empirical privacy audit of the release mechanisms (issue #13 item 2): for a pair of neighbouring data sets at the
+// An empirical privacy audit of the release mechanisms: for a pair of neighbouring data sets at the
 // worst case of the declared bounds, 2 x 10^6 releases from each, and an estimate of the privacy loss with a stated
 // statistical margin. The honest mechanisms pass; deliberately broken variants are caught. Properties:
 //  1. laplace_mechanism (epsilon 1 and 0.1): the largest bin log-ratio matches epsilon; 0.8 times the noise scale is
@@ -8,7 +8,7 @@
 //  3. end-to-end SSP (bounded_statistic + release_statistic, 10 exponential-family records, bounds [2, 8]), under both
 //     policies, with the neighbour's changed record outside the bounds: honest passes; the sensitivity computed from
 //     the data and, under drop, the sensitivity without the dropped record's zero term (6 instead of 8) are caught;
-//  4. the lattice mechanisms (issue #13 item 3): discrete_laplace_mechanism (epsilon 1 and 0.1) passes and 0.8 times its
+//  4. the lattice mechanisms: discrete_laplace_mechanism (epsilon 1 and 0.1) passes and 0.8 times its
 //     scale is caught, as 1; discrete_gaussian_mechanism (epsilon 1, delta 1e-3) passes the hockey-stick audit. Its
 //     zCDP calibration is conservative: the exact divergence of the pmf (summed over the lattice, as in
 //     tests/mechanisms/discrete_test.cpp) is 6.0e-6 at its sigma 3.85 and 1.4e-4 at 0.8 sigma, so 0.8 sigma is still

@@ -1,4 +1,4 @@
-// No hangs, no NaN (issue #13 item 5), for the estimators and baselines that are not Markov chains over a release:
+// No hangs, no NaN, for the estimators and baselines that are not Markov chains over a release:
 // the OPS baseline (ops_binomial: a release mechanism reading the exact count), CGM-EM and the naive MLE (iterative
 // estimators run by fit()), the non-private GLM record models under NUTS and the PASS-GLM closed form. Each case must
 // either throw a documented exception (std::invalid_argument or std::domain_error, with a message) or give finite

@@ -1,5 +1,5 @@
-// Checks that a sweep of every sampler allocates nothing on the heap (issue #3: "no heap allocation inside a sweep";
-// issue #9: regression sweeps too).
+// Checks that a sweep of every sampler allocates nothing on the heap ("no heap allocation inside a sweep";
+// Regression sweeps too).
 // This executable replaces the global operator new with a counting one, and counts Eigen's heap allocations too (Eigen
 // allocates with malloc, not operator new: EIGEN_RUNTIME_NO_MALLOC makes every Eigen allocation call eigen_assert, which
 // counts here while the measured sweeps run); the counts are read around 1000 sweeps.
@@ -155,7 +155,7 @@ TEST_CASE("truncated Gibbs-SS sweeps allocate nothing", "[allocation]") {
   CHECK(allocations_in_sweeps(normal, g) == 0);
 }
 
-// Linear regression (issue #9): Gibbs-SS-Prior (fixed covariate moments; Gibbs-SS-Noisy runs the same code) and
+// Linear regression: Gibbs-SS-Prior (fixed covariate moments; Gibbs-SS-Noisy runs the same code) and
 // Gibbs-SS-Update (the covariates' normal-inverse-Wishart block) with an intercept and d = 1, 2, 4 covariates. The model
 // keeps its workspace and the NIG prior updates and draws in place, so after the first sweep nothing is allocated. A PSD repair
 // of the latent Gram matrix would allocate (Eigen's eigensolver does): the release is a plausible one (n = 1000, x ~ N(0, I /

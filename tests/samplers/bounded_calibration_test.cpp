@@ -1,12 +1,12 @@
 // Simulation-based calibration of Gibbs-SS for the bounded families (dissertation Sec. 4.4, Fig. 4.2 and 4.3 in numbers).
-// Rule (issues #3 and #7): for n >= 100 Gibbs-SS (and the non-private posterior) is not rejected by the KS test of the
+// Rule: for n >= 100 Gibbs-SS (and the non-private posterior) is not rejected by the KS test of the
 // true-parameter quantiles at level 0.001 and its 50% and 90% coverages are within 3.5 binomial standard deviations of
 // nominal, over M = 1500 trials (tests/support/calibration_checks.hpp); the naive method is rejected at n = 100,
 // epsilon = 0.01. n = 10 is run (M = 300) and must not crash; its values are reported by privpost-calibrate, not
 // asserted (the CLT approximation of p(s | theta) is rough there: the exact small-n issue).
 // Sizes: 500 burn-in sweeps, 1000 draws kept from 5000 sweeps (thin 5) at n = 10 and for the negative controls,
 // 20000 sweeps (thin 20) for the coverage studies at n >= 100; M = 300 for the negative controls, 600 for OPS.
-// Issue #7: with thin 5, M = 1500 found 90% coverage of 0.864-0.878 at n = 100, epsilon 0.01 and 0.1 (binomial and
+// With thin 5, M = 1500 found 90% coverage of 0.864-0.878 at n = 100, epsilon 0.01 and 0.1 (binomial and
 // multinomial); privpost-calibrate at thin 25 gave 0.887 (binomial, epsilon 0.01) and 0.888-0.903 (multinomial,
 // epsilon 0.1): the chain mixing slowly where the noise is large against sd(s | theta), not a wrong posterior.
 // Thinning matters at n = 1000, epsilon = 0.01: the noise sd (~280) dwarfs sd(s | theta) (~15), so s and theta move
@@ -96,7 +96,7 @@ TEST_CASE("multinomial (K = 3) Gibbs-SS is calibrated for n >= 100 at every epsi
         // n = 100, epsilon = 0.01: the noise (sd 283 per count) swamps n, the posterior is close to the Dirichlet(1, 1, 1)
         // prior with much mass near the simplex's faces, where the CLT model of s | theta is poor. M = 1500 found 90%
         // coverage 0.862-0.881 at thin 20 and 0.878-0.891 at thin 100 (privpost-calibrate --seed 2101): not mixing, the
-        // CLT approximation; it belongs to the exact small-n issue (#12). KS only here, as at n = 10.
+        // CLT approximation; the exact small-n samplers are for it. KS only here, as at n = 10.
         if (n >= 100 && n < 1000 && eps < 0.1) CHECK(row(rows, "gibbs", k).ks_pvalue > level);
       }
     }

@@ -1,4 +1,4 @@
-// CGM-EM (issue #11, spec cgm.md Sec. 3.5, 3.6, 5.5): the moment maps (pseudo-moment MLE, Bethe entropy, exact KL),
+// CGM-EM (spec cgm.md Sec. 3.5, 3.6, 5.5): the moment maps (pseudo-moment MLE, Bethe entropy, exact KL),
 // the box-dual E-step (certified optimum: gap, KKT and the objective against 10^4 feasible points), EM's invariants
 // (|y - n_t|_1 non-increasing and F non-decreasing for the literal Algorithm 2, the closed-form M-step equal to
 // theta + g in distribution, the fixed point of a single table), MAP-EM without zeros, fit(), and the error paths.

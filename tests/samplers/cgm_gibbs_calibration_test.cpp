@@ -1,11 +1,11 @@
-// The Bayesian tree CGM (issue #11, spec cgm.md Sec. 6): Gibbs-SS over tree_cgm_model with the hyper-Dirichlet prior
+// The Bayesian tree CGM (spec cgm.md Sec. 6): Gibbs-SS over tree_cgm_model with the hyper-Dirichlet prior
 // and the Laplace scale mixture, checked by simulation-based calibration (AT-B1) with the naive hyper-Dirichlet
 // posterior on the repaired release as the negative control, and by R-hat and ESS on the 10-chain (AT-B3).
 //
 // AT-B1 setting (the spec's prototype): chain T = 4, K = 2, N = 1000, alpha_0 = K^2 = 4, Laplace at b = 2|E| / epsilon,
 // M = 500 trials, ranks of three edge cells (one per edge); 500 burn-in sweeps and 300 draws thinned by 10 per
 // posterior. The prototype's 150 burn-in + 300 unthinned draws are too short at epsilon = 0.1 (strong noise: n and mu
-// move slowly together, the mixing problem of issue #12): measured 90% coverage 0.79-0.80 and 50% 0.41-0.44 (KS p down
+// move slowly together, a known mixing problem): measured 90% coverage 0.79-0.80 and 50% 0.41-0.44 (KS p down
 // to 4e-4); thin 5 gave 0.85-0.90, thin 10 0.87-0.90, thin 20 0.88-0.91. Thresholds: the
 // library's calibration rule (tests/support/calibration_checks.hpp): KS of the true-parameter quantiles not rejected at
 // level 0.001 and 50% / 90% central-interval coverage within 3.5 binomial standard deviations of nominal (false-alarm

@@ -1,4 +1,4 @@
-// The naive MLE of CGM (issue #11, spec cgm.md Sec. 2) and a small version of the dissertation's chain study (spec
+// The naive MLE of CGM (spec cgm.md Sec. 2) and a small version of the dissertation's chain study (spec
 // Sec. 4.4, AT-3, AT-4, AT-5b: chain T = 10, K = 3, Dirichlet(1) potentials, N = 10^4, epsilon = 0.1 at the text's scale
 // b = |E| / epsilon = 90): the noise-aware MAP-EM against naive MLE at three lambdas, raw against projected targets;
 // and AT-2, the slopes of naive MLE's error in N (Fig. 3.1, on exact count tables).

@@ -1,4 +1,4 @@
-// Simulation-based calibration on lattice releases (issue #13 item 3): the samplers given a release of the discrete
+// Simulation-based calibration on lattice releases: the samplers given a release of the discrete
 // Laplace or discrete Gaussian mechanism (mechanisms/discrete_laplace.hpp, discrete_gaussian.hpp).
 // Rule (tests/support/calibration_checks.hpp): KS p > 0.001 for the true-parameter quantiles, and 50% and 90% coverage
 // within 3.5 binomial standard deviations of nominal ([0.867, 0.933] at 90% for M = 1000); the naive conjugate update on

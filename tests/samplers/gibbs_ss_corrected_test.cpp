@@ -1,4 +1,4 @@
-// Gibbs-SS with the Metropolis-Hastings-corrected sum draw, gibbs_ss_corrected (issue #12 item 2, spec
+// Gibbs-SS with the Metropolis-Hastings-corrected sum draw, gibbs_ss_corrected (spec
 // exact-small-n.md C.5 (b) and C.7):
 //  1. its kernel: the sampler's own acceptance function against the closed form and detailed balance to 1e-12 (the
 //     state is continuous, y in the sum's cell, so the spec's finite-kernel check pi K = pi becomes this); the chain
@@ -216,7 +216,7 @@ TEST_CASE("gibbs_ss_corrected: bad input and extreme releases", "[corrected][err
   CHECK(chain.statistic() == 0.0);
 }
 
-// The default policy (samplers/sampler_policy.hpp, issue #12 item 4): binomial enumerated up to n = 50 and corrected
+// The default policy (samplers/sampler_policy.hpp): binomial enumerated up to n = 50 and corrected
 // beyond; the multinomial record-level up to n = 2000, Gibbs-SS beyond; the unbounded (truncated) families Gibbs-SS;
 // bad n refused.
 TEST_CASE("default_sampler: exact where cheap, corrected or Gibbs-SS where n is large", "[corrected][policy]") {

@@ -1,4 +1,4 @@
-// Tests of gibbs_ss_window (samplers/gibbs_ss_window.hpp; issue #12 item 2, spec exact-small-n.md C.5 (a), "Poisson
+// Tests of gibbs_ss_window (samplers/gibbs_ss_window.hpp, spec exact-small-n.md C.5 (a), "Poisson
 // windows"). Properties:
 //  1. the window's law is the full enumeration's: Poisson sums (Laplace and Gaussian releases, z below, at and far
 //     above n lambda) against pi(s) computed here over s = 0..6000, and binomial sums against gibbs_ss_exact's whole

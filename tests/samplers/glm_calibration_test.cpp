@@ -1,5 +1,5 @@
 // Simulation-based calibration of the noise-aware logistic DP-GLM sampler (logistic_moment_model under nuts_sampler;
-// issue #10, spec glm.md Sec. 5.7 F.1-F.2). Each trial draws theta and Sigma from the prior, the released sums from the
+// spec glm.md Sec. 5.7 F.1-F.2). Each trial draws theta and Sigma from the prior, the released sums from the
 // model's normal approximation s ~ N(N mu, N V) and z = s + N(0, sigma^2 I) with sigma of the analytic Gaussian
 // mechanism at (epsilon, delta = 1e-5, Delta = sqrt(4.5)) (R = 1, Corollary 3.4), then runs NUTS and records the
 // posterior quantile of every true theta_j and tau_j. Pass rule as every calibration test here
@@ -166,7 +166,7 @@ TEST_CASE("noise-aware logistic DP-GLM is calibrated where noise dominates; naiv
 
 TEST_CASE("noise-aware logistic DP-GLM under Laplace noise (collapsed Gibbs) is calibrated; naive is not (d = 2)",
           "[glm][calibration][glm-calibration-laplace]") {
-  // Issue #10 item 4: the small setting (d = 2, N = 100, epsilon = 0.1) with Laplace noise at scale
+  // The small setting (d = 2, N = 100, epsilon = 0.1) with Laplace noise at scale
   // b = Delta_1 / epsilon (glm_statistic::l1_sensitivity, 4.74 at R = 1: b = 47, noise sd 67 per entry) and
   // glm_collapsed_gibbs as the noise-aware method.
   glm_sbc_setting s;
@@ -220,7 +220,7 @@ TEST_CASE("noise-aware Poisson DP-GLM with an intercept and a covariate mean is 
 
 TEST_CASE("noise-aware Poisson DP-GLM under Laplace noise (collapsed Gibbs) is calibrated; naive is not (d = 1)",
           "[glm][calibration][glm-calibration-poisson-laplace]") {
-  // Issue #10 item 4 with the Poisson map: the Poisson setting at d = 1 (intercept, covariate mean; 5 released entries),
+  // With the Poisson map: the Poisson setting at d = 1 (intercept, covariate mean; 5 released entries),
   // Laplace noise at b = Delta_1 / epsilon (glm_statistic::l1_sensitivity at R = 1, R_y = 5). Parameters theta_0,
   // theta_1, tau_1, mu_1. About 30 s; slow-labelled. Measured over seeds 53-55 (M = 200 each): KS p >= 0.014, 90%
   // coverage 0.85-0.94; the Gaussian release at d = 1 gives the same spread (theta_1 90% coverage 0.83-0.92 over seeds

@@ -1,4 +1,4 @@
-// The DP-GLM under Laplace noise (issue #10 item 4): glm_collapsed_gibbs against a quadrature reference of the exact
+// The DP-GLM under Laplace noise: glm_collapsed_gibbs against a quadrature reference of the exact
 // posterior on a (theta, tau) grid for a fixed release (d = 1: the statistic (sum y x, sum x^2)), where the Laplace
 // likelihood's integral over the latent sums is a closed-form Gaussian-Laplace convolution inside a one-dimensional
 // Gauss-Kronrod integral. The same grid with Gaussian noise of equal variance gives a visibly different posterior: the

@@ -1,4 +1,4 @@
-// Tests of nuts_sampler (samplers/nuts.hpp) on targets with known answers (issue #10, spec glm.md Sec. 5.7 E):
+// Tests of nuts_sampler (samplers/nuts.hpp) on targets with known answers (spec glm.md Sec. 5.7 E):
 //  1. a 100-dimensional independent Gaussian with scales log-uniform on [0.01, 100]: R-hat, bulk ESS, means and
 //     variances within Monte Carlo error, the adapted inverse metric near the variances, mean acceptance near 0.8;
 //  2. a 2-d Gaussian with correlation 0.99 (diagonal metric);
@@ -451,7 +451,7 @@ TEST_CASE("NUTS rejects bad options and targets with no finite point", "[nuts][e
 }
 
 TEST_CASE("infer and infer_until keep NUTS's per-draw diagnostics beside the draws (Stan's sampler columns)", "[nuts]") {
-  // issue #14 item 1: the CmdStan CSV's lp__ ... energy__ columns come from here. On a diagonal Gaussian the recorded
+  // The CmdStan CSV's lp__ ... energy__ columns come from here. On a diagonal Gaussian the recorded
   // lp__ must be the log density of the recorded draw, and the others within their ranges.
   nuts_options nopt;
   nopt.warmup = 100;

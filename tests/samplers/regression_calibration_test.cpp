@@ -1,4 +1,4 @@
-// Simulation-based calibration of Gibbs-SS for linear regression (001 Sec. 4.2; issue #4 acceptance).
+// Simulation-based calibration of Gibbs-SS for linear regression (001 Sec. 4.2).
 // Data as in 001: theta, sigma^2 ~ NIG(0, Lambda_0 = diag(19 / 0.5), 20, 0.5) (the paper's "diag(.5/(20-1))" read as the
 // prior covariance scale of theta given sigma^2, which keeps 95% of y within [-1, 1] as the paper states);
 // Gibbs-SS-Update: (mu_x, Sigma_x) ~ NIW(0, 1, I, 50) per trial; Gibbs-SS-Prior: x ~ N(0, I / (50 - d - 1)) with those

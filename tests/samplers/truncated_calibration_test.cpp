@@ -1,14 +1,14 @@
 // Simulation-based calibration of Gibbs-SS for unbounded statistics with a truncated release (dissertation Sec. 4.3,
 // Fig. 4.2 for the exponential model). Bounds: the central 95% interval (q = 0.05) of the prior predictive of one record,
 // fixed for the study; records outside are dropped; Laplace noise with the interval-arithmetic sensitivity.
-// Rule (issues #3 and #7): at n in {100, 1000} and epsilon in {0.1, 1}, for exponential, Poisson, normal with known
+// Rule: at n in {100, 1000} and epsilon in {0.1, 1}, for exponential, Poisson, normal with known
 // variance and normal-inverse-gamma, over M = 1500 trials (500 burn-in sweeps, 1000 draws kept from 3000 sweeps, thin 3),
 // Gibbs-SS is not rejected by KS at level 0.001 and its 50% and 90% coverages are within 3.5 binomial standard deviations
 // of nominal (3.5 sd: 0.045 and 0.027 at M = 1500; tests/support/calibration_checks.hpp says why and what it detects).
-// Before the fix of issue #7 these studies found 90% coverage of 0.83-0.85 at n = 1000 (Poisson, normal): the chain
-// started from a prior draw could settle in a spurious mode (samplers/gibbs_ss_truncated.hpp explains it).
-// The non-private posterior must pass the same rule. One CTest test per family and n (label "slow").
-// Negative control: the "cheating" naive is rejected at n = 1000, epsilon = 0.1 for the normal model.
+// Before the truncated moments were corrected these studies found 90% coverage of 0.83-0.85 at n = 1000 (Poisson, normal): the
+// chain started from a prior draw could settle in a spurious mode (samplers/gibbs_ss_truncated.hpp explains it). The non-private
+// posterior must pass the same rule. One CTest test per family and n (label "slow"). Negative control: the "cheating" naive is
+// rejected at n = 1000, epsilon = 0.1 for the normal model.
 #include <catch2/catch.hpp>
 
 #include "privpost/families/exponential.hpp"
@@ -93,8 +93,8 @@ TEST_CASE("truncated normal (normal-inverse-gamma) Gibbs-SS is calibrated at n =
 }
 
 TEST_CASE("truncated normal-known-var: no chain settles in the spurious mode", "[truncated][modes]") {
-  // z = 0.8 of n = 1000 records, bounds [-2.77, 2.77]: the posterior sits at mu ~ 0. Before issue #7's fix the chains
-  // of seeds 9, 26, 29, 55 and 57 started from prior draws beyond the peak of the centre mean (mu0 = 3.6, 2.2, 2.6,
+  // z = 0.8 of n = 1000 records, bounds [-2.77, 2.77]: the posterior sits at mu ~ 0. Before the truncated moments were corrected
+  // the chains of seeds 9, 26, 29, 55 and 57 started from prior draws beyond the peak of the centre mean (mu0 = 3.6, 2.2, 2.6,
   // -2.3, 2.0), walked to |mu| ~ 5.5 (almost every record dropped) and stayed there.
   const normal_mean_prior prior(0.0, 1.0, 1.0);
   const auto [a, b] = prior_predictive_bounds(prior, 0.05);

@@ -1,4 +1,4 @@
-// Test support for the adversarial tests (issue #13 item 5): run a case that must either throw a documented exception
+// Test support for the adversarial tests: run a case that must either throw a documented exception
 // (std::invalid_argument or std::domain_error, with a message) or finish with finite results, within 5 seconds.
 #pragma once
 

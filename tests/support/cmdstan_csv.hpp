@@ -1,5 +1,5 @@
 // A small reader of CmdStan's CSV format (https://mc-stan.org/docs/cmdstan-guide/stan_csv_apdx.html), independent of
-// the writer in examples/tools/cmdstan_csv.hpp, for testing privpost-infer --output-dir (issue #14 item 1). It applies
+// the writer in examples/tools/cmdstan_csv.hpp, for testing privpost-infer --output-dir. It applies
 // the rules the outside readers rely on and throws std::runtime_error naming the line when a file breaks one:
 //  - lines starting with '#' are comments; before the header row, "key = value" comments form the configuration
 //    (indentation and a trailing " (Default)" dropped; a later key overwrites an earlier one, as flat readers do);

@@ -1,4 +1,4 @@
-// Fixtures of the CGM tests (issue #11): random log-potentials, the study's Dirichlet(1) edge potentials, and records
+// Fixtures of the CGM tests: random log-potentials, the study's Dirichlet(1) edge potentials, and records
 // of a chain model by forward sampling; the tables of N records of any small model by enumeration.
 #pragma once
 

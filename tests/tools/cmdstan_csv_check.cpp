@@ -1,5 +1,5 @@
 // privpost_cmdstan_csv_check DRAWS_CSV DIR: checks privpost-infer's --output-dir files against its --draws-csv file of
-// the same run (issue #14 item 1), with the independent reader of tests/support/cmdstan_csv.hpp. Every (method, chain)
+// the same run, with the independent reader of tests/support/cmdstan_csv.hpp. Every (method, chain)
 // of the draws CSV must have DIR/<method>_<chain + 1>.csv, and DIR nothing else; each file must read as CmdStan CSV,
 // say its algorithm and chain id, name its parameter columns theta.1 ... theta.D with the draws CSV's names, and hold
 // the same draws bit for bit. Prints "ok" with the files' header rows, or the first difference (exit status 1).

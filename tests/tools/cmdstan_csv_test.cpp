@@ -1,4 +1,4 @@
-// Tests of privpost-infer's CmdStan CSV files (issue #14 item 1): examples/tools/cmdstan_csv.hpp writes, the
+// Tests of privpost-infer's CmdStan CSV files: examples/tools/cmdstan_csv.hpp writes, the
 // independent reader of tests/support/cmdstan_csv.hpp reads back.
 //  1. the reader accepts a file laid out as CmdStan writes one (configuration comments, sampler columns, adaptation
 //     and timing comments) and refuses each broken rule with a message naming it;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Ctrl-C in the tools (issue #14 item 5), for CTest: interrupt_test.sh INFER CALIBRATE RECORD WORKDIR.
+# Ctrl-C in the tools, for CTest: interrupt_test.sh INFER CALIBRATE RECORD WORKDIR.
 # privpost-infer on a run planned to take minutes gets SIGINT after 3 s: it must exit with status 130, say so, and
 # write what it has (the summary marked INTERRUPTED, --draws-csv and --output-dir with the kept draws, the CmdStan files
 # marked interrupted = 1, no naive run). privpost-calibrate likewise: status 130 and a table of the trials done.

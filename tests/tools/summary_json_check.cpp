@@ -1,4 +1,4 @@
-// privpost_summary_json_check SUMMARY_JSON DRAWS_CSV: checks privpost-infer --format json (issue #14 item 2) against
+// privpost_summary_json_check SUMMARY_JSON DRAWS_CSV: checks privpost-infer --format json against
 // --draws-csv of the same run. The document must parse; name the release's model and the run's settings; hold one entry
 // per method of the draws CSV, with its chains and draws, the numerical events, a warnings list, and per parameter (in
 // the draws CSV's order and names) a mean and sd equal to those of the draws (relative 1e-12), ordered quantiles inside

@@ -1,5 +1,5 @@
 // privpost/inference/convergence_check.hpp
-// Diagnostics that speak up (issue #8): the thresholds of Vehtari, Gelman, Simpson, Carpenter & Buerkner (2021),
+// Diagnostics that speak up: the thresholds of Vehtari, Gelman, Simpson, Carpenter & Buerkner (2021),
 // R-hat <= 1.01 and bulk and tail ESS >= 100 per chain, plus a ceiling on numerical repairs per sweep, checked for
 // every parameter; the problems are returned as plain-word warnings with advice, empty when there are none.
 #pragma once

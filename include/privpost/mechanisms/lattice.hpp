@@ -1,5 +1,5 @@
 // privpost/mechanisms/lattice.hpp
-// lattice and lattice_statistic: the lattice of the floating-point-safe mechanisms (issue #13 item 3).
+// lattice and lattice_statistic: the lattice of the floating-point-safe mechanisms.
 // discrete_laplace_mechanism (discrete_laplace.hpp) and discrete_gaussian_mechanism (discrete_gaussian.hpp) release
 // z = gamma (k + Y), where k is the statistic's point on the lattice gamma Z^d and Y has independent discrete Laplace or
 // discrete Gaussian coordinates drawn exactly, in integer arithmetic, from the CSPRNG (Canonne, Kamath & Steinke 2020;

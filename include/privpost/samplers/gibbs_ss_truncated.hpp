@@ -3,7 +3,7 @@
 // Sec. 4.3). The regions' sums are modelled jointly (multinomial counts, Prop. 5 with cross-covariances); the sampler
 // draws the total s and the centre sum s_c together given z, then theta | s by conjugacy, then w | z - s_c.
 //
-// Starting point (issue #7). The expected centre sum n E[1[a <= x <= b] t(x)] is not monotone in theta: as theta moves
+// Starting point. The expected centre sum n E[1[a <= x <= b] t(x)] is not monotone in theta: as theta moves
 // far outside [a, b], the records leave the bounds and are dropped, so a small centre sum is explained both by a theta
 // near the bounds and by a theta so far out that almost every record is dropped. The posterior then has a second,
 // spurious mode with negligible mass (prior weight e^-15 in the normal example), separated from the main mode by a

@@ -32,7 +32,7 @@ struct ops_options {
 /// detail::restricted_beta_small_b, which needs a0 >= 1e-4) while a + b <= ops_exact_limit (2^48, about 2.8e14: n = 10^12
 /// records at epsilon / draws up to about 1200). Beyond it Boost's incomplete beta is neither accurate nor fast: at
 /// a = b its quantiles were off by 3e-6 sd at a + b = 1e15, 1e-4 sd at 1e16 and 6e-3 sd at 1e18; its continued
-/// fraction took 1 s at 1e20, 5 s at 1e22, and hung at 2e299 (issue #13's adversarial test). There the draw is from
+/// fraction took 1 s at 1e20, 5 s at 1e22, and hung at 2e299 (an adversarial test). There the draw is from
 /// the normal law of the same mean and variance restricted to [a0, 1 - a0], an approximation: where the tempered mean
 /// lies in [a0, 1 - a0], min(a, b) >= a0 (a + b) > 2.8e13 and the Kolmogorov distance between the two laws is of the
 /// order of the beta's skewness, below 2 / sqrt(min(a, b)) < 4e-7 at a0 = 0.1; where it lies outside, both put their
@@ -46,7 +46,7 @@ namespace detail {
 // from the density proportional to x^(a-1) on [lo, hi] (inverse CDF x = hi exp(log1p(v expm1(-a L)) / a), L =
 // log(hi / lo), v uniform on (0, 1], stable for every a > 0: tiny a gives the log-uniform law, huge a hi v^(1/a)) and
 // accept with (1 - x)^(b-1) / (1 - hi)^(b-1), which is <= 1 for b < 1 and at least ((1 - hi) / (1 - lo))^(1-b) >=
-// lo / (1 - lo) everywhere. Boost's ibeta_inv fails there (issue #13's fuzzing: NaN draws, or a failed assertion in a
+// lo / (1 - lo) everywhere. Boost's ibeta_inv fails there (NaN draws, or a failed assertion in a
 // debug build, at a = 3e-5, b = 7e-24). At most 10^6 proposals: for lo >= 1e-4 the chance of reaching that bound is
 // below (1 - lo / (1 - lo))^(10^6) < e^-100; std::domain_error for lo < 1e-4 (no bound worth the name).
 template <random_engine G>
@@ -96,7 +96,7 @@ Eigen::VectorXd ops_binomial(const beta_prior& prior, double s, double n, const 
       out(i) = b <= a ? detail::restricted_beta_small_b(g, a, b, lo, hi) : 1.0 - detail::restricted_beta_small_b(g, b, a, lo, hi);
     return out;
   }
-  // Boost's errors (overflow_error; evaluation_error, its root finder's 200 iterations exceeded, which issue #13's
+  // Boost's errors (overflow_error; evaluation_error, its root finder's 200 iterations exceeded, which the
   // fuzzing found at a = 3e-5, b = 7e-156 before shapes below 1 took the branch above) become std::domain_error naming
   // a and b.
   try {

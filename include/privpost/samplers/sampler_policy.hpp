@@ -1,11 +1,10 @@
 // privpost/samplers/sampler_policy.hpp
-// The default choice of sampler for a single release of an exponential family's sum (issue #12 item 4; spec
+// The default choice of sampler for a single release of an exponential family's sum (spec
 // exact-small-n.md C.9): exact where it is cheap, Gibbs-SS with the Metropolis-Hastings correction where n is large.
 //
 //     switch (default_sampler<binomial_family>(n)) { case sampler_kind::exact: ... }
 //
-// The rule, from the measured sweep costs (benchmarks/samplers_bench.cpp, one core, -O3; the figures are in the notes
-// of issue #12):
+// The rule, from the measured sweep costs (benchmarks/samplers_bench.cpp, one core, -O3):
 //   - a family whose sum has a closed-form law on a finite support (finite_sum_family: the binomial), released without
 //     clamping or dropping: enumeration (gibbs_ss_exact, about 0.2 us + 12.5 ns x n a sweep, the exact conditional, no
 //     latent noise variance) up to n = exact_enumeration_limit, beyond it gibbs_ss_corrected (about 0.45 us a sweep at

@@ -1,5 +1,5 @@
 // privpost/testing/cgm_study.hpp
-// The CGM study designs (issue #11):
+// The CGM study designs:
 // - tree_cgm_study: simulation-based calibration of the Bayesian CGM on a forest (spec cgm.md Sec. 6, AT-B1): all
 //   marginals mu from the hyper-Dirichlet prior, the exact edge tables of N records by conditional multinomials
 //   (tree_count_sampler), every edge table released through the mechanism, then each method's posterior of a few edge

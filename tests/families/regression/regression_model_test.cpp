@@ -1,4 +1,4 @@
-// Tests of privpost/families/regression and the regression model in gibbs_ss (issue #4, model pieces; issue #9). Properties:
+// Tests of privpost/families/regression and the regression model in gibbs_ss (model pieces). Properties:
 //  1. the layout holds the unique entries of [X^T X, X^T y, y^T y] (no duplicates; the intercept's n c^2 is public),
 //     gram() and statistic_of() are inverse, and the interval sensitivity is never above the paper's bound for boxes
 //     containing 0 (and is reported beside it);

@@ -23,7 +23,7 @@ void project_simplex(Eigen::MatrixBase<Derived>& v, double total) {
   check_positive_finite(f, "total", total);
   for (Eigen::Index j = 0; j < v.size(); ++j) check_finite(f, "entry v_j", v(j));
   // The projection is shift-equivariant (v + c 1 has the threshold tau + c), so the search runs on v - max v: entries
-  // far above total no longer absorb it (issue #13's fuzzing: a table of y / N near 5e306 left tau at 0 and the
+  // far above total no longer absorb it (a table of y / N near 5e306 left tau at 0 and the
   // "projection" unchanged, summing to 1e307). An entry more than the largest double below the maximum becomes
   // -infinity and gets 0, as it must.
   const double top = v.maxCoeff();

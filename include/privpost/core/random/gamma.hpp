@@ -58,7 +58,7 @@ inline double draw_gamma(G& g, double shape, double scale = 1.0) {
 /// scale^shape x^(-shape-1) exp(-scale / x) / Gamma(shape). A draw beyond the largest double throws std::domain_error
 /// naming the shape (never infinity): at shape s it happens with probability P(X < scale / DBL_MAX), about
 /// exp(-709.8 s) for scale 1 and small s, so only where the shape is far below 1/2, e.g. a posterior of n -> 0 records
-/// under a prior of shape -> 0 (issue #13's fuzzing found n = 3e-319 and shape 8e-320).
+/// under a prior of shape -> 0 (fuzzing found n = 3e-319 and shape 8e-320).
 template <random_engine G>
 inline double draw_inverse_gamma(G& g, double shape, double scale) {
   check_positive_finite("draw_inverse_gamma", "shape", shape);

@@ -1,5 +1,5 @@
 // privpost/families/graphical/moments.hpp
-// Moment maps of a pairwise MRF (issue #11, spec cgm.md Sec. 3.2, 3.6, 5.4): the pseudo-moment MLE on forests (the
+// Moment maps of a pairwise MRF (spec cgm.md Sec. 3.2, 3.6, 5.4): the pseudo-moment MLE on forests (the
 // closed-form M-step of CGM-EM), the Bethe entropy (exact on forests), and the exact KL divergence between two models
 // through any exact marginal-inference back end.
 #pragma once

@@ -1,5 +1,5 @@
 // privpost/families/graphical/pairwise_graph.hpp
-// pairwise_graph: the structure of a discrete pairwise Markov random field (issue #11, spec cgm.md Sec. 1.1, 5.2):
+// pairwise_graph: the structure of a discrete pairwise Markov random field (spec cgm.md Sec. 1.1, 5.2):
 // nodes with cardinalities K_v >= 2 and undirected edges, each edge stored as (u, v) with u < v; builders for chains,
 // stars, k-th order chains and connected Erdos-Renyi graphs; the breadth-first traversal of a forest; and table_layout,
 // the offsets of the node and edge tables in one flat parameter or marginal vector (node tables first, then edge tables; an edge

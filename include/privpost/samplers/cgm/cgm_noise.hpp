@@ -1,5 +1,5 @@
 // privpost/samplers/cgm/cgm_noise.hpp
-// The evidence term log p(y | n) of released contingency tables for CGM-EM (issue #11, spec cgm.md Sec. 3.3, 3.5):
+// The evidence term log p(y | n) of released contingency tables for CGM-EM (spec cgm.md Sec. 3.3, 3.5):
 // Laplace noise of scale b (the default release, b = 2|E| / epsilon) and Gaussian noise of standard deviation sigma.
 // Each models the cgm_noise concept: value, supergradient, and the dual pieces of the box-dual E-step.
 #pragma once

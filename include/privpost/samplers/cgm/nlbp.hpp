@@ -1,5 +1,5 @@
 // privpost/samplers/cgm/nlbp.hpp
-// Non-linear belief propagation, the E-step of the text (issue #11, spec cgm.md Sec. 3.4, Algorithm 1; Sun et al. 2015),
+// Non-linear belief propagation, the E-step of the text (spec cgm.md Sec. 3.4, Algorithm 1; Sun et al. 2015),
 // kept as the paper's method beside the exact box dual (box_dual.hpp, the default, decision D2):
 //   theta' = theta + grad_n log p(y | n)     (released cells only; Laplace: sign(y - n)/b, 0 at ties)
 //   n'     = N mu(theta')                    (one inference call)

@@ -364,7 +364,7 @@ class glm_moment_model {
 
   // c_inv_ = C^-1 = L^-T L^-1 from the factor L of llt_, by plain loops over the lower triangles: at these sizes
   // (D = 27 at d = 6) about four times faster than Eigen's blocked solve against the identity, which dominated the
-  // gradient's cost (issue #10 benchmark).
+  // gradient's cost (benchmarks/glm_bench.cpp).
   void invert_from_cholesky() {
     const auto& l = llt_.matrixLLT();
     const Eigen::Index dd = l.rows();

@@ -68,7 +68,7 @@ class pass_glm_posterior {
     covariance_ = llt.solve(Eigen::MatrixXd::Identity(d, d));
     covariance_ = 0.5 * (covariance_ + covariance_.transpose());
     factor_ = covariance_.llt().matrixL();
-    // A release near the largest double overflows the eigendecomposition (issue #13's adversarial test: z = 1.8e308).
+    // A release near the largest double overflows the eigendecomposition (an adversarial test: z = 1.8e308).
     if (!(mean_.allFinite() && covariance_.allFinite() && factor_.allFinite()))
       throw_domain(f, "released z, largest magnitude", z.cwiseAbs().maxCoeff(),
                    "small enough that the posterior mean and covariance are finite");
