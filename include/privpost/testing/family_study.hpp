@@ -32,7 +32,7 @@ struct study_settings {
   double n = 100;    ///< records per trial (a whole number)
   int burnin = 500;  ///< Gibbs-SS sweeps discarded per posterior
   int draws = 1000;  ///< draws kept per posterior
-  int thin = 1;      ///< Gibbs-SS keeps every thin-th sweep (strong noise mixes slowly: see README)
+  int thin = 1;      ///< Gibbs-SS keeps every thin-th sweep (strong noise mixes slowly: see docs/calibration.md)
   int collapsed_moves =
       0;  ///< Gibbs-SS's collapsed moves per sweep (gibbs_ss::set_collapsed_moves; bounded and tree-CGM studies)
   std::vector<std::string> methods = {"gibbs", "naive", "nonprivate"};  ///< gibbs, naive, nonprivate, ops, exact, records
