@@ -27,6 +27,7 @@
 #include <privpost/families/normal.hpp>
 #include <privpost/families/regression/regression_layout.hpp>
 #include <privpost/families/truncation.hpp>
+#include <privpost/mechanisms/reachable.hpp>
 #include <privpost/mechanisms/ssp.hpp>
 
 #include "csv.hpp"
@@ -187,11 +188,8 @@ inline constexpr std::size_t max_table_nodes = 1000;
 /// The most declared levels of one pairwise-tables column (see max_table_nodes).
 inline constexpr std::size_t max_table_levels = 1000;
 
-/// How many noise scales a released value may lie outside the range its statistic can take before the record is
-/// refused as no release of its declared mechanism: the chance of an honest release landing there is below
-/// 0.5 e^-50 = 1e-22 for Laplace noise (less for Gaussian and the lattice mechanisms). Far beyond it a sampler's
-/// arithmetic cannot represent the release (a binomial count of 1e20 gave a confident posterior mean of 0.22).
-inline constexpr double max_noise_scales_outside = 50.0;
+// Released values no honest release produces are refused by the library's one rule, privpost::max_noise_scales_outside
+// (mechanisms/reachable.hpp), applied here to the record's declared statistic range before any sampler sees it.
 
 /// true when recorded is the finite value expected (relative tolerance 1e-9). A NaN or an overflow to infinity on
 /// either side is a mismatch: a plain |a - b| > tol test passes them, which let a y_bound of 1e100 through.

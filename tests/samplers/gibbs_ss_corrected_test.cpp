@@ -188,9 +188,13 @@ TEST_CASE("gibbs_ss_corrected: bad input and extreme releases", "[corrected][err
   CHECK_THROWS_WITH(chain.set_state(0.5, 10.6, 1.0), Catch::Contains("y") && Catch::Contains("[-1/2"));
   CHECK_THROWS_WITH(chain.set_state(0.5, std::nan(""), 1.0), Catch::Contains("y"));
   CHECK_THROWS_WITH(chain.set_state(0.5, 2.0, 0.0), Catch::Contains("w"));
-  // Releases far outside the support (either side, Laplace and Gaussian) and theta on the boundary: the chain stays
-  // on the integer support and theta stays finite.
-  for (const double zv : {1e6, -1e6, 1e12}) {
+  // Releases at the edge of what the mechanisms produce (49 Laplace scales outside the support, either side; within
+  // 50 of the Gaussian's larger scale too) and theta on the boundary: the chain stays on the integer support and theta
+  // stays finite. Farther out is refused (mechanisms/reachable.hpp).
+  for (const double zv : {1e6, -1e6, 1e12})
+    CHECK_THROWS_WITH(gibbs_ss_corrected(beta_prior(1.0, 1.0), mech, Eigen::VectorXd::Constant(1, zv), 10.0, g),
+                      Catch::Contains("noise scales"));
+  for (const double zv : {10.0 + 49.0, -49.0}) {
     Eigen::VectorXd far(1);
     far << zv;
     gibbs_ss_corrected a(beta_prior(1.0, 1.0), mech, far, 10.0, g);
@@ -334,8 +338,11 @@ TEST_CASE("gibbs_ss_corrected on Poisson sums: bad input, extreme releases and t
   gibbs_ss_corrected chain(prior, mech, one, 10.0, g);
   CHECK_THROWS_WITH(chain.set_state(1.0, 1e12, 1.0), Catch::Contains("y") && Catch::Contains("1e12 - 1"));
   CHECK_THROWS_WITH(chain.set_state(1.0, -0.6, 1.0), Catch::Contains("y"));
-  // Releases far below and above every plausible sum: finite lambda, whole sums >= 0, nothing counted.
-  for (const double zv : {-1e6, 1e7}) {
+  // Releases far below and above every plausible sum (below: at the edge of what the mechanism produces, 49 scales
+  // under 0; -1e6 is refused): finite lambda, whole sums >= 0, nothing counted.
+  CHECK_THROWS_WITH(gibbs_ss_corrected(prior, mech, Eigen::VectorXd::Constant(1, -1e6), 10.0, g),
+                    Catch::Contains("z is -1000000") && Catch::Contains("noise scales"));
+  for (const double zv : {-49.0, 1e7}) {
     gibbs_ss_corrected far(prior, mech, Eigen::VectorXd::Constant(1, zv), 10.0, g);
     for (int i = 0; i < 300; ++i) {
       far.step(g);

@@ -129,10 +129,15 @@ TEST_CASE("gibbs_ss_exact: bad input", "[exact][errors]") {
   CHECK_THROWS_WITH(gibbs_ss_exact(beta_prior(1.0, 1.0), mech, one, 10.5, g), Catch::Contains("whole number"));
   CHECK_THROWS_AS(gibbs_ss_exact(beta_prior(1.0, 1.0), mech, one, 0.0, g), std::invalid_argument);
   CHECK_THROWS_WITH(gibbs_ss_exact(beta_prior(1.0, 1.0), mech, one, 2e6, g), Catch::Contains("use gibbs_ss"));
-  // A release far outside the support still has a proper conditional (weights relative to the largest): s starts at
-  // the nearest end and stays on the support.
+  // A release at the edge of what the mechanism produces (49 noise scales beyond the support) still has a proper
+  // conditional (weights relative to the largest): s starts at the nearest end and stays on the support. Farther out
+  // is refused (mechanisms/reachable.hpp).
   Eigen::VectorXd far(1);
-  far << 1e6;
+  far << 10.0 + 49.0;
+  Eigen::VectorXd beyond(1);
+  beyond << 1e6;
+  CHECK_THROWS_WITH(gibbs_ss_exact(beta_prior(1.0, 1.0), mech, beyond, 10.0, g),
+                    Catch::Contains("z is 1000000") && Catch::Contains("noise scales"));
   gibbs_ss_exact chain(beta_prior(1.0, 1.0), mech, far, 10.0, g);
   CHECK(chain.statistic() == 10.0);
   for (int i = 0; i < 100; ++i) {
@@ -141,9 +146,10 @@ TEST_CASE("gibbs_ss_exact: bad input", "[exact][errors]") {
     REQUIRE(chain.statistic() <= 10.0);
     REQUIRE(std::floor(chain.statistic()) == chain.statistic());
   }
-  // A release whose likelihood underflows at every support point (Gaussian noise, z = 1e200) is refused by name.
+  // A release whose likelihood underflows at every support point (Gaussian noise, z = 1e200) is refused by name, by
+  // the rule for values no release produces, before any likelihood is evaluated.
   Eigen::VectorXd huge(1);
   huge << 1e200;
   CHECK_THROWS_WITH(gibbs_ss_exact(beta_prior(1.0, 1.0), gaussian_mechanism::analytic(1.0, 1.0, 1e-5), huge, 10.0, g),
-                    Catch::Contains("z") && Catch::Contains("likelihood"));
+                    Catch::Contains("z is 9.9999999999999997e+199") && Catch::Contains("noise scales"));
 }

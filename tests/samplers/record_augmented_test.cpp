@@ -382,9 +382,12 @@ TEST_CASE("record_gibbs: bad input", "[records][errors]") {
   CHECK_THROWS_AS(chain.set_records(std::vector<double>(9, 0.0)), std::invalid_argument);
   CHECK_THROWS_WITH(record_gibbs(beta_prior(1.0, 1.0), mech, one, 10.0, g, static_cast<record_init>(7)),
                     Catch::Contains("record_init::prior or record_init::consistent"));
-  // A release far outside the reachable sums is still a proper posterior: the chain runs and S stays a valid count.
+  // A release at the edge of what the mechanism produces (49 noise scales beyond the reachable sums) is still a proper
+  // posterior: the chain runs and S stays a valid count. Farther out is refused (mechanisms/reachable.hpp).
+  CHECK_THROWS_WITH(record_gibbs(beta_prior(1.0, 1.0), mech, Eigen::VectorXd::Constant(1, 1e6), 10.0, g),
+                    Catch::Contains("noise scales"));
   Eigen::VectorXd far(1);
-  far << 1e6;
+  far << 10.0 + 49.0;
   record_gibbs distant(beta_prior(1.0, 1.0), mech, far, 10.0, g);
   for (int i = 0; i < 200; ++i) {
     distant.step(g);

@@ -163,7 +163,9 @@ concept support_policy = requires(const P& p, const V& cs, V& s, double n, numer
   { P::rejection_tries } -> std::convertible_to<int>;
 };
 
-/// A one-dimensional support [lower(n), upper(n)]: Gibbs-SS draws from it by an exact truncated normal.
+/// A support that bounds every coordinate of the sum of n records by [lower(n), upper(n)] (the valid set may be smaller,
+/// as the simplex is). For one statistic Gibbs-SS draws from it by an exact truncated normal; for any size the samplers
+/// refuse a release farther than max_noise_scales_outside noise scales outside it (mechanisms/reachable.hpp).
 template <class P>
 concept interval_support = requires(const P& p, double n) {
   { p.lower(n) } -> std::convertible_to<double>;

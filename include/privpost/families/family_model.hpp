@@ -18,8 +18,9 @@ template <class F>
 struct static_bounds_support {
   static constexpr int rejection_tries = 100;
   using vector_type = Eigen::Matrix<double, F::dimension, 1>;
-  static double lower(double n) { return F::lower_bound(n)(0); }
-  static double upper(double n) { return F::upper_bound(n)(0); }
+  // An interval_support only for one statistic: lower_bound(n)(0) bounds the first coordinate alone.
+  static double lower(double n) requires(F::dimension == 1) { return F::lower_bound(n)(0); }
+  static double upper(double n) requires(F::dimension == 1) { return F::upper_bound(n)(0); }
   static bool contains(const vector_type& s, double n) { return F::is_valid(s, n); }
   static bool project(vector_type& s, double n, numerical_events&) {
     if (F::is_valid(s, n)) return false;

@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "privpost/core/concepts.hpp"
+#include "privpost/mechanisms/reachable.hpp"
 
 namespace privpost {
 
@@ -145,6 +146,11 @@ class mechanism_variant {
   /// The held mechanism's noise variance per coordinate (when every alternative reports one).
   double noise_variance() const requires(detail::reports_noise_variance<Ms> && ...) {
     return visit([](const auto& m) -> double { return m.noise_variance(); });
+  }
+
+  /// The held mechanism's noise scale (privpost::noise_scale: the Laplace b, the Gaussian sigma, ...).
+  double noise_scale() const {
+    return visit([](const auto& m) -> double { return privpost::noise_scale(m); });
   }
 
   /// The held mechanism's L1 sensitivity (when every alternative reports one).

@@ -54,6 +54,7 @@ class gibbs_ss {
   gibbs_ss(Model model, const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g)
       : model_(std::move(model)), prior_(prior), posterior_(prior), mechanism_(mechanism), n_(n) {
     detail::check_release("gibbs_ss", z, model_.size(), n);
+    detail::check_reachable_release("gibbs_ss", model_.support(), mechanism_, z, n);
     theta_ = prior_.draw(g);
     z_ = z;
     s_ = z_;

@@ -40,6 +40,7 @@
 #include "privpost/core/random/truncated_normal.hpp"
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/families/family_model.hpp"
+#include "privpost/mechanisms/reachable.hpp"
 
 namespace privpost {
 
@@ -99,6 +100,9 @@ class gibbs_ss_corrected {
       if (!(n <= 1e12)) throw_invalid(f, "n", n, "a whole number in [1, 1e12]");
       upper_ = unbounded_cut;
     }
+    // The rule's range is the family's ([0, infinity) when unbounded), not the sampler's cut.
+    check_reachable(f, "z", z(0), 0.0, finite_support ? upper_ : std::numeric_limits<double>::infinity(), n,
+                    noise_scale(mechanism));
     z_ = z(0);
     theta_ = prior_.draw(g);
     y_ = std::clamp(std::round(z_), 0.0, upper_);

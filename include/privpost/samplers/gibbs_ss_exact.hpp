@@ -25,6 +25,7 @@
 #include "privpost/core/numerical_events.hpp"
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/families/family_model.hpp"
+#include "privpost/mechanisms/reachable.hpp"
 
 namespace privpost {
 
@@ -55,6 +56,7 @@ class gibbs_ss_exact {
     const double upper = family::sum_upper(n);
     if (!(upper >= 0.0 && upper + 1.0 <= enumeration_cap && std::floor(upper) == upper))
       throw_invalid(f, "support size sum_upper(n) + 1", upper + 1.0, "a whole number in [1, 1e5] (use gibbs_ss)");
+    check_reachable(f, "z", z(0), 0.0, upper, n, noise_scale(mechanism));
     const auto points = static_cast<std::size_t>(upper) + 1;
     log_release_.resize(points);
     weights_.resize(points);

@@ -21,13 +21,16 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
+#include "privpost/core/interval.hpp"
 #include "privpost/core/linalg/robust_cholesky.hpp"
 #include "privpost/core/numerical_events.hpp"
 #include "privpost/core/random/normal.hpp"
@@ -198,6 +201,7 @@ class gibbs_ss_truncated {
     check_finite("gibbs_ss_truncated", "a", a);
     check_finite("gibbs_ss_truncated", "b", b);
     if (!(a < b)) throw_invalid("gibbs_ss_truncated", "b", b, "a number > a = " + detail::format_value(a));
+    check_reachable_centre(mechanism_, z, n, a, b);
     z_ = z;
     theta_ = detail::truncated_start(prior_, mechanism_, z_, n_, a_, b_, g);
     centre_ = z_;
@@ -208,6 +212,21 @@ class gibbs_ss_truncated {
     total_ = n_ * mean;
     support_type::project(total_, n_, events_);
     for (int j = 0; j < dimension; ++j) w_(j) = mechanism_.draw_variance(g);
+  }
+
+  /// The rule of mechanisms/reachable.hpp for the centre sum: a record in [a, b] adds t(x), one outside adds nothing, so
+  /// coordinate j of the sum lies in n [min(0, min t_j), max(0, max t_j)] over [a, b] (by interval arithmetic where the
+  /// family gives its statistic on intervals; else the family's support bounds).
+  static void check_reachable_centre(const Mechanism& mechanism, const Eigen::VectorXd& z, double n, double a, double b) {
+    if constexpr (generic_statistic_family<family>) {
+      const auto box = family::generic_statistic(interval(a, b));
+      for (int j = 0; j < dimension; ++j)
+        check_reachable("gibbs_ss_truncated", dimension == 1 ? std::string("z") : "z(" + std::to_string(j) + ")", z(j),
+                        n * std::min(0.0, box[static_cast<std::size_t>(j)].lo),
+                        n * std::max(0.0, box[static_cast<std::size_t>(j)].hi), n, noise_scale(mechanism));
+    } else {
+      detail::check_reachable_release("gibbs_ss_truncated", support_type{}, mechanism, z, n);
+    }
   }
 
   /// One sweep: theta | s; the mode-jumping move on theta | w, z; (s, s_c) | theta, w, z; w | z - s_c.

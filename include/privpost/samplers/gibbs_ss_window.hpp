@@ -33,6 +33,7 @@
 #include "privpost/core/numerical_events.hpp"
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/families/family_model.hpp"
+#include "privpost/mechanisms/reachable.hpp"
 
 namespace privpost {
 
@@ -64,6 +65,7 @@ class gibbs_ss_window {
     if (!(std::floor(n) == n && n <= 1e12)) throw_invalid(f, "n", n, "a whole number in [1, 1e12]");
     z_(0) = z(0);
     upper_ = upper_sum(n);
+    check_reachable(f, "z", z(0), 0.0, upper_, n, noise_scale(mechanism));
     theta_ = prior_.draw(g);
     s_ = std::clamp(std::round(z(0)), 0.0, upper_);
   }

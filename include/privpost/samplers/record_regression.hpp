@@ -46,6 +46,7 @@
 #include "privpost/families/regression/covariate_models.hpp"
 #include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
 #include "privpost/families/regression/regression_layout.hpp"
+#include "privpost/mechanisms/reachable.hpp"
 #include "privpost/samplers/record_releases.hpp"
 
 namespace privpost {
@@ -223,6 +224,11 @@ class record_regression {
                     "at most " + std::to_string(static_cast<long long>(max_stored_contributions / layout_.size())) +
                         " records for a layout of " + std::to_string(layout_.size()) +
                         " statistics (n D <= 1e8 stored contributions; beyond it gibbs_ss is the tool)");
+    // The rule of mechanisms/reachable.hpp: records clamped into the box give entry k of the sum in n times its range.
+    const std::vector<interval> ranges = layout_.statistic_ranges(covariate_bounds, response_bounds);
+    for (Eigen::Index k = 0; k < z.size(); ++k)
+      check_reachable(f, "z(" + std::to_string(k) + ")", z(k), n * ranges[static_cast<std::size_t>(k)].lo,
+                      n * ranges[static_cast<std::size_t>(k)].hi, n, noise_scale(mechanism));
     covariate_bounds_ = covariate_bounds;
     z_ = z;
     const int d = layout_.covariates();

@@ -31,9 +31,11 @@
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
+#include "privpost/core/interval.hpp"
 #include "privpost/core/numerical_events.hpp"
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/families/family_model.hpp"
+#include "privpost/mechanisms/reachable.hpp"
 
 namespace privpost {
 
@@ -122,6 +124,25 @@ auto resolve_rule(const C& c) {
 }
 template <class F, class Release>
 using release_rule_t = decltype(resolve_rule<F>(std::declval<const Release&>().contribution));
+
+// [lo, hi] containing coordinate j of the sum of n records' contributions under rule c, for the rule of
+// mechanisms/reachable.hpp: the family's support bounds for the statistic itself; n times the statistic's range over
+// [lo, hi] (by interval arithmetic) for the clamped rule, widened to 0 for the dropped one; unbounded where the family
+// gives neither.
+template <class F, class C>
+std::pair<double, double> contribution_sum_range(const C& c, double n, int j) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  if constexpr (std::same_as<C, statistic_contribution<F>>) {
+    using support = family_support_t<F>;
+    if constexpr (interval_support<support>) return {support{}.lower(n), support{}.upper(n)};
+  } else if constexpr (generic_statistic_family<F> &&
+                       (std::same_as<C, clamped_contribution<F>> || std::same_as<C, dropped_contribution<F>>)) {
+    const interval r = F::generic_statistic(interval(c.lo, c.hi))[static_cast<std::size_t>(j)];
+    if constexpr (std::same_as<C, clamped_contribution<F>>) return {n * r.lo, n * r.hi};
+    return {n * std::min(0.0, r.lo), n * std::max(0.0, r.hi)};
+  }
+  return {-inf, inf};
+}
 
 template <class R>
 inline constexpr bool is_record_release = false;
@@ -270,6 +291,11 @@ requires record_generating_family<typename Prior::family> &&(sizeof...(Releases)
       const std::string which = release_name(r) + " z";
       check_size_match(f, which, rel.z.size(), "the family's statistic size", family::dimension);
       check_finite(f, which, rel.z);
+      for (int j = 0; j < family::dimension; ++j) {
+        const auto [lo, hi] = detail::contribution_sum_range<family>(detail::resolve_rule<family>(rel.contribution), n, j);
+        check_reachable(f, family::dimension == 1 ? which : which + "(" + std::to_string(j) + ")", rel.z(j), lo, hi, n,
+                        noise_scale(rel.mechanism));
+      }
       st.z = rel.z;
     });
     theta_ = prior_.draw(g);

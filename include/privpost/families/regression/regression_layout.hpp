@@ -93,29 +93,39 @@ class regression_layout {
     for (int k = 0; k < size(); ++k) s(k) = b(pair(k).first, pair(k).second);
   }
 
-  /// Per-coordinate ranges of t over the declared box (covariate bounds, response bounds) by interval arithmetic, and
-  /// from them the L1 and L2 sensitivity (records are clamped into the box, or are known to lie in it).
-  std::pair<double, double> sensitivity(const std::vector<interval>& covariate_bounds, const interval& response_bounds) const {
-    check_size_match("regression_layout::sensitivity", "covariate bounds", static_cast<Eigen::Index>(covariate_bounds.size()),
-                     "d", d_);
+  /// Per-coordinate ranges of one record's t over the declared box (covariate bounds, response bounds), by interval
+  /// arithmetic: entry k of a sum of n records clamped into the box lies in n times range k. std::invalid_argument for a
+  /// box of the wrong size or with an end that is not finite or not ordered.
+  std::vector<interval> statistic_ranges(const std::vector<interval>& covariate_bounds, const interval& response_bounds) const {
+    check_size_match("regression_layout::statistic_ranges", "covariate bounds",
+                     static_cast<Eigen::Index>(covariate_bounds.size()), "d", d_);
     std::vector<interval> u;
     if (intercept_) u.emplace_back(c_);
     for (const auto& b : covariate_bounds) {
-      check_finite("regression_layout::sensitivity", "covariate lower bound", b.lo);
-      check_finite("regression_layout::sensitivity", "covariate upper bound", b.hi);
+      check_finite("regression_layout::statistic_ranges", "covariate lower bound", b.lo);
+      check_finite("regression_layout::statistic_ranges", "covariate upper bound", b.hi);
       if (!(b.lo < b.hi))
-        throw_invalid("regression_layout::sensitivity", "covariate upper bound", b.hi, "a number > the lower bound");
+        throw_invalid("regression_layout::statistic_ranges", "covariate upper bound", b.hi, "a number > the lower bound");
       u.push_back(b);
     }
     if (!(std::isfinite(response_bounds.lo) && std::isfinite(response_bounds.hi) && response_bounds.lo < response_bounds.hi))
-      throw_invalid("regression_layout::sensitivity", "response upper bound", response_bounds.hi,
+      throw_invalid("regression_layout::statistic_ranges", "response upper bound", response_bounds.hi,
                     "a finite number > the finite lower bound");
     u.push_back(response_bounds);
-    double l1 = 0.0, l2 = 0.0;
+    std::vector<interval> ranges;
+    ranges.reserve(static_cast<std::size_t>(size()));
     for (int k = 0; k < size(); ++k) {
       const auto [i, j] = pair(k);
-      const interval r =
-          (i == j) ? square(u[static_cast<std::size_t>(i)]) : u[static_cast<std::size_t>(i)] * u[static_cast<std::size_t>(j)];
+      ranges.push_back((i == j) ? square(u[static_cast<std::size_t>(i)])
+                                : u[static_cast<std::size_t>(i)] * u[static_cast<std::size_t>(j)]);
+    }
+    return ranges;
+  }
+
+  /// The L1 and L2 sensitivity from statistic_ranges (records are clamped into the box, or are known to lie in it).
+  std::pair<double, double> sensitivity(const std::vector<interval>& covariate_bounds, const interval& response_bounds) const {
+    double l1 = 0.0, l2 = 0.0;
+    for (const interval& r : statistic_ranges(covariate_bounds, response_bounds)) {
       l1 += r.width();
       l2 += r.width() * r.width();
     }

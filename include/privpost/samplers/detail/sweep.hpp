@@ -14,6 +14,7 @@
 #include "privpost/core/numerical_events.hpp"
 #include "privpost/core/random/normal.hpp"
 #include "privpost/core/random/truncated_normal.hpp"
+#include "privpost/mechanisms/reachable.hpp"
 
 namespace privpost::detail {
 
@@ -22,6 +23,25 @@ inline void check_release(const char* who, const Eigen::VectorXd& z, Eigen::Inde
   check_size_match(who, "release z", z.size(), "model statistic size", size);
   check_finite(who, "z", z);
   check_record_count(who, n);
+}
+
+// The one rule of mechanisms/reachable.hpp for each coordinate of z, given the range [lo, hi] of the exact sum of n
+// records (the same for every coordinate; an infinite end bounds nothing on its side).
+template <class Mechanism>
+void check_reachable_release(const char* who, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, double lo,
+                             double hi) {
+  const double scale = noise_scale(mechanism);
+  for (Eigen::Index j = 0; j < z.size(); ++j)
+    check_reachable(who, z.size() == 1 ? std::string("z") : "z(" + std::to_string(j) + ")", z(j), lo, hi, n, scale);
+}
+
+// The rule for a model whose support bounds every coordinate of the sum by [lower(n), upper(n)] (interval_support);
+// nothing for a support without coordinate bounds (the regression and graphical models: their tools check the
+// declared box instead).
+template <class Support, class Mechanism>
+void check_reachable_release(const char* who, const Support& support, const Mechanism& mechanism, const Eigen::VectorXd& z,
+                             double n) {
+  if constexpr (interval_support<Support>) check_reachable_release(who, mechanism, z, n, support.lower(n), support.upper(n));
 }
 
 // s on the support by a given draw (which writes s): up to Support::rejection_tries draws, then the projection (both
