@@ -75,6 +75,18 @@ inline std::vector<double> prior_values(const std::string& text, std::size_t cou
   return v;
 }
 
+// The prior made by make(values) from --prior's text (`count` numbers: `meaning`). A value the prior refuses is
+// reported as --prior's, with the accepted range, instead of under the library function that checked it.
+template <class Make>
+auto prior_from(const std::string& text, std::size_t count, const std::string& meaning, Make make) {
+  const auto v = prior_values(text, count, meaning);
+  try {
+    return make(v);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("--prior " + text + " (" + meaning + "): " + privpost::tools::without_function(e.what()));
+  }
+}
+
 // The summary's line for a run that Ctrl-C ended early (inference_options::stop): how many draws it kept.
 inline void print_interrupted(const privpost::inference_result& r) {
   if (!r.interrupted) return;

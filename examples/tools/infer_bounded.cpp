@@ -10,12 +10,14 @@ namespace {
 
 template <int K>
 int multinomial(const privpost::tools::release_record& rec, const options& o) {
-  const auto a = prior_values(o.prior.empty() ? std::string() : o.prior, K, "Dirichlet alpha_1..alpha_K");
-  Eigen::Matrix<double, K, 1> alpha;
-  for (int k = 0; k < K; ++k) alpha(k) = a[static_cast<std::size_t>(k)];
+  const auto prior = prior_from(o.prior, K, "Dirichlet alpha_1..alpha_K", [](const std::vector<double>& a) {
+    Eigen::Matrix<double, K, 1> alpha;
+    for (int k = 0; k < K; ++k) alpha(k) = a[static_cast<std::size_t>(k)];
+    return privpost::dirichlet_prior<K>(alpha);
+  });
   std::vector<std::string> names;
   for (int k = 0; k < K; ++k) names.push_back("theta_" + std::to_string(k));
-  return with_mechanism(privpost::dirichlet_prior<K>(alpha), rec, o, names);
+  return with_mechanism(prior, rec, o, names);
 }
 
 }  // namespace
@@ -23,8 +25,9 @@ int multinomial(const privpost::tools::release_record& rec, const options& o) {
 int infer_bounded(const release_record& rec, const options& o) {
   const std::string& m = rec.model;
   if (m == "binomial") {
-    const auto p = prior_values(o.prior.empty() ? "1,1" : o.prior, 2, "Beta a,b");
-    return with_mechanism(privpost::beta_prior(p[0], p[1]), rec, o, {"theta"});
+    const auto prior = prior_from(o.prior.empty() ? "1,1" : o.prior, 2, "Beta a,b",
+                                  [](const std::vector<double>& p) { return privpost::beta_prior(p[0], p[1]); });
+    return with_mechanism(prior, rec, o, {"theta"});
   }
   options with_prior = o;
   if (with_prior.prior.empty()) {

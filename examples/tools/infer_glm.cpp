@@ -177,8 +177,12 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   // and NUTS starts near ||theta~||^2 = s_max / 2: with it the default s_max stays the paper's 9.
   if constexpr (std::is_same_v<Model, logistic_moment_model<taylor_logistic_link>>) prior.s_max = 9.0;
   if (!o.prior.empty()) {
-    const auto v = prior_values(o.prior, 4, "s_max, tau_scale, lkj_eta, mean_scale");
-    prior = glm_prior{v[0], v[1], v[2], v[3]};
+    prior = prior_from(o.prior, 4, "s_max, tau_scale, lkj_eta, mean_scale", [](const std::vector<double>& v) {
+      // Checked here: the GLM samplers check these only once they run, under their own names.
+      const char* names[] = {"s_max", "tau_scale", "lkj_eta", "mean_scale"};
+      for (std::size_t k = 0; k < 4; ++k) check_positive_finite("glm_prior", names[k], v[k]);
+      return glm_prior{v[0], v[1], v[2], v[3]};
+    });
   }
   const glm_model_options design{c, rec.intercept};
   nuts_options nuts;

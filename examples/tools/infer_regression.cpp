@@ -53,15 +53,17 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   for (int k = 0; k < p; ++k) defaults += "0,";
   for (int k = 0; k < p; ++k) defaults += "1,";
   defaults += "2,1";
-  const auto v = prior_values(o.prior.empty() ? defaults : o.prior, static_cast<std::size_t>(2 * p + 2),
-                              "mu_0..mu_{p-1}, diagonal precision lambda_0..lambda_{p-1}, a, b");
-  Eigen::VectorXd mu(p), lambda(p);
-  for (int k = 0; k < p; ++k) {
-    mu(k) = v[static_cast<std::size_t>(k)];
-    lambda(k) = v[static_cast<std::size_t>(p + k)];
-  }
-  const nig_regression_prior prior(mu, lambda.asDiagonal(), v[static_cast<std::size_t>(2 * p)],
-                                   v[static_cast<std::size_t>(2 * p + 1)]);
+  const nig_regression_prior prior =
+      prior_from(o.prior.empty() ? defaults : o.prior, static_cast<std::size_t>(2 * p + 2),
+                 "mu_0..mu_{p-1}, diagonal precision lambda_0..lambda_{p-1}, a, b", [p](const std::vector<double>& v) {
+                   Eigen::VectorXd mu(p), lambda(p);
+                   for (int k = 0; k < p; ++k) {
+                     mu(k) = v[static_cast<std::size_t>(k)];
+                     lambda(k) = v[static_cast<std::size_t>(p + k)];
+                   }
+                   return nig_regression_prior(mu, lambda.asDiagonal(), v[static_cast<std::size_t>(2 * p)],
+                                               v[static_cast<std::size_t>(2 * p + 1)]);
+                 });
   // Covariate model defaults from the declared bounds: centre m, spread (width / 4)^2 per covariate (on [-1, 1]
   // when the release was made on the box's unit scale: centre 0, spread 1/4).
   Eigen::VectorXd centre(d), spread(d);

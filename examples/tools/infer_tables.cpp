@@ -46,7 +46,12 @@ template <class Inference, class Noise>
 int run_tables(const release_record& rec, const options& o, const pairwise_graph& graph, const Eigen::VectorXd& y, Noise noise,
                const char* back_end) {
   const table_layout layout(graph);
-  const double alpha0 = o.prior.empty() ? 10.0 : prior_values(o.prior, 1, "the hyper-Dirichlet pseudo-count alpha_0")[0];
+  const double alpha0 =
+      o.prior.empty() ? 10.0
+                      : prior_from(o.prior, 1, "the hyper-Dirichlet pseudo-count alpha_0", [](const std::vector<double>& v) {
+                          check_positive_finite("hyper_dirichlet", "alpha_0", v[0]);
+                          return v[0];
+                        });
   cgm_em_options em_options;
   em_options.pseudo_count = alpha0;
   em_options.keep_trace = false;
@@ -161,7 +166,12 @@ void tables_cost_estimate(Eigen::Index cells, const options& run) {
 // The Bayesian CGM on a forest: Gibbs-SS over tree_cgm_model, hyper-Dirichlet(alpha_0) prior, the release's mechanism.
 // Prints each column's posterior marginal (mean and 90% interval) and the chains' diagnostics over every cell.
 int sample_tables(const release_record& rec, const options& o, const pairwise_graph& graph, const Eigen::VectorXd& y) {
-  const double alpha0 = o.prior.empty() ? 10.0 : prior_values(o.prior, 1, "the hyper-Dirichlet pseudo-count alpha_0")[0];
+  const double alpha0 =
+      o.prior.empty() ? 10.0
+                      : prior_from(o.prior, 1, "the hyper-Dirichlet pseudo-count alpha_0", [](const std::vector<double>& v) {
+                          check_positive_finite("hyper_dirichlet", "alpha_0", v[0]);
+                          return v[0];
+                        });
   const tree_cgm_model model(graph);
   const hyper_dirichlet prior(graph, alpha0);
   const tool_mechanism mechanism = mechanism_of(rec);

@@ -9,22 +9,27 @@ namespace privpost::tools::infer_tool {
 int infer_unbounded(const release_record& rec, const options& o) {
   const std::string& m = rec.model;
   if (m == "exponential") {
-    const auto p = prior_values(o.prior.empty() ? "1,1" : o.prior, 2, "Gamma shape,rate of the rate");
-    return with_mechanism(privpost::exponential_gamma_prior(p[0], p[1]), rec, o, {"rate"});
+    const auto prior = prior_from(o.prior.empty() ? "1,1" : o.prior, 2, "Gamma shape,rate of the rate",
+                                  [](const std::vector<double>& p) { return privpost::exponential_gamma_prior(p[0], p[1]); });
+    return with_mechanism(prior, rec, o, {"rate"});
   }
   if (m == "poisson") {
-    const auto p = prior_values(o.prior.empty() ? "1,1" : o.prior, 2, "Gamma shape,rate of the rate");
-    return with_mechanism(privpost::poisson_gamma_prior(p[0], p[1]), rec, o, {"rate"});
+    const auto prior = prior_from(o.prior.empty() ? "1,1" : o.prior, 2, "Gamma shape,rate of the rate",
+                                  [](const std::vector<double>& p) { return privpost::poisson_gamma_prior(p[0], p[1]); });
+    return with_mechanism(prior, rec, o, {"rate"});
   }
   if (m == "normal-known-var") {
     if (o.prior.empty())
       throw std::invalid_argument("--prior is required for normal-known-var: mean0,sd0,sigma (sigma: the known record sd)");
-    const auto p = prior_values(o.prior, 3, "mean0,sd0,sigma");
-    return with_mechanism(privpost::normal_mean_prior(p[0], p[1], p[2]), rec, o, {"mean"});
+    const auto prior = prior_from(o.prior, 3, "mean0,sd0,sigma",
+                                  [](const std::vector<double>& p) { return privpost::normal_mean_prior(p[0], p[1], p[2]); });
+    return with_mechanism(prior, rec, o, {"mean"});
   }
   if (m == "normal") {
-    const auto p = prior_values(o.prior.empty() ? "0,1,1,1" : o.prior, 4, "normal-inverse-gamma m,kappa,a,b");
-    return with_mechanism(privpost::normal_inverse_gamma_prior(p[0], p[1], p[2], p[3]), rec, o, {"mean", "variance"});
+    const auto prior =
+        prior_from(o.prior.empty() ? "0,1,1,1" : o.prior, 4, "normal-inverse-gamma m,kappa,a,b",
+                   [](const std::vector<double>& p) { return privpost::normal_inverse_gamma_prior(p[0], p[1], p[2], p[3]); });
+    return with_mechanism(prior, rec, o, {"mean", "variance"});
   }
   throw std::invalid_argument("release record: model '" + m +
                               "'; accepted: binomial, multinomial, poisson, exponential, normal-known-var, normal");

@@ -37,12 +37,10 @@ inline std::vector<std::string> split_list(const std::string& s) {
 /// that reach that code (context, e.g. "--prior and the release's n and noisy statistics"). A bad_alloc becomes a
 /// plain out-of-memory message. Messages the tools write themselves (options, "release record: ...", CSV lines) pass
 /// unchanged.
-inline std::string for_the_user(const std::exception& e, const std::string& context) {
-  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr)
-    return "out of memory: this model and run need more memory than the machine has (" + context +
-           "); fewer chains or draws, or a smaller model";
-  const std::string what = e.what();
-  // A library message starts with an identifier (a function, or class::function) and a colon.
+namespace message_detail {
+// The length of a library message's leading identifier (a function, or class::function, before ": "), or 0 when the
+// message does not start with one (the tools' own messages start with an option, a field or a sentence).
+inline std::size_t library_function_length(const std::string& what) {
   std::size_t i = 0;
   while (i < what.size() &&
          (std::islower(static_cast<unsigned char>(what[i])) || std::isdigit(static_cast<unsigned char>(what[i])) ||
@@ -51,7 +49,23 @@ inline std::string for_the_user(const std::exception& e, const std::string& cont
     ++i;
   const bool internal = i > 0 && i + 1 < what.size() && what[i] == ':' && what[i + 1] == ' ' &&
                         (what.find('_') < i || what.find("::") < i || what.compare(0, i, "posterior") == 0);
-  if (!internal) return what;
+  return internal ? i : 0;
+}
+}  // namespace message_detail
+
+/// A library message without its leading function name ("beta_prior: a is -1; accepted: ..." becomes "a is -1;
+/// accepted: ..."), for a tool that names the option the value came from itself.
+inline std::string without_function(const std::string& what) {
+  const std::size_t i = message_detail::library_function_length(what);
+  return i == 0 ? what : what.substr(i + 2);
+}
+
+inline std::string for_the_user(const std::exception& e, const std::string& context) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr)
+    return "out of memory: this model and run need more memory than the machine has (" + context +
+           "); fewer chains or draws, or a smaller model";
+  const std::string what = e.what();
+  if (message_detail::library_function_length(what) == 0) return what;
   return "the computation failed for these inputs: " + context + " (detail: " + what + ")";
 }
 
