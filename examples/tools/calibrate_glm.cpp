@@ -49,7 +49,6 @@ int run_glm_study(const cli_options& o, const study_settings& settings) {
   const Model simulator(Eigen::VectorXd::Zero(statistic.size()), n, sigma, d, prior, design);
   const int p = simulator.coefficients();
   nuts_options nuts;
-  nuts.warmup = settings.burnin;
   // The recorded columns (theta~, tau, mu_x) of a chain's parameter vectors (the correlations left out).
   auto recorded = [=](const Eigen::MatrixXd& all) {
     Eigen::MatrixXd out(all.rows(), p + 2 * d);

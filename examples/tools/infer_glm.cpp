@@ -186,7 +186,6 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   }
   const glm_model_options design{c, rec.intercept};
   nuts_options nuts;
-  nuts.warmup = o.burnin;
   if (!(o.target_accept > 0.0 && o.target_accept < 1.0))
     throw std::invalid_argument("--target-accept is " + std::to_string(o.target_accept) + "; accepted: a number in (0, 1)");
   nuts.target_accept = o.target_accept;

@@ -302,6 +302,8 @@ static_assert(!differentiable_model<value_only_target>);
 static_assert(!differentiable_model<adaptive_chain>);
 static_assert(sampler<nuts_sampler<quadratic_target>>);
 static_assert(warmup_aware<nuts_sampler<quadratic_target>>);
+static_assert(warmup_planned<nuts_sampler<quadratic_target>>);
+static_assert(!warmup_planned<adaptive_chain>);
 static_assert(!warmup_aware<gibbs_ss<family_model<binomial_family>, beta_prior, laplace_mechanism>>);
 static_assert(marginal_inference<tree_bp>);
 static_assert(marginal_inference<brute_force_inference>);

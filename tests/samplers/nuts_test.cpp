@@ -409,6 +409,28 @@ TEST_CASE("infer tells NUTS once that warm-up ended, and a burn-in of another le
   CHECK_THROWS_WITH(infer(make, iopt), Catch::Contains("nuts_options::warmup is 50"));
 }
 
+TEST_CASE("infer gives NUTS its warm-up: the burn-in replaces nuts_options::warmup", "[nuts]") {
+  nuts_options nopt;
+  nopt.warmup = 50;
+  inference_options iopt;
+  iopt.chains = 1;
+  iopt.burnin = 40;
+  iopt.draws = 20;
+  auto make = [&](std::mt19937_64& g) { return nuts_sampler<correlated_gaussian>(correlated_gaussian{0.5}, nopt, g); };
+  CHECK_NOTHROW(infer(make, iopt));
+  // The chain is the one a sampler built with warmup = 40 gives: the driver's burn-in is its warm-up.
+  nopt.warmup = 40;
+  iopt.seed = 5;
+  const Eigen::MatrixXd planned = infer(make, iopt).draws.chains().front();
+  nopt.warmup = 50;
+  CHECK(infer(make, iopt).draws.chains().front() == planned);
+  std::mt19937_64 g(1);
+  nuts_sampler<correlated_gaussian> s(correlated_gaussian{0.5}, nopt, g);
+  CHECK_THROWS_AS(s.begin_warmup(-1), std::invalid_argument);
+  s.step(g);
+  CHECK_THROWS_AS(s.begin_warmup(10), std::logic_error);
+}
+
 TEST_CASE("NUTS starts where a model's initial_point says", "[nuts]") {
   std::mt19937_64 g(3);
   nuts_options o;

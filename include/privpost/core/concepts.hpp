@@ -485,6 +485,11 @@ concept iterative_estimator = requires(E& e, const E& ce) {
 template <class S>
 concept warmup_aware = requires(S& s) { s.end_warmup(); };
 
+/// A sampler whose warm-up needs its length in advance (NUTS: Stan's metric windows are laid out over it). The driver
+/// calls begin_warmup(burnin) once, before the first step, so the warm-up is given in one place: the driver's burn-in.
+template <class S>
+concept warmup_planned = requires(S& s, int transitions) { s.begin_warmup(transitions); };
+
 /// A sampler that reports per-draw diagnostics, like Stan's sampler columns (lp__, accept_stat__, stepsize__, ...):
 /// the static draw_diagnostic_names() and draw_diagnostics(), the values of the last step, one per name. Optional,
 /// detected by the driver, which keeps them beside every kept draw (inference_result::diagnostics). NUTS reports

@@ -92,6 +92,12 @@ void end_warmup(S& s) {
   if constexpr (warmup_aware<S>) s.end_warmup();
 }
 
+// Tells a sampler that plans its warm-up how long it is (once, before its first step); nothing for other samplers.
+template <class S>
+void begin_warmup(S& s, int burnin) {
+  if constexpr (warmup_planned<S>) s.begin_warmup(burnin);
+}
+
 // The names of S's per-draw diagnostics (reports_draw_diagnostics), or none.
 template <class S>
 std::vector<std::string> draw_diagnostic_names() {
@@ -141,7 +147,8 @@ void record_draw_diagnostics(const S& s, Eigen::MatrixXd& m, Eigen::Index row) {
 
 /// Runs options.chains chains of the sampler that make(g) builds (g: the chain's engine, for initialisation),
 /// discarding burnin sweeps and keeping draws sweeps thinned by thin. A sampler with end_warmup() is told once, after
-/// the burn-in. progress(inference_progress) is called about a hundred times per run (serialised across threads).
+/// the burn-in, and a sampler with begin_warmup(int) is told the burn-in's length before its first step (NUTS adapts
+/// over exactly the burn-in). progress(inference_progress) is called about a hundred times per run (serialised across threads).
 /// Exceptions in a chain are rethrown here. Engine: any uniform random bit generator, `infer<my_engine>(make, options)`.
 // (clang-format 14 joins a requires-clause to the declaration: laid out by hand)
 // clang-format off
@@ -181,6 +188,7 @@ inference_result infer(MakeSampler make, const inference_options& options, Progr
     try {
       Engine g = chain_engine<Engine>(options.seed, c);
       auto s = make(g);
+      detail::begin_warmup(s, options.burnin);
       const Eigen::Index dim = s.parameter_vector().size();
       Eigen::MatrixXd out(options.draws, dim), diag(n_diagnostics > 0 ? options.draws : 0, n_diagnostics);
       std::int64_t pending = 0;
@@ -280,6 +288,7 @@ extended_inference_result infer_until(MakeSampler make, const inference_options&
   for (int c = 0; c < options.chains; ++c) {
     engines.push_back(chain_engine<Engine>(options.seed, c));
     samplers.push_back(make(engines.back()));
+    detail::begin_warmup(samplers.back(), options.burnin);
   }
   const Eigen::Index dim = samplers.front().parameter_vector().size();
   std::vector<Eigen::MatrixXd> chains(n_chains, Eigen::MatrixXd(0, dim));

@@ -24,7 +24,7 @@ namespace privpost {
 
 /// Settings of nuts_sampler; the defaults are Stan's (the paper's sampler).
 struct nuts_options {
-  int warmup = 1000;               ///< adapting transitions, >= 0; must equal inference_options::burnin under infer
+  int warmup = 1000;               ///< adapting transitions, >= 0; under infer the driver's burn-in replaces it
   double target_accept = 0.8;      ///< dual averaging target of the mean acceptance statistic, in (0, 1)
   int max_depth = 10;              ///< a trajectory has at most 2^max_depth leapfrog steps; 1..30
   double max_energy_error = 1000;  ///< a leapfrog step with H - H0 above this is a divergence; > 0
@@ -90,10 +90,10 @@ inline double log_sum_exp(double a, double b) noexcept {
 
 /// The No-U-Turn sampler on a differentiable_model, one transition per step(g). Stan's algorithm (multinomial NUTS,
 /// diagonal metric, windowed adaptation with Stan's defaults); every loop bounded. Warm-up adapts for options.warmup
-/// transitions and then freezes the step size at exp of its dual-averaging mean; under infer, end_warmup() checks that
-/// burn-in had exactly that length (std::invalid_argument otherwise). No heap allocation in step(): every workspace,
-/// one per tree depth, is sized at construction. events() counts divergences, tree-depth saturations and non-finite
-/// log densities after warm-up. Not thread-safe (one sampler per chain, as infer builds them).
+/// transitions and then freezes the step size at exp of its dual-averaging mean; under infer the burn-in's length
+/// replaces options.warmup (begin_warmup), and end_warmup() checks that burn-in had exactly that length. No heap allocation in
+/// step(): every workspace, one per tree depth, is sized at construction. events() counts divergences, tree-depth saturations and
+/// non-finite log densities after warm-up. Not thread-safe (one sampler per chain, as infer builds them).
 template <differentiable_model Model>
 class nuts_sampler {
  public:
@@ -149,6 +149,18 @@ class nuts_sampler {
     }
     ++transitions_;
     if (transitions_ == options_.warmup) step_size_ = step_size_adaptation_.final_step_size();
+  }
+
+  /// Told by infer before the first transition: warm-up lasts `transitions` transitions (the driver's burn-in), which
+  /// replaces options.warmup and lays Stan's metric windows out over it. std::invalid_argument for a negative count;
+  /// std::logic_error after the first transition (the windows would no longer match what was run).
+  void begin_warmup(int transitions) {
+    if (transitions < 0) throw_invalid("nuts_sampler::begin_warmup", "transitions", transitions, "an integer >= 0");
+    if (transitions_ != 0)
+      throw std::logic_error("nuts_sampler::begin_warmup: called after " + std::to_string(transitions_) +
+                             " transitions; accepted: before the first");
+    options_.warmup = transitions;
+    windows_.configure(options_.warmup, options_.init_buffer, options_.term_buffer, options_.base_window, options_.adapt_metric);
   }
 
   /// Told by infer after burn-in: throws std::invalid_argument unless exactly options.warmup transitions were run.

@@ -30,7 +30,7 @@ namespace privpost {
 
 /// Partially collapsed Gibbs over (theta~, Sigma, mu_x; s; w) for a DP-GLM release z of n records under a
 /// scale_mixture_noise mechanism (the release's own: its scale is public). A sampler (step, parameter_vector, events,
-/// end_warmup) for infer; nuts_options::warmup must equal inference_options::burnin, as for nuts_sampler. The NUTS block
+/// begin_warmup, end_warmup) for infer, whose burn-in sets the NUTS block's warm-up, as for nuts_sampler. The NUTS block
 /// adapts its step size and metric during warm-up while w moves. With a fixed-variance mechanism (Gaussian) only the
 /// NUTS block runs: the chain is then nuts_sampler on glm_moment_model with sigma^2 = the mechanism's variance.
 /// Sweeps allocate nothing after the first (the moment map's own allocations aside: the logistic maps none), apart
@@ -83,6 +83,9 @@ class glm_collapsed_gibbs {
       nuts_.update_model([this](model_type& m) { m.set_noise_variances(w_); });
     }
   }
+
+  /// Told by infer before the first sweep: the NUTS block adapts over the driver's burn-in (nuts_sampler::begin_warmup).
+  void begin_warmup(int transitions) { nuts_.begin_warmup(transitions); }
 
   /// Told by infer after burn-in (nuts_sampler::end_warmup).
   void end_warmup() const { nuts_.end_warmup(); }
