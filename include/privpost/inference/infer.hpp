@@ -11,6 +11,7 @@
 #include <concepts>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <stdexcept>
@@ -143,24 +144,110 @@ void record_draw_diagnostics(const S& s, Eigen::MatrixXd& m, Eigen::Index row) {
     m.row(row) = d.transpose();
   }
 }
+
+// One chain under the driver: its engine and sampler, its kept draws and per-draw diagnostics, and its counters. infer
+// and infer_until both run chains through advance(), the one chain loop (burn-in, thinning, end_warmup, the stop flag,
+// progress).
+template <class S, class Engine>
+struct driven_chain {
+  Engine engine;
+  S sampler;  // built from engine: declared after it
+  Eigen::MatrixXd draws, diagnostics;
+  Eigen::Index kept = 0;      // rows of draws filled (fewer than draws.rows() only after a stop)
+  std::int64_t swept = 0;     // sweeps run, burn-in included
+  bool warmup_ended = false;  // end_warmup() is called once, in the first advance()
+
+  // Chain c of a run seeded with seed, built by make(engine) and told the warm-up's length (begin_warmup).
+  template <class MakeSampler>
+  driven_chain(MakeSampler& make, std::uint64_t seed, int c, int burnin, Eigen::Index n_diagnostics)
+      : engine(chain_engine<Engine>(seed, c)), sampler(make(engine)) {
+    begin_warmup(sampler, burnin);
+    draws.resize(0, sampler.parameter_vector().size());
+    diagnostics.resize(0, n_diagnostics);
+  }
+
+  // Runs `burn` sweeps, then keeps `keep` draws thinned by thin, appended to draws. The first call tells the sampler
+  // end_warmup() after its burn sweeps (before the first sweep when burn is 0). Stops before a sweep once options.stop
+  // is set. tick(sweeps) is told the sweeps run, every report_every of them and at the end.
+  template <class Tick>
+  void advance(std::int64_t burn, std::int64_t keep, const inference_options& options, std::int64_t report_every, Tick& tick) {
+    const Eigen::Index start = draws.rows();
+    draws.conservativeResize(start + keep, Eigen::NoChange);
+    if (diagnostics.cols() > 0) diagnostics.conservativeResize(start + keep, Eigen::NoChange);
+    const std::int64_t sweeps = burn + keep * options.thin;
+    std::int64_t pending = 0;
+    if (!warmup_ended && burn == 0) {
+      end_warmup(sampler);
+      warmup_ended = true;
+    }
+    for (std::int64_t i = 0; i < sweeps; ++i) {
+      if (stop_requested(options)) break;
+      sampler.step(engine);
+      ++swept;
+      if (!warmup_ended && i + 1 == burn) {
+        end_warmup(sampler);
+        warmup_ended = true;
+      }
+      const std::int64_t k = i - burn;
+      if (k >= 0 && (k + 1) % options.thin == 0) {
+        draws.row(start + k / options.thin) = sampler.parameter_vector().transpose();
+        record_draw_diagnostics(sampler, diagnostics, start + k / options.thin);
+        kept = start + k / options.thin + 1;
+      }
+      if (++pending == report_every) {
+        tick(pending);
+        pending = 0;
+      }
+    }
+    if (pending > 0) tick(pending);
+  }
+};
+
+// Runs body(c) for every chain, in one thread per chain when options.parallel; the first exception is rethrown after
+// every chain has finished.
+template <class Body>
+void for_each_chain(const inference_options& options, Body body) {
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(options.chains));
+  auto guarded = [&](int c) {
+    try {
+      body(c);
+    } catch (...) {
+      errors[static_cast<std::size_t>(c)] = std::current_exception();
+    }
+  };
+  if (options.parallel && options.chains > 1) {
+    std::vector<std::jthread> threads;
+    threads.reserve(static_cast<std::size_t>(options.chains));
+    for (int c = 0; c < options.chains; ++c) threads.emplace_back(guarded, c);
+  } else {
+    for (int c = 0; c < options.chains; ++c) guarded(c);
+  }
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+// The shared checks of infer and infer_until (draws: at least min_draws).
+inline void check_inference_options(const char* function, const inference_options& options, int min_draws) {
+  if (options.chains < 1) throw_invalid(function, "chains", options.chains, "an integer >= 1");
+  if (options.burnin < 0) throw_invalid(function, "burnin", options.burnin, "an integer >= 0");
+  if (options.draws < min_draws) throw_invalid(function, "draws", options.draws, "an integer >= " + std::to_string(min_draws));
+  if (options.thin < 1) throw_invalid(function, "thin", options.thin, "an integer >= 1");
+}
 }  // namespace detail
 
 /// Runs options.chains chains of the sampler that make(g) builds (g: the chain's engine, for initialisation),
 /// discarding burnin sweeps and keeping draws sweeps thinned by thin. A sampler with end_warmup() is told once, after
 /// the burn-in, and a sampler with begin_warmup(int) is told the burn-in's length before its first step (NUTS adapts
-/// over exactly the burn-in). progress(inference_progress) is called about a hundred times per run (serialised across threads).
-/// Exceptions in a chain are rethrown here. Engine: any uniform random bit generator, `infer<my_engine>(make, options)`.
+/// over exactly the burn-in). progress(inference_progress) is called about a hundred times per run (serialised across
+/// threads). Exceptions in a chain are rethrown here. Engine: any uniform random bit generator,
+/// `infer<my_engine>(make, options)`.
 // (clang-format 14 joins a requires-clause to the declaration: laid out by hand)
 // clang-format off
 template <random_engine Engine = std::mt19937_64, class MakeSampler, class Progress = void (*)(const inference_progress&)>
   requires std::invocable<MakeSampler&, Engine&> && sampler<std::invoke_result_t<MakeSampler&, Engine&>, Engine>
 inference_result infer(MakeSampler make, const inference_options& options, Progress progress = nullptr) {
   // clang-format on
-  if (options.chains < 1) throw_invalid("infer", "chains", options.chains, "an integer >= 1");
-  if (options.burnin < 0) throw_invalid("infer", "burnin", options.burnin, "an integer >= 0");
-  if (options.draws < 1) throw_invalid("infer", "draws", options.draws, "an integer >= 1");
-  if (options.thin < 1) throw_invalid("infer", "thin", options.thin, "an integer >= 1");
-
+  detail::check_inference_options("infer", options, 1);
   const std::int64_t per_chain =
       static_cast<std::int64_t>(options.burnin) + static_cast<std::int64_t>(options.draws) * options.thin;
   const std::int64_t total = per_chain * options.chains;
@@ -168,65 +255,30 @@ inference_result infer(MakeSampler make, const inference_options& options, Progr
   using S = std::invoke_result_t<MakeSampler&, Engine&>;
   const std::vector<std::string> diagnostic_names = detail::draw_diagnostic_names<S>();
   const auto n_diagnostics = static_cast<Eigen::Index>(diagnostic_names.size());
-  std::vector<Eigen::MatrixXd> chains(static_cast<std::size_t>(options.chains));
-  std::vector<Eigen::MatrixXd> diagnostics(static_cast<std::size_t>(options.chains));
-  std::vector<numerical_events> events(static_cast<std::size_t>(options.chains));
-  std::vector<Eigen::Index> kept_draws(static_cast<std::size_t>(options.chains), 0);
-  std::vector<std::int64_t> swept(static_cast<std::size_t>(options.chains), 0);
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(options.chains));
+  const auto n_chains = static_cast<std::size_t>(options.chains);
+  std::vector<Eigen::MatrixXd> chains(n_chains), diagnostics(n_chains);
+  std::vector<numerical_events> events(n_chains);
+  std::vector<Eigen::Index> kept_draws(n_chains, 0);
+  std::vector<std::int64_t> swept(n_chains, 0);
   std::mutex progress_mutex;
   std::int64_t done = 0;
-
   auto tick = [&](std::int64_t sweeps) {
     if (!detail::wants_progress(progress)) return;
     std::lock_guard lock(progress_mutex);
     done += sweeps;
     progress(inference_progress{done, total});
   };
-
-  auto run_chain = [&](int c) {
-    try {
-      Engine g = chain_engine<Engine>(options.seed, c);
-      auto s = make(g);
-      detail::begin_warmup(s, options.burnin);
-      const Eigen::Index dim = s.parameter_vector().size();
-      Eigen::MatrixXd out(options.draws, dim), diag(n_diagnostics > 0 ? options.draws : 0, n_diagnostics);
-      std::int64_t pending = 0;
-      if (options.burnin == 0) detail::end_warmup(s);
-      for (std::int64_t i = 0; i < per_chain; ++i) {
-        if (detail::stop_requested(options)) break;
-        s.step(g);
-        ++swept[static_cast<std::size_t>(c)];
-        if (i + 1 == options.burnin) detail::end_warmup(s);
-        const std::int64_t kept = i - options.burnin;
-        if (kept >= 0 && (kept + 1) % options.thin == 0) {
-          out.row(kept / options.thin) = s.parameter_vector().transpose();
-          detail::record_draw_diagnostics(s, diag, kept / options.thin);
-          kept_draws[static_cast<std::size_t>(c)] = kept / options.thin + 1;
-        }
-        if (++pending == report_every) {
-          tick(pending);
-          pending = 0;
-        }
-      }
-      if (pending > 0) tick(pending);
-      chains[static_cast<std::size_t>(c)] = std::move(out);
-      diagnostics[static_cast<std::size_t>(c)] = std::move(diag);
-      events[static_cast<std::size_t>(c)] = s.events();
-    } catch (...) {
-      errors[static_cast<std::size_t>(c)] = std::current_exception();
-    }
-  };
-
-  if (options.parallel && options.chains > 1) {
-    std::vector<std::jthread> threads;
-    threads.reserve(static_cast<std::size_t>(options.chains));
-    for (int c = 0; c < options.chains; ++c) threads.emplace_back(run_chain, c);
-  } else {
-    for (int c = 0; c < options.chains; ++c) run_chain(c);
-  }
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  // One chain at a time in its own scope: a sequential run holds one sampler in memory, not options.chains of them.
+  detail::for_each_chain(options, [&](int c) {
+    const auto i = static_cast<std::size_t>(c);
+    detail::driven_chain<S, Engine> chain(make, options.seed, c, options.burnin, n_diagnostics);
+    chain.advance(options.burnin, options.draws, options, report_every, tick);
+    chains[i] = std::move(chain.draws);
+    diagnostics[i] = std::move(chain.diagnostics);
+    events[i] = chain.sampler.events();
+    kept_draws[i] = chain.kept;
+    swept[i] = chain.swept;
+  });
   numerical_events all;
   for (const auto& e : events) all += e;
   if (n_diagnostics == 0) diagnostics.clear();
@@ -259,18 +311,15 @@ struct extended_inference_result {
 
 /// Runs the chains as infer does, then keeps extending every chain (the same samplers, continuing) until the target
 /// is met or max_sweeps per chain would be exceeded: each round doubles the kept draws per chain (thinning unchanged).
-/// All kept draws are returned. progress is told the sweeps done and the sweeps planned so far. end_warmup() and the
-/// Engine parameter as in infer.
+/// All kept draws are returned. progress is told the sweeps done and the sweeps planned so far. begin_warmup(),
+/// end_warmup() and the Engine parameter as in infer; every chain's sampler is held until the end.
 // clang-format off
 template <random_engine Engine = std::mt19937_64, class MakeSampler, class Progress = void (*)(const inference_progress&)>
   requires std::invocable<MakeSampler&, Engine&> && sampler<std::invoke_result_t<MakeSampler&, Engine&>, Engine>
 extended_inference_result infer_until(MakeSampler make, const inference_options& options, const convergence_target& target,
                                       Progress progress = nullptr) {
   // clang-format on
-  if (options.chains < 1) throw_invalid("infer_until", "chains", options.chains, "an integer >= 1");
-  if (options.burnin < 0) throw_invalid("infer_until", "burnin", options.burnin, "an integer >= 0");
-  if (options.draws < 4) throw_invalid("infer_until", "draws", options.draws, "an integer >= 4");
-  if (options.thin < 1) throw_invalid("infer_until", "thin", options.thin, "an integer >= 1");
+  detail::check_inference_options("infer_until", options, 4);
   if (!(target.max_rhat >= 1.0 && std::isfinite(target.max_rhat)))
     throw_invalid("infer_until", "max_rhat", target.max_rhat, "a finite number >= 1");
   if (!(target.min_ess >= 0.0 && std::isfinite(target.min_ess)))
@@ -280,80 +329,47 @@ extended_inference_result infer_until(MakeSampler make, const inference_options&
     throw_invalid("infer_until", "max_sweeps", static_cast<double>(target.max_sweeps),
                   "at least burnin + draws * thin = " + std::to_string(first));
   using S = std::invoke_result_t<MakeSampler&, Engine&>;
+  using chain_type = detail::driven_chain<S, Engine>;
   const auto n_chains = static_cast<std::size_t>(options.chains);
-  std::vector<Engine> engines;
-  std::vector<S> samplers;
-  engines.reserve(n_chains);
-  samplers.reserve(n_chains);
-  for (int c = 0; c < options.chains; ++c) {
-    engines.push_back(chain_engine<Engine>(options.seed, c));
-    samplers.push_back(make(engines.back()));
-    detail::begin_warmup(samplers.back(), options.burnin);
-  }
-  const Eigen::Index dim = samplers.front().parameter_vector().size();
-  std::vector<Eigen::MatrixXd> chains(n_chains, Eigen::MatrixXd(0, dim));
   const std::vector<std::string> diagnostic_names = detail::draw_diagnostic_names<S>();
   const auto n_diagnostics = static_cast<Eigen::Index>(diagnostic_names.size());
-  std::vector<Eigen::MatrixXd> diagnostics(n_chains, Eigen::MatrixXd(0, n_diagnostics));
-  std::vector<std::exception_ptr> errors(n_chains);
+  // Held by pointer: the chains stay where they were built, so a sampler need not be movable.
+  std::vector<std::unique_ptr<chain_type>> runs;
+  runs.reserve(n_chains);
+  for (int c = 0; c < options.chains; ++c)
+    runs.push_back(std::make_unique<chain_type>(make, options.seed, c, options.burnin, n_diagnostics));
+  const Eigen::Index dim = runs.front()->draws.cols();
   std::mutex progress_mutex;
   std::int64_t done = 0, planned = first * options.chains;
-  bool first_round = true;  // end_warmup() is called in the first round only
-  std::vector<std::int64_t> swept(n_chains, 0);
-  std::vector<Eigen::Index> kept_draws(n_chains, 0);
-  bool stopped = false;
-
-  // Advances chain c by `burn` sweeps, then keeps `keep` thinned draws appended to its matrix.
-  auto advance = [&](int c, std::int64_t burn, std::int64_t keep) {
-    try {
-      auto& s = samplers[static_cast<std::size_t>(c)];
-      auto& g = engines[static_cast<std::size_t>(c)];
-      auto& m = chains[static_cast<std::size_t>(c)];
-      const Eigen::Index start = m.rows();
-      m.conservativeResize(start + keep, dim);
-      auto& diag = diagnostics[static_cast<std::size_t>(c)];
-      if (n_diagnostics > 0) diag.conservativeResize(start + keep, n_diagnostics);
-      const std::int64_t sweeps = burn + keep * options.thin;
-      if (first_round && burn == 0) detail::end_warmup(s);
-      for (std::int64_t i = 0; i < sweeps; ++i) {
-        if (detail::stop_requested(options)) break;
-        s.step(g);
-        ++swept[static_cast<std::size_t>(c)];
-        if (first_round && i + 1 == burn) detail::end_warmup(s);
-        const std::int64_t kept = i - burn;
-        if (kept >= 0 && (kept + 1) % options.thin == 0) {
-          m.row(start + kept / options.thin) = s.parameter_vector().transpose();
-          detail::record_draw_diagnostics(s, diag, start + kept / options.thin);
-          kept_draws[static_cast<std::size_t>(c)] = start + kept / options.thin + 1;
-        }
-      }
-      if (!detail::wants_progress(progress)) return;
-      std::lock_guard lock(progress_mutex);
-      done += sweeps;
-      progress(inference_progress{done, planned});
-    } catch (...) {
-      errors[static_cast<std::size_t>(c)] = std::current_exception();
+  const std::int64_t report_every = std::max<std::int64_t>(1, planned / 100);
+  auto tick = [&](std::int64_t sweeps) {
+    if (!detail::wants_progress(progress)) return;
+    std::lock_guard lock(progress_mutex);
+    done += sweeps;
+    progress(inference_progress{done, planned});
+  };
+  std::vector<Eigen::MatrixXd> chains(n_chains), diagnostics(n_chains);
+  auto collect = [&] {
+    for (std::size_t c = 0; c < n_chains; ++c) {
+      chains[c] = runs[c]->draws;
+      diagnostics[c] = runs[c]->diagnostics;
     }
   };
+  bool stopped = false;
   auto round = [&](std::int64_t burn, std::int64_t keep) {
-    if (options.parallel && options.chains > 1) {
-      std::vector<std::jthread> threads;
-      threads.reserve(n_chains);
-      for (int c = 0; c < options.chains; ++c) threads.emplace_back(advance, c, burn, keep);
-    } else {
-      for (int c = 0; c < options.chains; ++c) advance(c, burn, keep);
-    }
-    for (const auto& e : errors)
-      if (e) std::rethrow_exception(e);
+    detail::for_each_chain(options,
+                           [&](int c) { runs[static_cast<std::size_t>(c)]->advance(burn, keep, options, report_every, tick); });
+    collect();
     if (detail::stop_requested(options)) {
       stopped = true;
+      std::vector<Eigen::Index> kept_draws(n_chains);
+      for (std::size_t c = 0; c < n_chains; ++c) kept_draws[c] = runs[c]->kept;
       detail::cut_to_kept("infer_until", chains, diagnostics, kept_draws);
     }
   };
 
   std::int64_t per_chain = first;
   round(options.burnin, options.draws);
-  first_round = false;
   int rounds = 1;
   bool reached = false;
   while (!stopped) {
@@ -368,17 +384,23 @@ extended_inference_result infer_until(MakeSampler make, const inference_options&
       reached = ok;
       break;
     }
-    planned += keep * options.thin * options.chains;
+    {
+      std::lock_guard lock(progress_mutex);
+      planned += keep * options.thin * options.chains;
+    }
     round(0, keep);
     per_chain += keep * options.thin;
     ++rounds;
   }
   numerical_events all;
-  for (const auto& s : samplers) all += s.events();
+  std::int64_t sweeps = 0, longest = 0;
+  for (const auto& r : runs) {
+    all += r->sampler.events();
+    sweeps += r->swept;
+    longest = std::max(longest, r->swept);
+  }
   if (n_diagnostics == 0) diagnostics.clear();
-  std::int64_t sweeps = 0;
-  for (const auto n : swept) sweeps += n;
-  if (stopped) per_chain = *std::max_element(swept.begin(), swept.end());
+  if (stopped) per_chain = longest;
   return {inference_result{posterior(std::move(chains)), all, sweeps, diagnostic_names, std::move(diagnostics), stopped}, reached,
           rounds, per_chain};
 }
