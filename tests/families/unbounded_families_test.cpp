@@ -91,6 +91,30 @@ void require_close(const region_moments<F>& r, const statistic_t<F>& mean, const
 }
 }  // namespace
 
+namespace {
+// The exponential family with its moments in one call and no mean_statistic / covariance_statistic (deleted, so the
+// concepts cannot find them): the form a user's family may take.
+struct moments_only_exponential : exponential_rate_family {
+  static void mean_statistic() = delete;
+  static void covariance_statistic() = delete;
+  static void moments(double lambda, vector_type& mean, Eigen::Matrix<double, 1, 1>& cov) {
+    mean = exponential_rate_family::mean_statistic(lambda);
+    cov = exponential_rate_family::covariance_statistic(lambda);
+  }
+};
+}  // namespace
+
+TEST_CASE("truncated moments of a family that gives moments() alone", "[truncation]") {
+  static_assert(truncatable_family<moments_only_exponential>);
+  for (const double lambda : {0.3, 2.0}) {
+    const auto a = truncated_moments<moments_only_exponential>(lambda, 0.5, 4.0);
+    const auto b = truncated_moments<exponential_rate_family>(lambda, 0.5, 4.0);
+    CHECK(a.mean(0) == b.mean(0));
+    CHECK(a.cov(0, 0) == b.cov(0, 0));
+    CHECK(a.log_probability == b.log_probability);
+  }
+}
+
 TEST_CASE("unbounded families: closed-form moments equal autodiff of the log-partition", "[families]") {
   for (double lambda : {0.01, 1.0, 37.0}) {
     require_autodiff_matches<exponential_rate_family>(lambda);

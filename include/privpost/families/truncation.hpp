@@ -13,6 +13,7 @@
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
 #include "privpost/families/detail/autodiff_moments.hpp"
+#include "privpost/families/family_model.hpp"
 
 namespace privpost {
 
@@ -41,8 +42,9 @@ std::optional<region_moments<F>> try_truncated_moments(const typename F::paramet
   covariance_t<F> hess;
   detail::autodiff_gradient_hessian<F::dimension>([&](const auto& x) { return F::log_region_probability(theta, x, v, w); }, eta,
                                                   grad, hess);
-  r.mean = F::mean_statistic(theta) + grad;
-  r.cov = F::covariance_statistic(theta) + hess;
+  family_moments<F>(theta, r.mean, r.cov);  // a family may give moments() alone (concepts.hpp, exponential_family)
+  r.mean += grad;
+  r.cov += hess;
   r.cov = 0.5 * (r.cov + r.cov.transpose()).eval();
   return r;
 }

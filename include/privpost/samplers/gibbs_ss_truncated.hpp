@@ -23,6 +23,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
@@ -237,7 +238,7 @@ class gibbs_ss_truncated {
     auto current = detail::centre_moments<family>(theta_, a_, b_);
     const parameter_type proposal = prior_.draw(g);
     const auto proposed = detail::centre_moments<family>(proposal, a_, b_);
-    ++proposed_jumps_;
+    ++collapsed_proposals_;
     if (proposed) {
       const double l_new = detail::collapsed_log_likelihood<family>(*proposed, z_, n_, w_);
       const double l_old =
@@ -245,7 +246,7 @@ class gibbs_ss_truncated {
       if (l_new > -std::numeric_limits<double>::infinity() && std::log(draw_uniform(g)) < l_new - l_old) {
         theta_ = proposal;
         current = proposed;
-        ++accepted_jumps_;
+        ++collapsed_accepted_;
       }
     }
     // The conjugate draw of theta keeps the centre's probability positive unless it underflows; then Lemma 1 throws.
@@ -266,21 +267,12 @@ class gibbs_ss_truncated {
     joint_matrix chol;
     robust_cholesky(cov, chol, events_);
     joint_vector x, e;
-    bool valid = false;
-    for (int tries = 0; tries < support_type::rejection_tries && !valid; ++tries) {
+    detail::draw_with_retries(detail::joint_support<support_type, dimension>{}, n_, x, events_, [&] {
       for (int j = 0; j < 2 * dimension; ++j) e(j) = draw_normal(g);
       x = mean + chol.template triangularView<Eigen::Lower>() * e;
-      valid =
-          support_type::contains(x.template head<dimension>(), n_) && support_type::contains(x.template tail<dimension>(), n_);
-      if (!valid) ++events_.rejected_draws;
-    }
+    });
     total_ = x.template head<dimension>();
     centre_ = x.template tail<dimension>();
-    if (!valid) {
-      support_type::project(total_, n_, events_);
-      support_type::project(centre_, n_, events_);
-      ++events_.projections;
-    }
     detail::redraw_variances(mechanism_, z_, centre_, w_, g);
   }
 
@@ -295,9 +287,10 @@ class gibbs_ss_truncated {
   /// The numerical events so far.
   const numerical_events& events() const noexcept { return events_; }
   /// @{
-  /// Mode-jumping proposals made and accepted so far (their ratio is the move's acceptance rate).
-  long long proposed_jumps() const noexcept { return proposed_jumps_; }
-  long long accepted_jumps() const noexcept { return accepted_jumps_; }
+  /// Mode-jumping (collapsed prior-proposal) moves proposed and accepted so far, named and typed as gibbs_ss's
+  /// collapsed moves (their ratio is the move's acceptance rate).
+  std::uint64_t collapsed_proposals() const noexcept { return collapsed_proposals_; }
+  std::uint64_t collapsed_accepted() const noexcept { return collapsed_accepted_; }
   /// @}
 
  private:
@@ -308,7 +301,7 @@ class gibbs_ss_truncated {
   parameter_type theta_;
   vector_type total_, centre_, w_;
   numerical_events events_;
-  long long proposed_jumps_ = 0, accepted_jumps_ = 0;
+  std::uint64_t collapsed_proposals_ = 0, collapsed_accepted_ = 0;
 };
 
 }  // namespace privpost

@@ -44,6 +44,26 @@ void check_reachable_release(const char* who, const Support& support, const Mech
   if constexpr (interval_support<Support>) check_reachable_release(who, mechanism, z, n, support.lower(n), support.upper(n));
 }
 
+// The support of a joint draw (total, centre) of two sums of length D, each on Support: gibbs_ss_truncated's
+// (s, s_c) block goes through the one retry rule with it.
+template <class Support, int D>
+struct joint_support {
+  static constexpr int rejection_tries = Support::rejection_tries;
+  template <class V>
+  static bool contains(const V& x, double n) {
+    return Support::contains(x.template head<D>(), n) && Support::contains(x.template tail<D>(), n);
+  }
+  template <class V>
+  static bool project(V& x, double n, numerical_events& events) {
+    Eigen::Matrix<double, D, 1> total = x.template head<D>(), centre = x.template tail<D>();
+    const bool moved_total = Support::project(total, n, events);
+    const bool moved_centre = Support::project(centre, n, events);
+    x.template head<D>() = total;
+    x.template tail<D>() = centre;
+    return moved_total || moved_centre;
+  }
+};
+
 // s on the support by a given draw (which writes s): up to Support::rejection_tries draws, then the projection (both
 // counted in events). The one retry rule of every Gibbs-SS sweep.
 template <class Support, class V, class Draw>
