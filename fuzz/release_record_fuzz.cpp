@@ -52,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 0; i < r.noisy_statistics.size(); ++i) {
     const auto [lo, hi] = tools::record_detail::statistic_range(r, i);
     const double z = r.noisy_statistics[i];
-    if (z < lo - tools::max_noise_scales_outside * r.noise || z > hi + tools::max_noise_scales_outside * r.noise)
+    if (z < lo - privpost::max_noise_scales_outside * r.noise || z > hi + privpost::max_noise_scales_outside * r.noise)
       privpost::fuzz::violated("a noisy statistic no honest release produces");
   }
   if (r.model == "multinomial" && !(r.categories >= 2 && r.categories <= tools::max_categories))
