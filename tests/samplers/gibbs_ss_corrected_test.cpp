@@ -121,7 +121,7 @@ TEST_CASE("gibbs_ss_corrected matches the exact posterior at binomial n = 10", "
 }
 
 // Spec C.7-3 (support/small_n_calibration.hpp): binomial n = 10, M = 1000, Laplace at epsilon 0.1 and 1, Gaussian.
-TEST_CASE("gibbs_ss_corrected is calibrated at binomial n = 10 (Laplace and Gaussian)", "[calibration][corrected]") {
+TEST_CASE("gibbs_ss_corrected is calibrated at binomial n = 10 (Laplace and Gaussian)", "[calibration][corrected][records-sbc]") {
   test::check_binomial_small_n_calibration("corrected", 6101);
 }
 

@@ -148,7 +148,8 @@ TEST_CASE("record_gibbs matches the exact posterior at binomial n = 10", "[recor
 // binomial sds: [0.867, 0.933] at 90% for M = 1000). Gibbs-SS's rows from the same trials are printed (-s), not
 // asserted; the naive update is the negative control at epsilon 0.1.
 // Multinomial K = 3, n = 10, Dirichlet(1, 1, 1), Laplace epsilon 1 (sensitivity 2), M = 500, all three coordinates.
-TEST_CASE("record_gibbs is calibrated at n = 10 (binomial: Laplace and Gaussian; multinomial K = 3)", "[calibration][records]") {
+TEST_CASE("record_gibbs is calibrated at n = 10 (binomial: Laplace and Gaussian; multinomial K = 3)",
+          "[calibration][records][records-sbc]") {
   study_settings s;
   s.n = 10;
   s.burnin = 500;
@@ -266,7 +267,8 @@ TEST_CASE("record_gibbs matches the exact posterior of truncated Poisson records
 // and 1. M = 500 trials, 500 burn-in + 2000 kept sweeps. The library's rule (KS p > 0.001; coverage within 3.5 binomial
 // sds: [0.854, 0.946] at 90% for M = 500, within the spec's [0.87, 0.93] band's spirit; both printed with -s).
 // gibbs_ss_truncated's rows (its CLT for the truncated sum at n = 10) are printed, not asserted.
-TEST_CASE("record_gibbs is calibrated on truncated Poisson releases with dropped records at n = 10", "[calibration][records]") {
+TEST_CASE("record_gibbs is calibrated on truncated Poisson releases with dropped records at n = 10",
+          "[calibration][records][records-sbc]") {
   study_settings s;
   s.n = 10;
   s.burnin = 500;
