@@ -39,7 +39,7 @@ int run_truncated(const Prior& prior, const cli_options& o, const privpost::stud
 
 }  // namespace
 
-// Priors of the built-in unbounded models (documented in docs/tools.md).
+// Priors of the built-in unbounded models (documented in docs/tool-calibrate.md).
 int run_unbounded_model(const cli_options& o, const privpost::study_settings& settings) {
   if (o.model == "exponential") return run_truncated(privpost::exponential_gamma_prior(20.0, 20.0), o, settings);
   if (o.model == "poisson") return run_truncated(privpost::poisson_gamma_prior(10.0, 2.0), o, settings);
