@@ -19,7 +19,6 @@
 #include "privpost/core/errors.hpp"
 #include "privpost/core/linalg/norm_product.hpp"
 #include "privpost/core/numerical_events.hpp"
-#include "privpost/core/random/uniform.hpp"
 #include "privpost/families/family_model.hpp"
 #include "privpost/samplers/detail/sweep.hpp"
 
@@ -143,12 +142,7 @@ class gibbs_ss {
   double collapsed_log_likelihood(const parameter_type& theta) {
     model_.moments(theta, n_, mean_c_, cov_c_);
     cov_c_.diagonal() += w_;
-    llt_.compute(cov_c_);
-    if (llt_.info() != Eigen::Success) return -std::numeric_limits<double>::infinity();
-    r_ = z_ - mean_c_;
-    llt_.matrixL().solveInPlace(r_);
-    const double value = -0.5 * r_.squaredNorm() - llt_.matrixLLT().diagonal().array().log().sum();
-    return std::isfinite(value) ? value : -std::numeric_limits<double>::infinity();
+    return detail::collapsed_log_likelihood(z_, mean_c_, cov_c_, llt_, r_);
   }
 
   // Metropolis-Hastings on theta | z, w (s integrated out) with prior-reversible proposals: the whole parameter from the
@@ -161,8 +155,7 @@ class gibbs_ss {
     auto metropolis = [&] {
       const double candidate = collapsed_log_likelihood(proposal_);
       ++collapsed_proposals_;
-      if (candidate == -std::numeric_limits<double>::infinity()) return;
-      if (current == -std::numeric_limits<double>::infinity() || std::log(draw_uniform(g)) < candidate - current) {
+      if (detail::accept_collapsed_move(current, candidate, g)) {
         std::swap(theta_, proposal_);
         current = candidate;
         ++collapsed_accepted_;

@@ -41,6 +41,7 @@
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/families/family_model.hpp"
 #include "privpost/mechanisms/reachable.hpp"
+#include "privpost/samplers/detail/sweep.hpp"
 
 namespace privpost {
 
@@ -88,16 +89,12 @@ class gibbs_ss_corrected {
   gibbs_ss_corrected(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g)
       : prior_(prior), mechanism_(mechanism), n_(n) {
     constexpr const char* f = "gibbs_ss_corrected";
-    check_size_match(f, "release z", z.size(), "the family's statistic size", 1);
-    check_finite(f, "z", z);
-    check_record_count(f, n);
-    if (std::floor(n) != n) throw_invalid(f, "n", n, "a whole number >= 1");
+    detail::check_release(f, z, 1, n);
     if constexpr (finite_support) {
-      upper_ = family::sum_upper(n);
-      if (!(upper_ >= 0.0 && upper_ + 1.0 <= max_support && std::floor(upper_) == upper_))
-        throw_invalid(f, "support size sum_upper(n) + 1", upper_ + 1.0, "a whole number in [1, 1e12]");
+      detail::check_whole_record_count(f, n, std::numeric_limits<double>::infinity(), "a whole number >= 1");
+      upper_ = detail::checked_support_upper(f, family::sum_upper(n), max_support, "a whole number in [1, 1e12]");
     } else {
-      if (!(n <= 1e12)) throw_invalid(f, "n", n, "a whole number in [1, 1e12]");
+      detail::check_whole_record_count(f, n, 1e12, "a whole number in [1, 1e12]");
       upper_ = unbounded_cut;
     }
     // The rule's range is the family's ([0, infinity) when unbounded), not the sampler's cut.

@@ -26,6 +26,7 @@
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/families/family_model.hpp"
 #include "privpost/mechanisms/reachable.hpp"
+#include "privpost/samplers/detail/sweep.hpp"
 
 namespace privpost {
 
@@ -49,13 +50,10 @@ class gibbs_ss_exact {
   gibbs_ss_exact(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g)
       : prior_(prior), n_(n) {
     constexpr const char* f = "gibbs_ss_exact";
-    check_size_match(f, "release z", z.size(), "the family's statistic size", 1);
-    check_finite(f, "z", z);
-    check_record_count(f, n);
-    if (std::floor(n) != n) throw_invalid(f, "n", n, "a whole number >= 1");
-    const double upper = family::sum_upper(n);
-    if (!(upper >= 0.0 && upper + 1.0 <= enumeration_cap && std::floor(upper) == upper))
-      throw_invalid(f, "support size sum_upper(n) + 1", upper + 1.0, "a whole number in [1, 1e5] (use gibbs_ss)");
+    detail::check_release(f, z, 1, n);
+    detail::check_whole_record_count(f, n, std::numeric_limits<double>::infinity(), "a whole number >= 1");
+    const double upper =
+        detail::checked_support_upper(f, family::sum_upper(n), enumeration_cap, "a whole number in [1, 1e5] (use gibbs_ss)");
     check_reachable(f, "z", z(0), 0.0, upper, n, noise_scale(mechanism));
     const auto points = static_cast<std::size_t>(upper) + 1;
     log_release_.resize(points);

@@ -117,16 +117,12 @@ std::optional<region_moments<F>> centre_moments(const typename F::parameter_type
 template <truncatable_family F>
 double collapsed_log_likelihood(const region_moments<F>& c, const statistic_t<F>& z, double n,
                                 const statistic_t<F>& noise_variance) {
-  statistic_t<F> mean;
+  statistic_t<F> mean, r;
   covariance_t<F> cov;
   centre_sum_moments<F>(c, n, mean, cov);
   cov.diagonal() += noise_variance;
-  const Eigen::LLT<covariance_t<F>> llt(cov);
-  if (llt.info() != Eigen::Success) return -std::numeric_limits<double>::infinity();
-  const statistic_t<F> r = llt.matrixL().solve(z - mean);
-  const covariance_t<F> l = llt.matrixL();
-  const double value = -0.5 * r.squaredNorm() - l.diagonal().array().log().sum();
-  return std::isfinite(value) ? value : -std::numeric_limits<double>::infinity();
+  Eigen::LLT<covariance_t<F>> llt;
+  return collapsed_log_likelihood(z, mean, cov, llt, r);
 }
 
 /// The same at theta; -inf where the centre holds no probability.
@@ -243,7 +239,7 @@ class gibbs_ss_truncated {
       const double l_new = detail::collapsed_log_likelihood<family>(*proposed, z_, n_, w_);
       const double l_old =
           current ? detail::collapsed_log_likelihood<family>(*current, z_, n_, w_) : -std::numeric_limits<double>::infinity();
-      if (l_new > -std::numeric_limits<double>::infinity() && std::log(draw_uniform(g)) < l_new - l_old) {
+      if (detail::accept_collapsed_move(l_old, l_new, g)) {
         theta_ = proposal;
         current = proposed;
         ++collapsed_accepted_;

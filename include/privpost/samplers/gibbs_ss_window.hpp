@@ -34,6 +34,7 @@
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/families/family_model.hpp"
 #include "privpost/mechanisms/reachable.hpp"
+#include "privpost/samplers/detail/sweep.hpp"
 
 namespace privpost {
 
@@ -59,10 +60,8 @@ class gibbs_ss_window {
   gibbs_ss_window(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g)
       : prior_(prior), mechanism_(mechanism), n_(n) {
     constexpr const char* f = "gibbs_ss_window";
-    check_size_match(f, "release z", z.size(), "the family's statistic size", 1);
-    check_finite(f, "z", z);
-    check_record_count(f, n);
-    if (!(std::floor(n) == n && n <= 1e12)) throw_invalid(f, "n", n, "a whole number in [1, 1e12]");
+    detail::check_release(f, z, 1, n);
+    detail::check_whole_record_count(f, n, 1e12, "a whole number in [1, 1e12]");
     z_(0) = z(0);
     upper_ = upper_sum(n);
     check_reachable(f, "z", z(0), 0.0, upper_, n, noise_scale(mechanism));

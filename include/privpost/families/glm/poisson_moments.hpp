@@ -6,8 +6,8 @@
 //   E[f(x)] = E_{N(nu, Sigma~)}[f],   E[f(x) y] = e^{m + q/2} E_{N(nu + w, Sigma~)}[f],
 //   E[f(x) y^2] = e^{m + q/2} E_{N(nu + w, Sigma~)}[f] + e^{2m + 2q} E_{N(nu + 2w, Sigma~)}[f],
 // and the Gaussian moments of monomials of degree <= 4 by Stein's recursion (Isserlis' theorem with a mean).
-// With the adjoint of <A, mu> + <G, V> for hand-derived gradients (spec Sec. 3.5). The Poisson noise-aware model that
-// will use them is not built yet.
+// With the adjoint of <A, mu> + <G, V> for hand-derived gradients (spec Sec. 3.5). The Poisson DP-GLM's noise-aware
+// model (samplers/glm/poisson_moment_model.hpp) is built on them.
 #pragma once
 
 #include <Eigen/Core>

@@ -1,12 +1,14 @@
 // privpost/samplers/detail/sweep.hpp
 // The pieces every Gibbs-SS sweep shares (dissertation Algorithm 3; 001 Algorithm 1): release checks, the draw of s on
 // the model's valid set (exact truncated normal in one dimension, bounded retries then a counted projection otherwise),
-// and the redraw of the mechanism's noise variances. Private to samplers/.
+// the collapsed likelihood and acceptance rule of the prior-proposal moves, and the redraw of the mechanism's noise
+// variances. Private to samplers/.
 #pragma once
 
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "privpost/core/concepts.hpp"
@@ -14,6 +16,7 @@
 #include "privpost/core/numerical_events.hpp"
 #include "privpost/core/random/normal.hpp"
 #include "privpost/core/random/truncated_normal.hpp"
+#include "privpost/core/random/uniform.hpp"
 #include "privpost/mechanisms/reachable.hpp"
 
 namespace privpost::detail {
@@ -23,6 +26,20 @@ inline void check_release(const char* who, const Eigen::VectorXd& z, Eigen::Inde
   check_size_match(who, "release z", z.size(), "model statistic size", size);
   check_finite(who, "z", z);
   check_record_count(who, n);
+}
+
+// n for the samplers of one integer sum (exact, window, corrected): a whole number in [1, n_max]; `accepted` says so in
+// the error (n itself is checked by check_release first).
+inline void check_whole_record_count(const char* who, double n, double n_max, const char* accepted) {
+  if (!(std::floor(n) == n && n <= n_max)) throw_invalid(who, "n", n, accepted);
+}
+
+// The last point `upper` of an integer sum's finite support {0, ..., upper}: a whole number with at most `cap` points
+// (beyond it enumeration is the wrong tool); `accepted` says so in the error.
+inline double checked_support_upper(const char* who, double upper, double cap, const char* accepted) {
+  if (!(upper >= 0.0 && upper + 1.0 <= cap && std::floor(upper) == upper))
+    throw_invalid(who, "support size sum_upper(n) + 1", upper + 1.0, accepted);
+  return upper;
 }
 
 // The one rule of mechanisms/reachable.hpp for each coordinate of z, given the range [lo, hi] of the exact sum of n
@@ -106,6 +123,28 @@ void draw_on_support(const Support& support, G& g, const V& mean, const L& chol,
     };
     draw_with_retries(support, n, s, events, draw);
   }
+}
+
+// log N(z; mean, cov) up to its constant: the release's likelihood with the exact sum integrated out (cov holds the sum's
+// CLT covariance plus the noise variances), which the collapsed prior-proposal moves compare. -infinity where cov is not
+// positive definite or the value is not finite. llt and r are the caller's workspace (sized once for dynamic models).
+template <class Z, class M, class C, class Llt, class R>
+double collapsed_log_likelihood(const Z& z, const M& mean, const C& cov, Llt& llt, R& r) {
+  llt.compute(cov);
+  if (llt.info() != Eigen::Success) return -std::numeric_limits<double>::infinity();
+  r = z - mean;
+  llt.matrixL().solveInPlace(r);
+  const double value = -0.5 * r.squaredNorm() - llt.matrixLLT().diagonal().array().log().sum();
+  return std::isfinite(value) ? value : -std::numeric_limits<double>::infinity();
+}
+
+// Whether a prior-proposal move is accepted, from the collapsed log-likelihoods of the current point and the candidate
+// (the prior cancels from the Metropolis-Hastings ratio): a candidate of likelihood zero is refused; from a current
+// point of likelihood zero any other candidate is taken (no uniform is drawn then).
+template <random_engine G>
+bool accept_collapsed_move(double current, double candidate, G& g) {
+  if (candidate == -std::numeric_limits<double>::infinity()) return false;
+  return current == -std::numeric_limits<double>::infinity() || std::log(draw_uniform(g)) < candidate - current;
 }
 
 // w_j | z_j - s_j for every coordinate, from the mechanism's scale-mixture view (App. B.2); nothing for fixed variances.
