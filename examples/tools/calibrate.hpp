@@ -1,5 +1,5 @@
-// Shared declarations of privpost-calibrate's source files, one per model group (compiled as one translation unit when
-// PRIVPOST_UNITY_BUILD is ON, separately when it is OFF).
+// Shared declarations of privpost-calibrate's source files, one per model kind of models.hpp (compiled as one translation unit
+// when PRIVPOST_UNITY_BUILD is ON, separately when it is OFF).
 #pragma once
 
 #include <cstdint>

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "calibrate.hpp"
+#include "models.hpp"
 
 using namespace privpost::tools::calibrate;
 
@@ -20,23 +21,30 @@ int dispatch(const cli_options& o) {
   settings.thin = o.thin;
   settings.collapsed_moves = o.collapsed_moves;
   settings.methods = privpost::tools::split_list(o.methods);
-  if (o.model == "binomial" || o.model == "multinomial") return run_bounded_model(o, settings);
-  if (o.model == "linreg") return run_regression_model(o, settings);
-  if (o.model == "logistic" || o.model == "poisson-glm") {
-    if (o.collapsed_moves != 0)
-      throw std::invalid_argument("--collapsed-moves applies to binomial, multinomial and pairwise-tables only");
-    cli_options g = o;
-    if (!o.mechanism_given) g.mechanism = "gaussian";
-    if (!o.methods_given) settings.methods = {"noise-aware", "naive"};
-    return run_glm_model(g, settings);
+  using privpost::tools::model_kind;
+  switch (privpost::tools::find_model(o.model).kind) {
+    case model_kind::bounded_family:
+      return run_bounded_model(o, settings);
+    case model_kind::unbounded_family:
+      return run_unbounded_model(o, settings);
+    case model_kind::regression:
+      return run_regression_model(o, settings);
+    case model_kind::glm: {
+      if (o.collapsed_moves != 0)
+        throw std::invalid_argument("--collapsed-moves applies to binomial, multinomial and pairwise-tables only");
+      cli_options g = o;
+      if (!o.mechanism_given) g.mechanism = "gaussian";
+      if (!o.methods_given) settings.methods = {"noise-aware", "naive"};
+      return run_glm_model(g, settings);
+    }
+    case model_kind::tables: {
+      // Strong noise moves the tables and the marginals slowly together: privpost-infer's thin for tables.
+      cli_options g = o;
+      if (!o.thin_given) g.thin = settings.thin = privpost::tools::tables_thin;
+      return run_graphical_model(g, settings);
+    }
   }
-  if (o.model == "pairwise-tables") {
-    // Strong noise moves the tables and the marginals slowly together: privpost-infer's thin for tables.
-    cli_options g = o;
-    if (!o.thin_given) g.thin = settings.thin = 10;
-    return run_graphical_model(g, settings);
-  }
-  return run_unbounded_model(o, settings);
+  throw std::logic_error("privpost-calibrate: a model kind without a dispatch case");
 }
 
 }  // namespace
@@ -44,11 +52,7 @@ int dispatch(const cli_options& o) {
 int main(int argc, char** argv) {
   CLI::App app{"privpost-calibrate: simulation-based calibration of noise-aware and baseline posteriors"};
   cli_options o;
-  app.add_option("--model", o.model,
-                 "binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg|logistic|poisson-glm|"
-                 "pairwise-tables")
-      ->check(CLI::IsMember({"binomial", "multinomial", "poisson", "exponential", "normal-known-var", "normal", "linreg",
-                             "logistic", "poisson-glm", "pairwise-tables"}));
+  app.add_option("--model", o.model, privpost::tools::model_choices())->check(CLI::IsMember(privpost::tools::model_names()));
   app.add_option("--dim", o.dim, "linreg, logistic, poisson-glm: number of covariates D (an intercept is added)");
   app.add_option("--moments", o.moments, "linreg: covariate moments for Gibbs-SS: noisy|prior|update");
   auto* methods_option = app.add_option("--methods", o.methods,

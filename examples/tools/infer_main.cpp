@@ -7,8 +7,9 @@
 // Logistic and Poisson regression releases (DP-GLM) are sampled by NUTS (infer_glm.cpp). Pairwise tables (CGM) are
 // fitted by MAP-EM and, on forests, sampled by Gibbs-SS over the Bayesian tree CGM (infer_tables.cpp).
 //
-// This file holds the command line; the models are run by infer_bounded.cpp, infer_unbounded.cpp and
-// infer_regression.cpp (see infer_options.hpp).
+// This file holds the command line; each model kind runs in its own file (infer_bounded.cpp, infer_unbounded.cpp,
+// infer_regression.cpp, infer_glm.cpp, infer_tables.cpp), picked by the model's row in models.hpp, which also says
+// which methods and options the model takes.
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
@@ -52,36 +53,43 @@ class stdout_to_stderr {
   int saved_ = -1;
 };
 
+// Refuses an option the release's model does not take, naming the models that take it.
+void check_applies(bool given, std::uint8_t flag, const privpost::tools::model_row& row, const std::string& what) {
+  if (!given || (row.options & flag) != 0) return;
+  throw std::invalid_argument(what + " applies to " +
+                              privpost::tools::models_where([&](const auto& m) { return (m.options & flag) != 0; }) +
+                              " releases only");
+}
+
 int dispatch(const privpost::tools::release_record& rec, options o) {
-  const std::string& m = rec.model;
-  if (m == "pairwise-tables") {
-    if (o.method != "gibbs" && o.method != "auto")
-      throw std::invalid_argument("--method " + o.method + " does not apply to pairwise-tables releases (CGM inference)");
-    return run_pairwise_tables(rec, o);
+  using privpost::tools::model_kind;
+  const auto& row = privpost::tools::find_model(rec.model);
+  if (o.thin == 0 && row.kind != model_kind::tables) o.thin = row.default_thin;  // tables: MAP-EM has no thin
+  const std::uint8_t method = o.method == "exact"       ? privpost::tools::method_exact
+                              : o.method == "corrected" ? privpost::tools::method_corrected
+                              : o.method == "records"   ? privpost::tools::method_records
+                                                        : 0;
+  if (method != 0 && (row.methods & method) == 0)
+    throw std::invalid_argument("--method " + o.method + " applies to " +
+                                privpost::tools::models_where([&](const auto& m) { return (m.methods & method) != 0; }) +
+                                " releases only (the " + rec.model + " model has none)");
+  check_applies(o.collapsed_moves != 0, privpost::tools::option_collapsed_moves, row, "--collapsed-moves");
+  check_applies(o.link != "exact", privpost::tools::option_link, row, "--link");
+  check_applies(o.target_accept != 0.8, privpost::tools::option_target_accept, row, "--target-accept");
+  check_applies(!o.moments.empty(), privpost::tools::option_moments, row, "--moments");
+  switch (row.kind) {
+    case model_kind::bounded_family:
+      return infer_bounded(rec, o);
+    case model_kind::unbounded_family:
+      return infer_unbounded(rec, o);
+    case model_kind::regression:
+      return run_regression(rec, o);
+    case model_kind::glm:
+      return run_glm(rec, o);
+    case model_kind::tables:
+      return run_pairwise_tables(rec, o);
   }
-  const bool glm = m == "logistic" || m == "poisson-glm";
-  if (o.thin == 0) o.thin = m == "linreg" ? regression_default_thin : glm ? nuts_default_thin : default_thin;
-  // --method auto keeps the model's own sampler for linreg and the GLMs (samplers/sampler_policy.hpp).
-  if (m == "linreg" && o.method != "gibbs" && o.method != "auto" && o.method != "records")
-    throw std::invalid_argument("--method " + o.method + " applies to binomial releases only");
-  if (glm && o.method != "gibbs" && o.method != "auto")
-    throw std::invalid_argument(
-        o.method == "records"
-            ? "--method records applies to binomial, multinomial, linreg and the unbounded models' releases only"
-            : "--method " + o.method + " applies to binomial releases only");
-  if ((m == "linreg" || glm) && o.collapsed_moves != 0)
-    throw std::invalid_argument("--collapsed-moves applies to binomial, multinomial and pairwise-tables releases only");
-  if (m == "linreg") return run_regression(rec, o);
-  if (glm) return run_glm(rec, o);
-  if (o.link != "exact") throw std::invalid_argument("--link applies to logistic releases only");
-  if (o.target_accept != 0.8) throw std::invalid_argument("--target-accept applies to logistic and poisson-glm releases only");
-  if (!o.moments.empty()) throw std::invalid_argument("--moments applies to linreg releases only");
-  if (m == "binomial" || m == "multinomial") return infer_bounded(rec, o);
-  if (o.method == "exact" || o.method == "corrected")
-    throw std::invalid_argument("--method " + o.method + " applies to binomial releases only");
-  if (o.collapsed_moves != 0)
-    throw std::invalid_argument("--collapsed-moves applies to binomial, multinomial and pairwise-tables releases only");
-  return infer_unbounded(rec, o);
+  throw std::logic_error("privpost-infer: a model kind without a dispatch case");
 }
 
 }  // namespace

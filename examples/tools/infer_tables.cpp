@@ -176,7 +176,7 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
   const hyper_dirichlet prior(graph, alpha0);
   const tool_mechanism mechanism = mechanism_of(rec);
   options run = o;
-  if (run.thin == 0) run.thin = tables_default_thin;
+  if (run.thin == 0) run.thin = tables_thin;
   const inference_options io = driver_options(run);
   progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
@@ -256,7 +256,7 @@ int run_pairwise_tables(const release_record& rec, const options& o) {
   const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(rec.noisy_statistics.data(), layout.released_size());
   if (sample) {  // said, and refused when too long, before any work (MAP-EM included)
     options run = o;
-    if (run.thin == 0) run.thin = tables_default_thin;
+    if (run.thin == 0) run.thin = tables_thin;
     tables_cost_estimate(layout.released_size(), run);
   }
   std::cout << "pairwise tables: N = " << rec.n << ", " << graph.num_nodes() << " columns, " << graph.num_edges() << " edges, "

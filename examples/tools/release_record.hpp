@@ -31,6 +31,7 @@
 #include <privpost/mechanisms/ssp.hpp>
 
 #include "csv.hpp"
+#include "models.hpp"
 
 namespace privpost::tools {
 
@@ -89,12 +90,6 @@ struct release_record {
   std::size_t ledger_entries = 0;  ///< entries in the ledger after this release
 };
 
-/// The exponential-family models (one statistic vector, Gibbs-SS and its exact variants).
-inline bool is_family_model(const std::string& model) {
-  return model == "binomial" || model == "multinomial" || model == "poisson" || model == "exponential" ||
-         model == "normal-known-var" || model == "normal";
-}
-
 /// The lattice mechanisms (mechanisms/discrete_laplace.hpp, discrete_gaussian.hpp).
 inline bool is_discrete(const std::string& mechanism) {
   return mechanism == "discrete-laplace" || mechanism == "discrete-gaussian";
@@ -135,7 +130,7 @@ inline nlohmann::json to_json(const release_record& r) {
                    {"spent", {{"epsilon", r.ledger_spent.epsilon}, {"delta", r.ledger_spent.delta}}},
                    {"total", {{"epsilon", r.ledger_total.epsilon}, {"delta", r.ledger_total.delta}}}};
   if (r.has_bounds) j["bounds"] = {{"lower", r.lower}, {"upper", r.upper}};
-  if (r.model == "linreg") {
+  if (kind_of(r.model) == model_kind::regression) {
     nlohmann::json xb = nlohmann::json::array();
     for (const auto& b : r.covariate_bounds) xb.push_back({b.first, b.second});
     j["regression"] = {{"covariates", r.covariates},
@@ -151,7 +146,7 @@ inline nlohmann::json to_json(const release_record& r) {
       j["regression"]["budget_split"] = "even: half of epsilon on the statistics, half on the fourth sample moments";
     }
   }
-  if (r.model == "logistic" || r.model == "poisson-glm") {
+  if (kind_of(r.model) == model_kind::glm) {
     nlohmann::json xb = nlohmann::json::array();
     for (const auto& b : r.covariate_bounds) xb.push_back({b.first, b.second});
     j["glm"] = {{"covariates", r.covariates},
@@ -165,7 +160,7 @@ inline nlohmann::json to_json(const release_record& r) {
     if (!r.positive_label.empty()) j["glm"]["positive_label"] = r.positive_label;
     if (r.model == "poisson-glm") j["glm"]["y_bound"] = r.y_bound;
   }
-  if (r.model == "pairwise-tables") {
+  if (kind_of(r.model) == model_kind::tables) {
     nlohmann::json edges = nlohmann::json::array();
     for (const auto& e : r.edges) edges.push_back({e.first, e.second});
     j["graph"] = {{"nodes", r.nodes},
@@ -216,7 +211,7 @@ inline double declared_sensitivity(const release_record& r) {
   const bool l1 = r.mechanism == "laplace" || r.mechanism == "discrete-laplace";
   if (r.model == "binomial") return 1.0;
   if (r.model == "multinomial") return l1 ? 2.0 : std::sqrt(2.0);
-  if (is_family_model(r.model)) {  // the unbounded families: records in [lower, upper], out-of-bounds records dropped
+  if (kind_of(r.model) == model_kind::unbounded_family) {  // records in [lower, upper], out-of-bounds ones dropped
     const std::array<interval, 1> box{interval(r.lower, r.upper)};
     if (r.model == "normal") {
       const bounded_statistic<1, record_statistic<normal_family>> stat({}, box, out_of_bounds::drop);
@@ -225,7 +220,7 @@ inline double declared_sensitivity(const release_record& r) {
     const bounded_statistic<1, record_statistic<exponential_rate_family>> stat({}, box, out_of_bounds::drop);
     return l1 ? stat.l1_sensitivity() : stat.l2_sensitivity();
   }
-  if (r.model == "linreg") {
+  if (kind_of(r.model) == model_kind::regression) {
     const int d = static_cast<int>(r.covariates.size());
     const regression_layout layout(d, r.intercept);
     std::vector<interval> box;
@@ -234,7 +229,7 @@ inline double declared_sensitivity(const release_record& r) {
     const auto [s1, s2] = layout.sensitivity(box, ybox);
     return l1 ? s1 : s2;
   }
-  if (r.model == "logistic" || r.model == "poisson-glm") {
+  if (kind_of(r.model) == model_kind::glm) {
     const int d = static_cast<int>(r.covariates.size());
     const std::optional<double> c = r.intercept ? std::optional<double>(r.intercept_value) : std::nullopt;
     const auto statistic =
@@ -253,8 +248,9 @@ inline double declared_sensitivity(const release_record& r) {
 // max_noise_scales_outside. Loose where the exact range is tedious (it only has to contain the true range).
 inline std::pair<double, double> statistic_range(const release_record& r, std::size_t i) {
   const double n = r.n;
-  if (r.model == "binomial" || r.model == "multinomial" || r.model == "pairwise-tables") return {0.0, n};
-  if (is_family_model(r.model)) {  // t(x) = x, and x^2 for the normal's second entry; a dropped record adds 0
+  const model_kind kind = kind_of(r.model);
+  if (kind == model_kind::bounded_family || kind == model_kind::tables) return {0.0, n};  // counts of records
+  if (kind == model_kind::unbounded_family) {  // t(x) = x, and x^2 for the normal's second entry; a dropped record adds 0
     if (r.model == "normal" && i == 1) {
       const double top = std::max(r.lower * r.lower, r.upper * r.upper);
       return {0.0, n * top};
@@ -262,7 +258,7 @@ inline std::pair<double, double> statistic_range(const release_record& r, std::s
     return {n * std::min(r.lower, 0.0), n * std::max(r.upper, 0.0)};
   }
   double entry = 0.0;  // the largest |entry| of one record's statistic
-  if (r.model == "linreg") {
+  if (kind == model_kind::regression) {
     double x = 1.0, y = 1.0;
     if (!r.unit_scaled) {
       for (const auto& b : r.covariate_bounds) x = std::max({x, std::abs(b.first), std::abs(b.second)});
@@ -336,11 +332,8 @@ inline release_record from_json(const nlohmann::json& j) {
   if (!j.is_object()) fail("not a JSON object");
   if (need(j, "format") != "privpost-release-1") fail("unknown format (expected privpost-release-1)");
   r.model = text(j, "model");
-  if (!is_family_model(r.model) && r.model != "linreg" && r.model != "logistic" && r.model != "poisson-glm" &&
-      r.model != "pairwise-tables")
-    fail("model '" + echo(r.model) +
-         "'; accepted: binomial, multinomial, poisson, exponential, normal-known-var, normal, linreg, logistic, "
-         "poisson-glm, pairwise-tables");
+  if (model_named(r.model) == nullptr) fail("model '" + echo(r.model) + "'; accepted: " + model_choices(", "));
+  const model_kind kind = kind_of(r.model);
   // n up to 2^53: every whole number below it is a double, so n, n - 1 and the counts are exact.
   r.n = static_cast<double>(whole(need(j, "n"), "n", 1.0, 9007199254740992.0));
   const auto& m = need(j, "mechanism");
@@ -383,23 +376,22 @@ inline release_record from_json(const nlohmann::json& j) {
   positive(r.mechanism == "laplace" || r.mechanism == "discrete-laplace" ? "scale" : "sigma", r.noise);
   if (is_discrete(r.mechanism)) positive("granularity", r.granularity);
   if (is_discrete(r.mechanism) && !is_family_model(r.model))
-    fail("mechanism '" + r.mechanism + "' with the " + r.model +
-         " model; the lattice mechanisms serve the family models (binomial, multinomial, poisson, exponential, "
-         "normal-known-var, normal)");
+    fail("mechanism '" + r.mechanism + "' with the " + r.model + " model; the lattice mechanisms serve the family models (" +
+         family_model_list() + ")");
   if ((r.mechanism == "gaussian" || r.mechanism == "discrete-gaussian") && !(r.delta > 0.0 && r.delta < 1.0))
     fail("mechanism field 'delta' is " + std::to_string(r.delta) + "; accepted: a number in (0, 1)");
 
   // truncation_policy: what privpost-release does with records outside the declared bounds. It means something only
   // for the unbounded families (drop: the truncated samplers assume it), where it is required; elsewhere it may be
   // left out, and when given it must be the model's own (linreg and the GLMs clamp, the count models have no bounds).
-  const bool bounded_family = is_family_model(r.model) && r.model != "binomial" && r.model != "multinomial";
-  const std::string own_policy = bounded_family                                                             ? "drop"
-                                 : r.model == "linreg" || r.model == "logistic" || r.model == "poisson-glm" ? "clamp"
-                                                                                                            : "none";
-  r.policy = bounded_family || j.contains("truncation_policy") ? text(j, "truncation_policy") : own_policy;
+  const bool truncated = kind == model_kind::unbounded_family;
+  const std::string own_policy = truncated                                                   ? "drop"
+                                 : kind == model_kind::regression || kind == model_kind::glm ? "clamp"
+                                                                                             : "none";
+  r.policy = truncated || j.contains("truncation_policy") ? text(j, "truncation_policy") : own_policy;
   if (r.policy != own_policy)
     fail("truncation_policy '" + echo(r.policy) + "'; accepted for the " + r.model + " model: " + own_policy);
-  if (bounded_family) {
+  if (truncated) {
     const auto& b = need(j, "bounds");
     const auto lu = range(nlohmann::json::array({need(b, "lower"), need(b, "upper")}), "bounds [lower, upper]");
     r.has_bounds = true;
@@ -417,7 +409,7 @@ inline release_record from_json(const nlohmann::json& j) {
   }
   const auto& version = j.contains("privpost_version") ? j.at("privpost_version") : nlohmann::json("unknown");
   r.version = version.is_string() ? echo(version.get<std::string>()) : std::string("unknown");
-  if (r.model == "linreg") {
+  if (kind == model_kind::regression) {
     const auto& g = need(j, "regression");
     r.covariates = names(need(g, "covariates"), "regression covariates");
     r.response = text(g, "response");
@@ -443,7 +435,7 @@ inline release_record from_json(const nlohmann::json& j) {
       if (!(r.moment_epsilon > 0.0)) fail("moments_mechanism epsilon must be > 0");
     }
   }
-  if (r.model == "logistic" || r.model == "poisson-glm") {
+  if (kind == model_kind::glm) {
     const auto& g = need(j, "glm");
     r.covariates = names(need(g, "covariates"), "glm covariates");
     r.response = text(g, "response");
@@ -504,7 +496,7 @@ inline release_record from_json(const nlohmann::json& j) {
         fail("glm statistic_names[" + std::to_string(i) + "] is '" + echo(r.statistic_names[i]) + "'; privpost releases '" +
              echo(expected[i]) + "' there (statistics in another order cannot be analysed)");
   }
-  if (r.model == "pairwise-tables") {
+  if (kind == model_kind::tables) {
     const auto& g = need(j, "graph");
     r.nodes = names(need(g, "nodes"), "graph nodes");
     if (r.nodes.size() < 2 || r.nodes.size() > max_table_nodes)

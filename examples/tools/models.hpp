@@ -1,0 +1,147 @@
+// The models the tools know, one row each. privpost-release, privpost-infer and privpost-calibrate find a model's row by
+// name, take from it what the model accepts (its options, methods, default thinning), and call the implementation
+// file of its kind: one file per kind and tool (release_<kind>.cpp, infer_<kind>.cpp, calibrate_<kind>.cpp).
+//
+// Adding a model of an existing kind (a new exponential family, say) is one row here plus its case in the kind's
+// files; a new kind is its three files and one case in each tool's dispatch, which the compiler checks for
+// completeness (-Wswitch). Every list of models a tool prints or accepts is derived from this table, so the help
+// texts, the command-line checks and the error messages cannot drift apart.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace privpost::tools {
+
+/// How a model is released and analysed: one implementation file per kind in each tool.
+enum class model_kind {
+  bounded_family,    ///< an exponential family whose records are bounded by the model (binomial, multinomial)
+  unbounded_family,  ///< an exponential family whose records are truncated to declared bounds (Sec. 4.3)
+  regression,        ///< linear regression's [X^T X, X^T y, y^T y]
+  glm,               ///< logistic and Poisson regression (DP-GLM, PASS-GLM statistics)
+  tables,            ///< the contingency tables of a declared graph (CGM)
+};
+
+/// privpost-infer's --method values beyond gibbs and auto (which every model accepts), as flags.
+enum infer_method : std::uint8_t {
+  method_exact = 1,      ///< the integer sum enumerated
+  method_corrected = 2,  ///< Gibbs-SS with a Metropolis-Hastings-corrected sum
+  method_records = 4,    ///< the records latent (record-level sampler)
+};
+
+/// privpost-infer's model-specific options, as flags.
+enum infer_option : std::uint8_t {
+  option_collapsed_moves = 1,  ///< --collapsed-moves
+  option_link = 2,             ///< --link
+  option_target_accept = 4,    ///< --target-accept
+  option_moments = 8,          ///< --moments
+};
+
+struct model_row {
+  std::string_view name;
+  model_kind kind;
+  /// The statistic is a vector of counts: on the unit lattice exactly (discrete mechanisms at granularity 1).
+  bool counts;
+  std::uint8_t methods;  ///< infer_method flags
+  std::uint8_t options;  ///< infer_option flags
+  /// privpost-infer's default thinning (samplers mix at different speeds; see infer_options.hpp).
+  int default_thin;
+};
+
+/// Default thinning of the families' chains.
+inline constexpr int family_thin = 2;
+/// Default thinning of regression chains: their coefficients mix more slowly (bulk ESS ~ 600 of 4 x 1000 draws at thin
+/// 2 on the cirrhosis release, where R-hat crossed 1.01 in ~1 of 10 fresh releases; 0 of 40 at thin 5).
+inline constexpr int regression_thin = 5;
+/// Default thinning of NUTS chains (the GLMs): NUTS draws are nearly independent already.
+inline constexpr int nuts_thin = 1;
+/// Default thinning of the Bayesian CGM's chains (pairwise tables): the tables and the marginals move together slowly
+/// where the noise is large against sd(n | mu) (bulk ESS ~ 35 of 4 x 1000 draws at thin 5 on the 10-chain at
+/// epsilon 0.1, N = 10^4); --target-ess extends the chains where 10 is not enough.
+inline constexpr int tables_thin = 10;
+
+inline constexpr std::array<model_row, 10> models{{
+    {"binomial", model_kind::bounded_family, true, method_exact | method_corrected | method_records, option_collapsed_moves,
+     family_thin},
+    {"multinomial", model_kind::bounded_family, true, method_records, option_collapsed_moves, family_thin},
+    {"poisson", model_kind::unbounded_family, true, method_records, 0, family_thin},
+    {"exponential", model_kind::unbounded_family, false, method_records, 0, family_thin},
+    {"normal-known-var", model_kind::unbounded_family, false, method_records, 0, family_thin},
+    {"normal", model_kind::unbounded_family, false, method_records, 0, family_thin},
+    {"linreg", model_kind::regression, false, method_records, option_moments, regression_thin},
+    {"logistic", model_kind::glm, false, 0, option_link | option_target_accept, nuts_thin},
+    {"poisson-glm", model_kind::glm, false, 0, option_target_accept, nuts_thin},
+    {"pairwise-tables", model_kind::tables, true, 0, option_collapsed_moves, tables_thin},
+}};
+
+/// The names of every model, in the table's order (for the command lines' checks).
+inline std::vector<std::string> model_names() {
+  std::vector<std::string> names;
+  for (const auto& m : models) names.emplace_back(m.name);
+  return names;
+}
+
+/// "binomial|multinomial|...": the --model help text (sep "|"), or a list for messages (sep ", ").
+inline std::string model_choices(std::string_view sep = "|") {
+  std::string text;
+  for (const auto& m : models) text += (text.empty() ? "" : std::string(sep)) + std::string(m.name);
+  return text;
+}
+
+/// The row of a model, or nullptr for a name no row has.
+inline const model_row* model_named(std::string_view name) {
+  for (const auto& m : models)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+/// The row of a model; std::invalid_argument naming the accepted names for any other (a hostile release record's
+/// "model" field reaches here).
+inline const model_row& find_model(std::string_view name) {
+  if (const model_row* m = model_named(name)) return *m;
+  throw std::invalid_argument("model '" + std::string(name) + "' is unknown; accepted: " + model_choices());
+}
+
+/// The exponential-family models (one statistic vector: Gibbs-SS and its exact variants, the lattice mechanisms).
+inline bool is_family_model(std::string_view name) {
+  const model_row* m = model_named(name);
+  return m != nullptr && (m->kind == model_kind::bounded_family || m->kind == model_kind::unbounded_family);
+}
+
+/// The kind of a model; std::invalid_argument for a name no row has.
+inline model_kind kind_of(std::string_view name) { return find_model(name).kind; }
+
+/// "binomial, multinomial, poisson, ...": the family models, for messages.
+inline std::string family_model_list() {
+  std::string text;
+  for (const auto& m : models)
+    if (is_family_model(m.name)) text += (text.empty() ? "" : ", ") + std::string(m.name);
+  return text;
+}
+
+/// The models whose rows satisfy pred, as an English list for error messages: "binomial, multinomial and linreg";
+/// when every unbounded family qualifies they are named together ("... and the unbounded models'"), so that the
+/// message stays short as families are added.
+template <class Pred>
+std::string models_where(Pred pred) {
+  std::vector<std::string> names;
+  bool all_unbounded = true, any_unbounded = false;
+  for (const auto& m : models) {
+    if (m.kind != model_kind::unbounded_family) continue;
+    any_unbounded = true;
+    all_unbounded = all_unbounded && pred(m);
+  }
+  const bool group = any_unbounded && all_unbounded;
+  for (const auto& m : models)
+    if (pred(m) && !(group && m.kind == model_kind::unbounded_family)) names.emplace_back(m.name);
+  if (group) names.emplace_back("the unbounded models'");
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return text;
+}
+
+}  // namespace privpost::tools

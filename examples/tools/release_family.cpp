@@ -1,0 +1,139 @@
+// privpost-release for the exponential-family models: binomial, multinomial (bounded by the model) and the unbounded
+// families (records outside the declared bounds dropped).
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <privpost/privpost.hpp>
+
+#include "release_tool.hpp"
+
+namespace privpost::tools::release_tool {
+
+// --mechanism discrete-laplace|discrete-gaussian: the statistic on the lattice gamma Z^d, exact integer
+// noise from the OS CSPRNG. Counts (binomial, multinomial, poisson) at gamma = 1 are on the lattice (exact); any other
+// gamma, and the real-valued statistics (which need --granularity), are rounded to the nearest lattice point, and the
+// lattice sensitivity grows by the rounding allowance (mechanisms/lattice.hpp).
+void release_on_lattice(const options& o, privpost::tools::release_record& r, const Eigen::VectorXd& s, double l1, double l2) {
+  using namespace privpost;
+  const bool counts = o.model == "binomial" || o.model == "multinomial" || o.model == "poisson";
+  if (!counts && !o.granularity)
+    throw std::invalid_argument("--mechanism " + o.mechanism + " with the " + o.model +
+                                " model: its statistics are real numbers; declare the lattice with --granularity G (each "
+                                "statistic is rounded to a multiple of G, e.g. 0.01)");
+  const double gamma = o.granularity.value_or(1.0);
+  lattice lat{gamma, lattice_statistic::rounded, s.size()};
+  if (counts && gamma == 1.0) lat.statistics = lattice_statistic::exact;
+  r.granularity = gamma;
+  r.lattice = lat.statistics == lattice_statistic::exact ? "exact" : "rounded";
+  r.lattice_dimension = static_cast<int>(s.size());
+  if (o.mechanism == "discrete-laplace") {
+    const discrete_laplace_mechanism m(l1, o.epsilon, lat);
+    r.sensitivity = l1;
+    r.noise = m.scale();
+    r.lattice_sensitivity = m.lattice_sensitivity();
+    finish(r, m, charged_release(m, s));
+  } else {
+    const discrete_gaussian_mechanism m(l2, o.epsilon, o.delta, lat);
+    r.sensitivity = l2;
+    r.noise = m.sigma();
+    r.calibration = "zcdp";
+    r.lattice_sensitivity = m.lattice_sensitivity();
+    finish(r, m, charged_release(m, s));
+  }
+}
+
+privpost::tools::release_record make_family_release(const options& o) {
+  using namespace privpost;
+  // What privpost-infer cannot analyse is refused here, before the data are read or any budget is charged.
+  if (o.model == "multinomial" && !(o.categories >= 2 && o.categories <= tools::max_categories))
+    throw std::invalid_argument("--categories is " + std::to_string(o.categories) + "; accepted: an integer from 2 to " +
+                                std::to_string(tools::max_categories) + " (the multinomial models privpost-infer analyses)");
+  const std::vector<double> x = tools::read_csv_column(o.input, o.column);
+  tools::release_record r;
+  r.model = o.model;
+  r.mechanism = o.mechanism;
+  r.n = static_cast<double>(x.size());
+  r.version = privpost::version_string;
+  Eigen::VectorXd s;
+  double l1 = 0, l2 = 0;
+  if (o.model == "binomial" || o.model == "multinomial") {
+    if (o.lower || o.upper) throw std::invalid_argument("--lower/--upper: the " + o.model + " model has fixed bounds");
+    if (o.model == "binomial") {
+      s = Eigen::VectorXd::Zero(1);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (x[i] != 0.0 && x[i] != 1.0)
+          throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) + "; accepted: 0 or 1");
+        s(0) += x[i];
+      }
+      l1 = binomial_family::l1_sensitivity;
+      l2 = binomial_family::l2_sensitivity;
+    } else {
+      r.categories = o.categories;
+      s = Eigen::VectorXd::Zero(o.categories - 1);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (!(x[i] >= 0 && x[i] < o.categories && std::floor(x[i]) == x[i]))
+          throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) +
+                                      "; accepted: a category 0.." + std::to_string(o.categories - 1));
+        if (x[i] < o.categories - 1) s(static_cast<Eigen::Index>(x[i])) += 1.0;
+      }
+      l1 = 2.0;
+      l2 = std::sqrt(2.0);
+    }
+    r.policy = "none";
+  } else {
+    if (!o.lower || !o.upper)
+      throw std::invalid_argument("the " + o.model + " model is unbounded: declare record bounds with --lower and --upper");
+    r.has_bounds = true;
+    r.lower = *o.lower;
+    r.upper = *o.upper;
+    // Records outside the bounds are dropped: that is what the truncated models of privpost-infer assume (Sec. 4.3).
+    r.policy = "drop";
+    const auto policy = out_of_bounds::drop;
+    std::vector<std::array<double, 1>> records(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) records[i][0] = x[i];
+    auto compute = [&](auto family_tag) {
+      using F = decltype(family_tag);
+      const bounded_statistic<1, record_statistic<F>> stat({}, {interval(*o.lower, *o.upper)}, policy);
+      s = stat.compute(records).statistic;
+      l1 = stat.l1_sensitivity();
+      l2 = stat.l2_sensitivity();
+    };
+    if (o.model == "poisson" && tools::is_discrete(o.mechanism)) {
+      // counts on the lattice: a record that is not a whole number is an input error, named here (the lattice
+      // mechanism would refuse the statistic without saying which record)
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (std::isfinite(x[i]) && std::floor(x[i]) != x[i])
+          throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) +
+                                      "; accepted by the poisson model with a lattice mechanism: a whole number");
+    }
+    if (o.model == "normal") {
+      compute(normal_family{});
+    } else {
+      compute(exponential_rate_family{});  // t(x) = x for exponential, poisson and normal-known-var alike
+    }
+  }
+  if (o.mechanism == "laplace") {
+    const laplace_mechanism m(l1, o.epsilon);
+    r.sensitivity = l1;
+    r.noise = m.scale();
+    finish(r, m, charged_release(m, s));
+  } else if (o.mechanism == "gaussian") {
+    const auto m = gaussian_mechanism::analytic(l2, o.epsilon, o.delta);
+    r.sensitivity = l2;
+    r.noise = m.sigma();
+    r.calibration = "analytic";
+    finish(r, m, charged_release(m, s));
+  } else {
+    release_on_lattice(o, r, s, l1, l2);
+  }
+  return r;
+}
+
+}  // namespace privpost::tools::release_tool

@@ -1,0 +1,172 @@
+// privpost-release: the data owner's tool. Reads records from a CSV column, computes the model's sufficient statistic
+// with sensitivity from the declared bounds (never from the data), adds Laplace or Gaussian noise from the OS CSPRNG, and
+// writes a JSON release record. Unbounded models refuse to run without bounds; records outside them are dropped.
+// pairwise-tables releases the contingency tables of a declared graph over discrete columns.
+// --ledger FILE charges the release to the data set's privacy budget ledger before any noise is drawn and refuses a
+// release over the budget (ledger_file.hpp).
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include <privpost/version.hpp>
+
+#include "ledger_file.hpp"
+#include "models.hpp"
+#include "output_file.hpp"
+#include "release_record.hpp"
+#include "release_tool.hpp"
+#include "tool_support.hpp"
+
+using namespace privpost::tools::release_tool;
+
+namespace {
+
+privpost::tools::release_record make_release(const options& o) {
+  using namespace privpost;
+  if (tools::is_discrete(o.mechanism) && !tools::is_family_model(o.model))
+    throw std::invalid_argument("--mechanism " + o.mechanism + " serves the family models (" + tools::family_model_list() +
+                                "); the " + o.model + " model releases with laplace or gaussian");
+  if (o.granularity && !tools::is_discrete(o.mechanism))
+    throw std::invalid_argument("--granularity is for --mechanism discrete-laplace or discrete-gaussian");
+  using privpost::tools::model_kind;
+  switch (privpost::tools::find_model(o.model).kind) {
+    case model_kind::bounded_family:
+    case model_kind::unbounded_family:
+      return make_family_release(o);
+    case model_kind::regression:
+      return make_regression_release(o);
+    case model_kind::glm:
+      return make_glm_release(o);
+    case model_kind::tables:
+      return make_tables_release(o);
+  }
+  throw std::logic_error("privpost-release: a model kind without a dispatch case");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"privpost-release: release a model's sufficient statistics under differential privacy"};
+  options o;
+  app.add_option("--input", o.input, "CSV file with a header row")->required();
+  app.add_option("--column", o.column, "the column holding one value per record (all models but linreg)");
+  app.add_option("--model", o.model, privpost::tools::model_choices())
+      ->required()
+      ->check(CLI::IsMember(privpost::tools::model_names()));
+  app.add_option("--covariates", o.covariates,
+                 "linreg, logistic, poisson-glm: comma list of covariate columns (logistic, poisson-glm: column=LEVEL is "
+                 "the indicator of a text column's level)");
+  app.add_option("--response", o.response,
+                 "linreg, logistic, poisson-glm: the response column (logistic: 0/1, -1/+1, or see --positive; poisson-glm: "
+                 "counts)");
+  app.add_option(
+      "--x-bounds", o.x_bounds,
+      "linreg: lo,hi declared for every covariate (records are clamped into it); logistic, poisson-glm: lo,hi for every "
+      "covariate or lo1,hi1,lo2,hi2,... one declared range per covariate (clamped, mapped to [-1, 1] / sqrt(d))");
+  app.add_option("--radius", o.radius,
+                 "logistic, poisson-glm: declared norm bound R of the raw covariates (instead of --x-bounds; longer records "
+                 "are scaled onto the ball)");
+  app.add_option("--y-bound", o.y_bound, "poisson-glm: declared largest count R_y (larger counts are clamped to it)");
+  app.add_option("--positive", o.positive, "logistic: the response label coded +1 (every other value is -1)");
+  app.add_option("--y-bounds", o.y_bounds, "linreg: lo,hi declared for the response (records are clamped into it)");
+  app.add_flag("--no-intercept", o.no_intercept, "linreg, logistic, poisson-glm: no intercept column");
+  app.add_flag("--noisy-moments", o.noisy_moments,
+               "linreg: also release the covariates' fourth sample moments (Gibbs-SS-Noisy), splitting epsilon evenly");
+  app.add_option("--epsilon", o.epsilon, "privacy budget epsilon")->required();
+  auto* mechanism_option =
+      app.add_option("--mechanism", o.mechanism,
+                     "laplace|gaussian (analytic calibration)|discrete-laplace|discrete-gaussian (exact lattice noise: the "
+                     "choice for real releases, family models); logistic, poisson-glm: gaussian by default, laplace when given")
+          ->check(CLI::IsMember({"laplace", "gaussian", "discrete-laplace", "discrete-gaussian"}));
+  app.add_option("--granularity", o.granularity,
+                 "discrete mechanisms: the lattice spacing gamma (default 1 for the count models; required for the "
+                 "real-valued ones); the release is gamma x whole numbers")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--delta", o.delta, "delta of the Gaussian mechanism");
+  app.add_option("--lower", o.lower, "declared lower bound of a record (unbounded models)");
+  app.add_option("--upper", o.upper, "declared upper bound of a record (unbounded models)");
+  app.add_option("--categories", o.categories, "K for the multinomial model (records are categories 0..K-1)");
+  app.add_option("--columns", o.columns, "pairwise-tables: comma list of the discrete columns (the graph's nodes)");
+  app.add_option("--levels", o.levels, "pairwise-tables: comma list of the declared levels of every column (in state order)");
+  app.add_option("--levels-of", o.levels_of,
+                 "pairwise-tables: COLUMN=a/b/c, one column's declared levels (overrides --levels; repeat per column)");
+  app.add_option("--edges", o.edges, "pairwise-tables: comma list of the declared graph's edges a:b (column names)");
+  app.add_option("--missing-level", o.missing_level, "pairwise-tables: the declared level an empty cell stands for");
+  app.add_option("--neighbours", o.neighbours,
+                 "pairwise-tables: replace (default: sensitivity 2|E|) or add-remove (|E|, the dissertation's; 2 epsilon-DP "
+                 "under replacement)")
+      ->check(CLI::IsMember({"replace", "add-remove"}));
+  app.add_option("--output", o.output, "write the release record here (default: standard output)");
+  app.add_option("--ledger", o.ledger,
+                 "the data set's privacy budget ledger (JSON, created when absent): the release is charged to it before any "
+                 "noise is drawn and refused when it would exceed the total; concurrent releases are serialised by a lock");
+  app.add_option("--budget", o.budget, "with --ledger: the data set's total budget EPSILON[,DELTA] (needed to create a ledger)");
+  CLI11_PARSE(app, argc, argv);
+  o.mechanism_given = mechanism_option->count() > 0;
+  try {
+    if (privpost::tools::is_family_model(o.model) && o.column.empty())
+      throw std::invalid_argument("--column is required for the " + o.model + " model");
+    // The output is opened first: an unwritable --output is refused before anything is charged or drawn.
+    privpost::tools::output_file output(o.output);
+    std::optional<privpost::tools::ledger_file> ledger;
+    if (!o.budget.empty() && o.ledger.empty()) throw std::invalid_argument("--budget needs --ledger FILE");
+    if (!o.ledger.empty()) {
+      std::optional<privpost::privacy_budget> total;
+      if (!o.budget.empty()) total = parse_budget(o.budget);
+      ledger.emplace(o.ledger, total);
+      active_ledger = &*ledger;
+      ledger_label = "privpost-release --model " + o.model + (o.column.empty() ? "" : " --column " + o.column) + " --input " +
+                     o.input + (o.output.empty() ? "" : " --output " + o.output);
+    }
+    const std::size_t entries_before = ledger ? ledger->accountant().entries().size() : 0;
+    auto record = make_release(o);
+    if (ledger) {
+      record.ledger_file = o.ledger;
+      record.ledger_label = ledger_label;
+      record.ledger_spent = ledger->accountant().spent();
+      record.ledger_total = ledger->accountant().total();
+      record.ledger_entries = ledger->accountant().entries().size();
+      std::cerr << "privpost-release: charged to the ledger '" << o.ledger << "': spent (epsilon " << record.ledger_spent.epsilon
+                << ", delta " << record.ledger_spent.delta << ") of the total (epsilon " << record.ledger_total.epsilon
+                << ", delta " << record.ledger_total.delta << ")\n";
+    }
+    const std::string text = privpost::tools::to_json(record).dump(2) + "\n";
+    // The order is: charge (above, before any noise), then write the record whole. A record lost at this point keeps
+    // its charge (the noise was drawn; refunding it would trust that nothing leaked): say so loudly and exit 3.
+    try {
+      output.commit(text);
+    } catch (const std::exception& e) {
+      const std::string where = o.output.empty() ? std::string("standard output") : "'" + o.output + "'";
+      if (ledger && ledger->accountant().entries().size() > entries_before) {
+        const auto& entries = ledger->accountant().entries();
+        std::cerr << "privpost-release: ERROR: the release record could not be written to " << where << " (" << e.what()
+                  << "). The release WAS CHARGED to the ledger '" << o.ledger << "':";
+        for (std::size_t i = entries_before; i < entries.size(); ++i)
+          std::cerr << " entry " << i + 1 << " ('" << entries[i].label << "', epsilon " << entries[i].budget.epsilon << ", delta "
+                    << entries[i].budget.delta << ")";
+        std::cerr << ". The noisy statistics are lost and that budget stays spent.\n";
+        return 3;
+      }
+      std::cerr << "privpost-release: error: the release record could not be written to " << where << " (" << e.what()
+                << "); nothing was released\n";
+      return 1;
+    }
+    std::cerr << "privpost-release: released " << record.noisy_statistics.size() << " statistic(s) of n = " << record.n
+              << " records with " << record.mechanism << " noise " << record.noise << " (sensitivity " << record.sensitivity
+              << ")\n";
+    return 0;
+  } catch (const privpost::budget_exceeded& e) {
+    std::cerr << "privpost-release: error: over the privacy budget of the ledger '" << o.ledger << "': " << e.what()
+              << "; nothing was released\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "privpost-release: error: "
+              << privpost::tools::for_the_user(e,
+                                               "the declared bounds (--lower/--upper, --x-bounds, --y-bounds, --radius, "
+                                               "--y-bound), --epsilon/--delta and the records of --input")
+              << '\n';
+    return 1;
+  }
+}

@@ -1,0 +1,133 @@
+// privpost-release's options and the pieces every model's release shares: the ledger charge before any noise is
+// drawn, the record's privacy fields, the parsers of declared bounds. Each model kind's release is its own file
+// (release_family.cpp, release_regression.cpp, release_glm.cpp, release_tables.cpp); release_main.cpp holds the
+// command line and picks the file by the model's row in models.hpp.
+#pragma once
+
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Dense>
+#include <privpost/mechanisms/privacy_accountant.hpp>
+
+#include "ledger_file.hpp"
+#include "release_record.hpp"
+#include "tool_support.hpp"
+
+namespace privpost::tools::release_tool {
+
+struct options {
+  std::string input, column, model, mechanism = "laplace", output;
+  double epsilon = 0, delta = 1e-6;
+  std::optional<double> granularity;  // discrete mechanisms: the lattice's gamma
+  std::optional<double> lower, upper;
+  int categories = 0;
+  // linreg
+  std::string covariates, response, x_bounds, y_bounds;
+  bool no_intercept = false, noisy_moments = false;
+  bool mechanism_given = false;
+  // logistic, poisson-glm
+  std::optional<double> radius, y_bound;
+  std::string positive;
+  // pairwise-tables
+  std::string columns, levels, edges, missing_level, neighbours = "replace";
+  std::vector<std::string> levels_of;
+  // the privacy budget ledger
+  std::string ledger, budget;
+};
+
+// The ledger of this run (nullptr without --ledger) and the label of its entry.
+inline privpost::tools::ledger_file* active_ledger = nullptr;
+inline std::string ledger_label;
+
+// Charges the release of mechanism m (and of the mechanisms in extra, released by the caller afterwards) to the ledger,
+// all or nothing, then draws the noise from the OS CSPRNG: a release over the budget draws none.
+template <class M, class... Extra>
+Eigen::VectorXd charged_release(const M& m, const Eigen::VectorXd& s, const Extra&... extra) {
+  if (active_ledger != nullptr) active_ledger->charge(ledger_label, m, extra...);
+  return m.release(s);  // OS CSPRNG
+}
+
+// The same for a mechanism calibrated to add/remove neighbours: under the library's replace-one relation a record
+// change is a removal and an addition, so the release is charged at the group-of-2 guarantee (2 epsilon,
+// (1 + e^epsilon) delta; Dwork & Roth 2014, Thm. 2.2 and its (epsilon, delta) form) and 4 rho in zCDP (Bun & Steinke
+// 2016, Prop. 1.9).
+template <class M>
+Eigen::VectorXd charged_release_add_remove(const M& m, const Eigen::VectorXd& s) {
+  if (active_ledger != nullptr) {
+    const privpost::privacy_budget b = m.budget();
+    active_ledger->charge_entry(privpost::ledger_entry{ledger_label + " (add-remove neighbours, charged for replace-one)",
+                                                       {2.0 * b.epsilon, (1.0 + std::exp(b.epsilon)) * b.delta},
+                                                       4.0 * privpost::zcdp_rho(m)});
+  }
+  return m.release(s);  // OS CSPRNG
+}
+
+template <class Mechanism>
+void finish(privpost::tools::release_record& r, const Mechanism& m, const Eigen::VectorXd& z) {
+  r.epsilon = m.budget().epsilon;
+  r.delta = m.budget().delta;
+  r.noisy_statistics.assign(z.data(), z.data() + z.size());
+}
+
+// --budget EPSILON[,DELTA] (delta 0 when not given).
+inline privpost::privacy_budget parse_budget(const std::string& text) {
+  const auto v = privpost::tools::split_list(text);
+  privpost::privacy_budget b;
+  try {
+    if (v.size() < 1 || v.size() > 2) throw std::invalid_argument("count");
+    std::size_t used = 0;
+    b.epsilon = std::stod(v[0], &used);
+    if (used != v[0].size()) throw std::invalid_argument("trailing");
+    if (v.size() == 2) {
+      b.delta = std::stod(v[1], &used);
+      if (used != v[1].size()) throw std::invalid_argument("trailing");
+    }
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--budget is '" + text + "'; accepted: EPSILON or EPSILON,DELTA (numbers)");
+  }
+  return b;  // the ranges are privacy_accountant's checks
+}
+
+inline std::pair<double, double> parse_bounds(const std::string& text, const char* flag) {
+  const auto v = privpost::tools::split_list(text);
+  if (v.size() != 2) throw std::invalid_argument(std::string(flag) + " is '" + text + "'; accepted: lo,hi");
+  double lo = 0, hi = 0;
+  try {
+    lo = std::stod(v[0]);
+    hi = std::stod(v[1]);
+  } catch (const std::exception&) {
+    throw std::invalid_argument(std::string(flag) + " is '" + text + "'; accepted: two numbers lo,hi");
+  }
+  if (!(std::isfinite(lo) && std::isfinite(hi) && lo < hi))
+    throw std::invalid_argument(std::string(flag) + ": accepted finite lo < hi");
+  return {lo, hi};
+}
+
+inline std::vector<double> parse_numbers(const std::string& text, const char* flag) {
+  std::vector<double> v;
+  for (const auto& item : privpost::tools::split_list(text)) {
+    char* end = nullptr;
+    const double x = std::strtod(item.c_str(), &end);
+    if (item.empty() || end != item.c_str() + item.size() || !std::isfinite(x))
+      throw std::invalid_argument(std::string(flag) + ": '" + item + "' is not a finite number");
+    v.push_back(x);
+  }
+  return v;
+}
+
+/// The exponential-family models (binomial, multinomial, and the unbounded families with declared bounds):
+/// release_family.cpp.
+privpost::tools::release_record make_family_release(const options& o);
+/// Linear regression: release_regression.cpp.
+privpost::tools::release_record make_regression_release(const options& o);
+/// Logistic and Poisson regression (DP-GLM): release_glm.cpp.
+privpost::tools::release_record make_glm_release(const options& o);
+/// Pairwise tables (CGM): release_tables.cpp.
+privpost::tools::release_record make_tables_release(const options& o);
+
+}  // namespace privpost::tools::release_tool
