@@ -352,7 +352,8 @@ inline tool_mechanism mechanism_of(const privpost::tools::release_record& rec) {
   if (rec.mechanism == "laplace") {
     const privpost::laplace_mechanism m(rec.sensitivity, rec.epsilon);
     if (!privpost::tools::same_value(rec.noise, m.scale()))
-      throw std::invalid_argument("release record: Laplace scale does not equal sensitivity / epsilon");
+      throw std::invalid_argument("release record: Laplace scale " + std::to_string(rec.noise) +
+                                  " is not sensitivity / epsilon = " + std::to_string(m.scale()));
     return m;
   }
   const auto m = privpost::gaussian_mechanism::analytic(rec.sensitivity, rec.epsilon, rec.delta);

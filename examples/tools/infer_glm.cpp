@@ -148,21 +148,15 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   if (rec.mechanism != "gaussian" && !laplace)
     throw std::invalid_argument("release record: mechanism '" + rec.mechanism + "'; the " + rec.model +
                                 " model accepts: gaussian, laplace");
-  // The sensitivity was checked against the declared bounds when the record was read (from_json).
+  // The sensitivity was checked against the declared bounds when the record was read (from_json), the noise scale
+  // against the calibration by mechanism_of, as for every model.
+  const tool_mechanism mechanism = mechanism_of(rec);
   double gaussian_sigma = 0.0;
   std::optional<laplace_mechanism> laplace_noise;
-  if (laplace) {
-    laplace_noise.emplace(rec.sensitivity, rec.epsilon);
-    if (!same_value(rec.noise, laplace_noise->scale()))
-      throw std::invalid_argument("release record: Laplace scale " + std::to_string(rec.noise) +
-                                  " is not sensitivity / epsilon = " + std::to_string(laplace_noise->scale()));
-  } else {
-    const auto mechanism = gaussian_mechanism::analytic(rec.sensitivity, rec.epsilon, rec.delta);
-    if (!same_value(rec.noise, mechanism.sigma()))
-      throw std::invalid_argument(
-          "release record: Gaussian sigma does not match the analytic calibration of (epsilon, delta, sensitivity)");
-    gaussian_sigma = mechanism.sigma();
-  }
+  if (const auto* l = mechanism.get_if<laplace_mechanism>())
+    laplace_noise = *l;
+  else
+    gaussian_sigma = mechanism.get_if<gaussian_mechanism>()->sigma();
   // Defaults: the paper's prior (||theta~||^2 < 9, tau ~ half-normal(2.5), LKJ(2)). On the unit-ball scale every
   // |x_j| <= 1 / sqrt(d): the covariate sds and means get that scale instead of 2.5 and 1, and s_max = 100, since a
   // change of a in the log-odds across a covariate's declared range takes a coefficient of a sqrt(d) / 2 there (the
