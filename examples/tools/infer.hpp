@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -14,7 +15,6 @@
 
 #include <privpost/privpost.hpp>
 
-#include "cmdstan_csv.hpp"
 #include "infer_options.hpp"
 #include "infer_plot.hpp"
 #include "release_record.hpp"
@@ -22,19 +22,32 @@
 
 namespace privpost::tools::infer_tool {
 
-// Runs the noise-aware sampler: infer, or infer_until with --target-ess (saying what it did on stderr).
+// Runs the noise-aware sampler through privpost::run: infer, or infer_until with --target-ess (saying what it did on
+// stderr); tick is told the progress.
 template <class Make, class Tick>
 privpost::inference_result run_chains(Make make, const options& o, const privpost::inference_options& io, Tick tick) {
-  if (!(o.target_ess > 0.0)) return privpost::infer(make, io, tick);
-  privpost::convergence_target t;
-  t.min_ess = o.target_ess;
-  t.max_sweeps = o.max_sweeps;
-  auto e = privpost::infer_until(make, io, t, tick);
-  std::fprintf(
-      stderr, "privpost-infer: --target-ess %g: %s after %lld sweeps per chain (%d round%s; %lld draws per chain kept)\n",
-      o.target_ess, e.reached ? "reached" : "NOT reached (raise --max-sweeps)", static_cast<long long>(e.sweeps_per_chain),
-      e.rounds, e.rounds == 1 ? "" : "s", static_cast<long long>(e.result.draws.draws_per_chain()));
+  privpost::run_options ro;
+  ro.inference = io;
+  if (o.target_ess > 0.0) {
+    privpost::convergence_target t;
+    t.min_ess = o.target_ess;
+    t.max_sweeps = o.max_sweeps;
+    ro.target = t;
+  }
+  auto e = privpost::run(make, ro, privpost::progress_writer{tick});
+  if (ro.target)
+    std::fprintf(
+        stderr, "privpost-infer: --target-ess %g: %s after %lld sweeps per chain (%d round%s; %lld draws per chain kept)\n",
+        o.target_ess, e.reached ? "reached" : "NOT reached (raise --max-sweeps)", static_cast<long long>(e.sweeps_per_chain),
+        e.rounds, e.rounds == 1 ? "" : "s", static_cast<long long>(e.result.draws.draws_per_chain()));
   return std::move(e.result);
+}
+
+// What the library's writers are told about one method's run: its name and title, the parameters' names, the
+// run's warm-up, thinning and seed; the naive baseline (independent conjugate draws) is not checked for convergence.
+inline privpost::run_header header_for(const options& o, int thin, const std::string& method, const std::string& title,
+                                       const std::vector<std::string>& names) {
+  return {method, title, names, o.burnin, thin, o.seed, method != "naive"};
 }
 
 // Prints the diagnostics' warnings; returns how many there were.
@@ -87,94 +100,43 @@ auto prior_from(const std::string& text, std::size_t count, const std::string& m
   }
 }
 
-// The summary's line for a run that Ctrl-C ended early (inference_options::stop): how many draws it kept.
+// The summary's line for a run that Ctrl-C ended early (inference_options::stop): how many draws it kept (for the
+// models whose tables are their own; summary_writer writes it itself).
 inline void print_interrupted(const privpost::inference_result& r) {
   if (!r.interrupted) return;
   std::printf("  INTERRUPTED (Ctrl-C): %lld draws per chain of %lld chain(s) kept before the stop\n",
               static_cast<long long>(r.draws.draws_per_chain()), static_cast<long long>(r.draws.num_chains()));
 }
 
-inline void summarise(const char* method, const privpost::inference_result& r, const std::vector<std::string>& names) {
-  std::printf("%s\n  %-10s %10s %10s %10s %10s %10s %7s %8s %8s\n", method, "parameter", "mean", "sd", "q5", "q50", "q95",
-              "R-hat", "ESS bulk", "ESS tail");
-  for (Eigen::Index j = 0; j < r.draws.dimension(); ++j) {
-    std::printf("  %-10s %10.4g %10.4g %10.4g %10.4g %10.4g %7.3f %8.0f %8.0f\n", names[static_cast<std::size_t>(j)].c_str(),
-                r.draws.mean(j), r.draws.sd(j), r.draws.quantile(0.05, j), r.draws.quantile(0.5, j), r.draws.quantile(0.95, j),
-                r.draws.rhat(j), r.draws.ess_bulk(j), r.draws.ess_tail(j));
-  }
-  print_interrupted(r);
-  const auto& e = r.events;
-  std::printf("  numerical repairs: %llu projections, %llu jitter, %llu PSD repairs, %llu rejected draws\n",
-              static_cast<unsigned long long>(e.projections), static_cast<unsigned long long>(e.jitter),
-              static_cast<unsigned long long>(e.psd_repairs), static_cast<unsigned long long>(e.rejected_draws));
+// The summary table of one method (privpost::summary_writer), on stdout with the tool's other lines.
+inline void summarise(const char* title, const privpost::inference_result& r, const std::vector<std::string>& names) {
+  std::fflush(stdout);
+  privpost::summary_writer(std::cout).write({title, title, names, 0, 1, 0, true}, r);
+  std::cout.flush();
 }
 
+// --draws-csv: every method's draws in one file (privpost::draws_csv_writer).
 inline void write_draws(const std::string& path, const std::vector<std::pair<std::string, privpost::inference_result>>& results,
                         const std::vector<std::string>& names) {
   std::ofstream f(path);
   if (!f) throw std::runtime_error("cannot open --draws-csv file '" + path + "'");
-  f << "method,chain,draw";
-  for (const auto& n : names) f << ',' << n;
-  f << '\n';
-  f.precision(17);
-  for (const auto& [method, r] : results) {
-    for (std::size_t c = 0; c < r.draws.chains().size(); ++c) {
-      const auto& m = r.draws.chains()[c];
-      for (Eigen::Index i = 0; i < m.rows(); ++i) {
-        f << method << ',' << c << ',' << i;
-        for (Eigen::Index j = 0; j < m.cols(); ++j) f << ',' << m(i, j);
-        f << '\n';
-      }
-    }
-  }
+  privpost::draws_csv_writer writer(f);
+  for (const auto& [method, r] : results) writer.write({method, method, names, 0, 1, 0, true}, r);
+  f.close();
   if (!f) throw std::runtime_error("error writing '" + path + "'");
 }
 
-// --format json: one method's posterior summary. Per parameter the mean, sd, 5/25/50/75/95% quantiles, R-hat, bulk and
-// tail ESS and the Monte Carlo standard error of the mean; the numerical events, the sweeps, and the diagnostics'
-// warnings (none for the naive baseline, as in the table). NaN (an undefined diagnostic) is written as null.
-inline nlohmann::json method_summary_json(const std::string& method, const std::string& title,
-                                          const privpost::inference_result& r, const std::vector<std::string>& names) {
-  nlohmann::json parameters = nlohmann::json::array();
-  for (Eigen::Index j = 0; j < r.draws.dimension(); ++j) {
-    nlohmann::json q;
-    for (const auto& [key, p] : {std::pair{"q5", 0.05}, {"q25", 0.25}, {"q50", 0.5}, {"q75", 0.75}, {"q95", 0.95}})
-      q[key] = r.draws.quantile(p, j);
-    parameters.push_back({{"name", names[static_cast<std::size_t>(j)]},
-                          {"mean", r.draws.mean(j)},
-                          {"sd", r.draws.sd(j)},
-                          {"quantiles", q},
-                          {"rhat", r.draws.rhat(j)},
-                          {"ess_bulk", r.draws.ess_bulk(j)},
-                          {"ess_tail", r.draws.ess_tail(j)},
-                          {"mcse_mean", r.draws.mcse_mean(j)}});
-  }
-  const auto& e = r.events;
-  const nlohmann::json events = {{"projections", e.projections},
-                                 {"jitter", e.jitter},
-                                 {"psd_repairs", e.psd_repairs},
-                                 {"rejected_draws", e.rejected_draws},
-                                 {"divergences", e.divergences},
-                                 {"treedepth_saturations", e.treedepth_saturations},
-                                 {"nonfinite_density", e.nonfinite_density},
-                                 {"message_passing_nonconverged", e.message_passing_nonconverged},
-                                 {"inner_solver_nonconverged", e.inner_solver_nonconverged},
-                                 {"log_floors", e.log_floors}};
-  const std::vector<std::string> warnings =
-      method == "naive" ? std::vector<std::string>{} : privpost::convergence_warnings(r.draws, r.events, r.sweeps, {}, names);
-  return {{"method", method},
-          {"title", title},
-          {"interrupted", r.interrupted},
-          {"chains", r.draws.num_chains()},
-          {"draws_per_chain", r.draws.draws_per_chain()},
-          {"sweeps", r.sweeps},
-          {"parameters", parameters},
-          {"numerical_events", events},
-          {"warnings", warnings}};
+// The release record's fields for the CmdStan files' "release" block: each top-level key of its JSON with the value's
+// JSON text (strings unquoted).
+inline std::vector<std::pair<std::string, std::string>> cmdstan_release_fields(const nlohmann::json& record) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto it = record.begin(); it != record.end(); ++it)
+    out.emplace_back(it.key(), it.value().is_string() ? it.value().template get<std::string>() : it.value().dump());
+  return out;
 }
 
-// After a model's run: --output-dir writes every method's chains as CmdStan CSV files (cmdstan_csv.hpp); --format json
-// adds every method's summary to o.report (titles[i] names results[i] in words; thin is the run's).
+// After a model's run: --output-dir writes every method's chains as CmdStan CSV files (privpost::cmdstan_csv_writer); --format
+// json adds every method's summary to o.report (titles[i] names results[i] in words; thin is the run's).
 inline void write_outputs(const options& o, const privpost::tools::release_record& rec, int thin,
                           const std::vector<std::pair<std::string, privpost::inference_result>>& results,
                           const std::vector<std::string>& titles, const std::vector<std::string>& names) {
@@ -190,8 +152,11 @@ inline void write_outputs(const options& o, const privpost::tools::release_recor
                           {"method", o.method},
                           {"target_ess", o.target_ess > 0 ? nlohmann::json(o.target_ess) : nlohmann::json(nullptr)}};
     if (!report.contains("methods")) report["methods"] = nlohmann::json::array();
-    for (std::size_t m = 0; m < results.size(); ++m)
-      report["methods"].push_back(method_summary_json(results[m].first, titles[m], results[m].second, names));
+    for (std::size_t m = 0; m < results.size(); ++m) {
+      std::ostringstream summary;  // privpost::json_summary_writer's object, in the tool's document
+      privpost::json_summary_writer(summary).write(header_for(o, thin, results[m].first, titles[m], names), results[m].second);
+      report["methods"].push_back(nlohmann::json::parse(summary.str()));
+    }
   }
   if (!o.plot.empty()) {
     std::ostringstream title;
@@ -200,13 +165,11 @@ inline void write_outputs(const options& o, const privpost::tools::release_recor
     privpost::tools::write_infer_plot(results, names, o.plot, title.str());
   }
   if (o.output_dir.empty()) return;
-  privpost::tools::cmdstan_run run;
-  run.model = rec.model;
-  run.num_warmup = o.burnin;
-  run.thin = thin;
-  run.seed = o.seed;
-  run.release = privpost::tools::cmdstan_release_fields(privpost::tools::to_json(rec));
-  const auto paths = privpost::tools::write_cmdstan_csv(o.output_dir, run, results, titles, names);
+  privpost::cmdstan_csv_writer writer(o.output_dir, rec.model, cmdstan_release_fields(privpost::tools::to_json(rec)), "release",
+                                      "release_");
+  for (std::size_t m = 0; m < results.size(); ++m)
+    writer.write(header_for(o, thin, results[m].first, titles[m], names), results[m].second);
+  const auto& paths = writer.paths();
   std::printf("wrote %zu CmdStan CSV file%s to %s (<method>_<chain>.csv)\n", paths.size(), paths.size() == 1 ? "" : "s",
               o.output_dir.c_str());
 }

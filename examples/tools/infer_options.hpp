@@ -14,7 +14,7 @@ namespace privpost::tools::infer_tool {
 
 struct options {
   std::string release, prior, draws_csv, moments;
-  std::string output_dir;        ///< CmdStan CSV files, one per method and chain (cmdstan_csv.hpp)
+  std::string output_dir;        ///< CmdStan CSV files, one per method and chain (privpost::cmdstan_csv_writer)
   std::string plot;              ///< FILE.png: traces and densities (infer_plot.hpp)
   std::string format = "table";  ///< table (stdout) | json (stdout: one JSON document; the tables go to stderr)
   /// --format json: the document the model runs fill in (write_outputs in infer.hpp) and infer_main.cpp prints.

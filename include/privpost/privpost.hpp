@@ -119,3 +119,5 @@
 #include "privpost/inference/infer.hpp"
 #include "privpost/inference/posterior.hpp"
 #include "privpost/inference/predictive.hpp"
+#include "privpost/inference/run.hpp"
+#include "privpost/inference/writers.hpp"

@@ -4,7 +4,8 @@
 //  1. a release mechanism (Gaussian noise of fixed sd, a scale mixture with fixed variance) under Gibbs-SS;
 //  2. a sampler run by infer, with the optional per-draw diagnostics;
 //  3. a differentiable model sampled by NUTS;
-//  4. a calibration study run by run_calibration.
+//  4. a calibration study run by run_calibration;
+//  5. a writer composed by run with the library's summary writer.
 // Each run's answer is checked against a value known in closed form.
 #include <catch2/catch.hpp>
 
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <numbers>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,8 @@
 #include "privpost/families/binomial.hpp"
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/inference/infer.hpp"
+#include "privpost/inference/run.hpp"
+#include "privpost/inference/writers.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/nuts.hpp"
 
@@ -173,4 +177,33 @@ TEST_CASE("docs/concepts.md: a user's calibration study", "[docs]") {
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].ks_pvalue > 0.001);
   CHECK(std::abs(rows[0].coverage90 - 0.9) < 3.5 * std::sqrt(0.9 * 0.1 / 300));
+}
+
+TEST_CASE("docs/concepts.md: a user's writer composed by run", "[docs]") {
+  //! [writer]
+  // Keeps the posterior mean of each run; run() calls write() once the chains are done and progress() (optional)
+  // about a hundred times while they run.
+  struct mean_writer {
+    std::vector<double> means;
+    long progress_calls = 0;
+    void progress(const privpost::inference_progress&) { ++progress_calls; }
+    void write(const privpost::run_header&, const privpost::inference_result& r) { means.push_back(r.draws.mean(0)); }
+  };
+  static_assert(privpost::run_writer<mean_writer>);
+  privpost::run_options options;
+  options.inference.seed = 5;
+  options.method = "beta";
+  options.names = {"theta"};
+  mean_writer mine;
+  std::ostringstream table;
+  (void)privpost::run(
+      [](std::mt19937_64&) {
+        return docs::beta_draws{3.0, 7.0};
+      },
+      options, mine, privpost::summary_writer(table));
+  //! [writer]
+  REQUIRE(mine.means.size() == 1);
+  CHECK(std::abs(mine.means[0] - 0.3) < 0.01);  // Beta(3, 7) has mean 0.3; sd 0.138 / sqrt(4000) ~ 0.002
+  CHECK(mine.progress_calls > 0);
+  CHECK_THAT(table.str(), Catch::Contains("theta"));
 }

@@ -1,0 +1,116 @@
+// privpost/inference/run.hpp
+// run(make, options, writers...): one entry for a posterior run, in the style of Stan's services: the chains as infer
+// runs them (or infer_until's, when a convergence target is given), then every writer handed the result in turn.
+// Writers (inference/writers.hpp, or a user's own) are composed by the caller instead of each program writing its
+// own report: a summary table, the draws as CSV, CmdStan CSV files, a JSON summary.
+#pragma once
+
+#include <concepts>
+#include <optional>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/inference/infer.hpp"
+
+namespace privpost {
+
+/// Settings of a run: the driver's, an optional convergence target, and how writers name what they write.
+struct run_options {
+  /// Chains, burn-in (the warm-up, given once: NUTS adapts over exactly it), draws, thin, seed, threads, stop flag.
+  inference_options inference;
+  /// Set: the chains are extended until the target is met (infer_until); unset: one round (infer).
+  std::optional<convergence_target> target;
+  /// The method's short name, for file names and tables ("gibbs", "nuts", "naive").
+  std::string method = "sampler";
+  /// The method in words, for titles ("noise-aware Gibbs-SS").
+  std::string title;
+  /// One name per parameter coordinate; empty: theta[0], theta[1], ...
+  std::vector<std::string> names;
+  /// Whether writers check convergence (R-hat, ESS, repairs): off for exact samplers of independent draws.
+  bool check_convergence = true;
+};
+
+/// What a writer is told about the run it writes (the run's options, resolved).
+struct run_header {
+  std::string method;              ///< run_options::method
+  std::string title;               ///< run_options::title, or the method when empty
+  std::vector<std::string> names;  ///< one per parameter coordinate
+  int burnin = 0;                  ///< warm-up sweeps per chain
+  int thin = 1;                    ///< kept every thin-th sweep
+  std::uint64_t seed = 0;          ///< chain c's engine is chain_engine(seed, c)
+  bool check_convergence = true;   ///< run_options::check_convergence
+};
+
+/// A writer: told the header and the result once the chains are done. It may also take progress(inference_progress),
+/// called about a hundred times during the run (serialised across threads).
+template <class W>
+concept run_writer = requires(W& w, const run_header& h, const inference_result& r) {
+  w.write(h, r);
+};
+
+/// A writer that only reports progress: f(inference_progress) about a hundred times per run.
+template <class F>
+struct progress_writer {
+  F f;  ///< the callback
+  /// Forwards to f.
+  void progress(const inference_progress& p) { f(p); }
+  /// Writes nothing.
+  void write(const run_header&, const inference_result&) noexcept {}
+};
+
+template <class F>
+progress_writer(F) -> progress_writer<F>;
+
+namespace detail {
+
+inline std::vector<std::string> default_names(Eigen::Index dimension) {
+  std::vector<std::string> names;
+  for (Eigen::Index j = 0; j < dimension; ++j) names.push_back("theta[" + std::to_string(j) + "]");
+  return names;
+}
+
+}  // namespace detail
+
+/// Runs the sampler that make(g) builds as infer does (infer_until when options.target is set), then calls
+/// write(header, result) on every writer, in order; writers with progress() are told the run's progress. Returns what
+/// the chains did (reached is true and rounds 1 without a target). The draws reach the writers even when
+/// options.inference.stop ended the run early (inference_result::interrupted). std::invalid_argument when names does
+/// not match the sampler's dimension.
+// clang-format off
+template <random_engine Engine = std::mt19937_64, class MakeSampler, run_writer... Writers>
+  requires std::invocable<MakeSampler&, Engine&> && sampler<std::invoke_result_t<MakeSampler&, Engine&>, Engine>
+extended_inference_result run(MakeSampler make, const run_options& options, Writers&&... writers) {
+  // clang-format on
+  auto progress = [&](const inference_progress& p) {
+    (
+        [&](auto& w) {
+          if constexpr (requires { w.progress(p); }) w.progress(p);
+        }(writers),
+        ...);
+  };
+  extended_inference_result out = [&] {
+    if (options.target) return infer_until<Engine>(std::move(make), options.inference, *options.target, progress);
+    auto result = infer<Engine>(std::move(make), options.inference, progress);
+    const std::int64_t per_chain = result.sweeps / options.inference.chains;
+    return extended_inference_result{std::move(result), true, 1, per_chain};
+  }();
+  const Eigen::Index dimension = out.result.draws.dimension();
+  if (!options.names.empty())
+    check_size_match("run", "names", static_cast<Eigen::Index>(options.names.size()), "parameters", dimension);
+  const run_header header{options.method,
+                          options.title.empty() ? options.method : options.title,
+                          options.names.empty() ? detail::default_names(dimension) : options.names,
+                          options.inference.burnin,
+                          options.inference.thin,
+                          options.inference.seed,
+                          options.check_convergence};
+  (writers.write(header, out.result), ...);
+  return out;
+}
+
+}  // namespace privpost

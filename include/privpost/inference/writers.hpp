@@ -1,0 +1,298 @@
+// privpost/inference/writers.hpp
+// The writers run() composes (inference/run.hpp): a summary table, the draws as one CSV file, CmdStan's CSV files
+// (https://mc-stan.org/docs/cmdstan-guide/stan_csv_apdx.html, read by R's posterior, cmdstanr, ArviZ, stansummary) and
+// a JSON summary, each on a stream or directory the caller owns. Numbers in CSV and JSON are written in the shortest
+// form that reads back to the same double; JSON writes an undefined diagnostic (NaN) as null.
+#pragma once
+
+#include <Eigen/Core>
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "privpost/inference/convergence_check.hpp"
+#include "privpost/inference/run.hpp"
+#include "privpost/version.hpp"
+
+namespace privpost {
+
+namespace detail {
+
+// The shortest text that reads back to x (std::to_chars); "nan", "inf", "-inf" for the others.
+inline std::string shortest_number(double x) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x);
+  if (ec != std::errc()) throw std::runtime_error("shortest_number: std::to_chars failed");
+  return std::string(buf, end);
+}
+
+// A JSON number: null where x is not finite (JSON has no NaN), and a decimal point on whole numbers so that a
+// reader keeps them floating point.
+inline std::string json_number(double x) {
+  if (!std::isfinite(x)) return "null";
+  std::string s = shortest_number(x);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+// A JSON string literal: quotes, backslashes and control characters escaped (RFC 8259 Sec. 7).
+inline std::string json_string(std::string_view text) {
+  std::string out = "\"";
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+inline void check_stream(std::ostream& os, const char* writer) {
+  if (!os) throw std::runtime_error(std::string(writer) + ": the output stream failed (disk full?)");
+}
+
+}  // namespace detail
+
+/// The convergence warnings of a run as run() reports them: none when the header says not to check (exact samplers),
+/// else convergence_warnings with the default criteria and the header's names.
+inline std::vector<std::string> run_warnings(const run_header& h, const inference_result& r) {
+  if (!h.check_convergence) return {};
+  return convergence_warnings(r.draws, r.events, r.sweeps, {}, h.names);
+}
+
+/// The summary table: per parameter mean, sd, 5/50/95% quantiles, R-hat, bulk and tail ESS; a line when the run was
+/// interrupted; the numerical repairs.
+class summary_writer {
+ public:
+  /// Writes to os (which must outlive the writer).
+  explicit summary_writer(std::ostream& os) : os_(&os) {}
+
+  /// Writes the table of r, titled by h.title.
+  void write(const run_header& h, const inference_result& r) {
+    char line[256];
+    std::snprintf(line, sizeof line, "%s\n  %-10s %10s %10s %10s %10s %10s %7s %8s %8s\n", h.title.c_str(), "parameter", "mean",
+                  "sd", "q5", "q50", "q95", "R-hat", "ESS bulk", "ESS tail");
+    *os_ << line;
+    for (Eigen::Index j = 0; j < r.draws.dimension(); ++j) {
+      std::snprintf(line, sizeof line, "  %-10s %10.4g %10.4g %10.4g %10.4g %10.4g %7.3f %8.0f %8.0f\n",
+                    h.names[static_cast<std::size_t>(j)].c_str(), r.draws.mean(j), r.draws.sd(j), r.draws.quantile(0.05, j),
+                    r.draws.quantile(0.5, j), r.draws.quantile(0.95, j), r.draws.rhat(j), r.draws.ess_bulk(j),
+                    r.draws.ess_tail(j));
+      *os_ << line;
+    }
+    if (r.interrupted) {
+      std::snprintf(line, sizeof line, "  INTERRUPTED (Ctrl-C): %lld draws per chain of %lld chain(s) kept before the stop\n",
+                    static_cast<long long>(r.draws.draws_per_chain()), static_cast<long long>(r.draws.num_chains()));
+      *os_ << line;
+    }
+    const auto& e = r.events;
+    std::snprintf(line, sizeof line,
+                  "  numerical repairs: %llu projections, %llu jitter, %llu PSD repairs, %llu rejected draws\n",
+                  static_cast<unsigned long long>(e.projections), static_cast<unsigned long long>(e.jitter),
+                  static_cast<unsigned long long>(e.psd_repairs), static_cast<unsigned long long>(e.rejected_draws));
+    *os_ << line;
+    detail::check_stream(*os_, "summary_writer");
+  }
+
+ private:
+  std::ostream* os_;
+};
+
+/// Every draw as one CSV file: a header "method,chain,draw,<names>" (once, from the first run written), then one row
+/// per kept draw; several runs (methods) may share the file. Numbers at 17 significant digits.
+class draws_csv_writer {
+ public:
+  /// Writes to os (which must outlive the writer).
+  explicit draws_csv_writer(std::ostream& os) : os_(&os) {}
+
+  /// Appends the draws of r; std::invalid_argument when its parameters differ from the first run's.
+  void write(const run_header& h, const inference_result& r) {
+    if (!header_written_) {
+      *os_ << "method,chain,draw";
+      for (const auto& n : h.names) *os_ << ',' << n;
+      *os_ << '\n';
+      header_written_ = true;
+      columns_ = h.names.size();
+    }
+    check_size_match("draws_csv_writer", "parameters", static_cast<Eigen::Index>(h.names.size()), "the file's columns",
+                     static_cast<Eigen::Index>(columns_));
+    const auto precision = os_->precision(17);
+    for (std::size_t c = 0; c < r.draws.chains().size(); ++c) {
+      const auto& m = r.draws.chains()[c];
+      for (Eigen::Index i = 0; i < m.rows(); ++i) {
+        *os_ << h.method << ',' << c << ',' << i;
+        for (Eigen::Index j = 0; j < m.cols(); ++j) *os_ << ',' << m(i, j);
+        *os_ << '\n';
+      }
+    }
+    os_->precision(precision);
+    detail::check_stream(*os_, "draws_csv_writer");
+  }
+
+ private:
+  std::ostream* os_;
+  bool header_written_ = false;
+  std::size_t columns_ = 0;
+};
+
+/// Each chain as a CmdStan CSV file, `DIRECTORY/METHOD_CHAIN.csv` (chains numbered from 1). Each file holds a '#'
+/// comment header of "key = value" lines laid out like CmdStan's configuration (model, method = sample with
+/// num_samples = kept draws x thin, num_warmup, save_warmup = 0, thin, algorithm = the run's method, id, seed), a
+/// "privpost" block, the caller's context lines (the release record's fields, say, prefixed so that a reader that
+/// flattens the blocks cannot confuse them with the run's), and a "columns" block naming each parameter; then the
+/// sampler's per-draw diagnostic columns where it reports them (NUTS: lp__, accept_stat__, stepsize__, ...), the
+/// parameters as one Stan vector theta.1 ... theta.D, and one row per kept draw. Samplers that evaluate no log density
+/// (the Gibbs-SS family) have no lp__ column. Not written: stan_version lines and the adaptation and timing blocks.
+class cmdstan_csv_writer {
+ public:
+  /// Files go to directory (created when missing); model names the model in the headers; context lines are written
+  /// as "#   <context_prefix><key> = <value>" under a block named context_block.
+  cmdstan_csv_writer(std::string directory, std::string model, std::vector<std::pair<std::string, std::string>> context = {},
+                     std::string context_block = "context", std::string context_prefix = "")
+      : directory_(std::move(directory)),
+        model_(std::move(model)),
+        context_(std::move(context)),
+        block_(std::move(context_block)),
+        prefix_(std::move(context_prefix)) {}
+
+  /// Writes every chain of r; std::runtime_error naming the path when a file cannot be written.
+  void write(const run_header& h, const inference_result& r) {
+    std::error_code ec;
+    std::filesystem::create_directories(directory_, ec);
+    if (ec) throw std::runtime_error("cmdstan_csv_writer: cannot create the directory '" + directory_ + "': " + ec.message());
+    for (std::size_t c = 0; c < r.draws.chains().size(); ++c) {
+      const std::string path = (std::filesystem::path(directory_) / (h.method + "_" + std::to_string(c + 1) + ".csv")).string();
+      std::ofstream f(path);
+      if (!f) throw std::runtime_error("cannot open '" + path + "' for writing");
+      write_chain(f, h, r, c);
+      f.close();
+      if (!f) throw std::runtime_error("error writing '" + path + "'");
+      paths_.push_back(path);
+    }
+  }
+
+  /// One chain (0-based) as one CmdStan CSV document on os.
+  void write_chain(std::ostream& os, const run_header& h, const inference_result& r, std::size_t chain) const {
+    if (chain >= r.draws.chains().size())
+      throw std::invalid_argument("cmdstan_csv_writer: chain " + std::to_string(chain) + "; accepted: below " +
+                                  std::to_string(r.draws.chains().size()));
+    const Eigen::MatrixXd& x = r.draws.chains()[chain];
+    if (static_cast<Eigen::Index>(h.names.size()) != x.cols())
+      throw std::invalid_argument("cmdstan_csv_writer: " + std::to_string(h.names.size()) + " labels for " +
+                                  std::to_string(x.cols()) + " parameters; accepted: one name per parameter");
+    const Eigen::MatrixXd* d = r.diagnostic_names.empty() ? nullptr : &r.diagnostics.at(chain);
+    if (d && (d->rows() != x.rows() || d->cols() != static_cast<Eigen::Index>(r.diagnostic_names.size())))
+      throw std::invalid_argument("cmdstan_csv_writer: the diagnostics do not match the draws");
+    os << "# model = " << model_ << '\n'
+       << "# method = sample\n"
+       << "#   sample\n"
+       << "#     num_samples = " << x.rows() * h.thin << '\n'
+       << "#     num_warmup = " << h.burnin << '\n'
+       << "#     save_warmup = 0\n"
+       << "#     thin = " << h.thin << '\n'
+       << "#     adapt\n"
+       << "#       engaged = " << (h.method == "nuts" ? 1 : 0) << '\n'
+       << "#     algorithm = " << h.method << '\n'
+       << "# id = " << chain + 1 << '\n'
+       << "# random\n"
+       << "#   seed = " << h.seed << '\n'
+       << "# privpost\n"
+       << "#   version = " << version_string << '\n'
+       << "#   sampler = " << h.title << '\n'
+       << "#   kept_draws = " << x.rows() << '\n'
+       << "#   interrupted = " << (r.interrupted ? 1 : 0) << '\n';
+    if (!context_.empty()) {
+      os << "# " << block_ << '\n';
+      for (const auto& [key, value] : context_) os << "#   " << prefix_ << key << " = " << value << '\n';
+    }
+    os << "# columns\n";
+    for (std::size_t j = 0; j < h.names.size(); ++j) os << "#   theta." << j + 1 << " = " << h.names[j] << '\n';
+    bool first = true;
+    auto cell = [&](const std::string& text) {
+      os << (first ? "" : ",") << text;
+      first = false;
+    };
+    for (const auto& n : r.diagnostic_names) cell(n);
+    for (std::size_t j = 0; j < h.names.size(); ++j) cell("theta." + std::to_string(j + 1));
+    os << '\n';
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+      first = true;
+      if (d)
+        for (Eigen::Index k = 0; k < d->cols(); ++k) cell(detail::shortest_number((*d)(i, k)));
+      for (Eigen::Index j = 0; j < x.cols(); ++j) cell(detail::shortest_number(x(i, j)));
+      os << '\n';
+    }
+    detail::check_stream(os, "cmdstan_csv_writer");
+  }
+
+  /// The files written so far.
+  const std::vector<std::string>& paths() const noexcept { return paths_; }
+
+ private:
+  std::string directory_, model_;
+  std::vector<std::pair<std::string, std::string>> context_;
+  std::string block_, prefix_;
+  std::vector<std::string> paths_;
+};
+
+/// A run's summary as one JSON object per write: method, title, interrupted, chains, draws_per_chain, sweeps; per
+/// parameter name, mean, sd, quantiles (q5, q25, q50, q75, q95), rhat, ess_bulk, ess_tail and mcse_mean; the
+/// numerical events and the convergence warnings (run_warnings). Objects of several runs are separated by newlines
+/// (JSON Lines).
+class json_summary_writer {
+ public:
+  /// Writes to os (which must outlive the writer).
+  explicit json_summary_writer(std::ostream& os) : os_(&os) {}
+
+  /// Writes the summary of r as one line of JSON.
+  void write(const run_header& h, const inference_result& r) {
+    using detail::json_number;
+    using detail::json_string;
+    std::ostream& os = *os_;
+    os << "{\"method\":" << json_string(h.method) << ",\"title\":" << json_string(h.title)
+       << ",\"interrupted\":" << (r.interrupted ? "true" : "false") << ",\"chains\":" << r.draws.num_chains()
+       << ",\"draws_per_chain\":" << r.draws.draws_per_chain() << ",\"sweeps\":" << r.sweeps << ",\"parameters\":[";
+    for (Eigen::Index j = 0; j < r.draws.dimension(); ++j) {
+      os << (j ? "," : "") << "{\"name\":" << json_string(h.names[static_cast<std::size_t>(j)])
+         << ",\"mean\":" << json_number(r.draws.mean(j)) << ",\"sd\":" << json_number(r.draws.sd(j)) << ",\"quantiles\":{";
+      const char* keys[] = {"q5", "q25", "q50", "q75", "q95"};
+      const double levels[] = {0.05, 0.25, 0.5, 0.75, 0.95};
+      for (int q = 0; q < 5; ++q) os << (q ? "," : "") << '"' << keys[q] << "\":" << json_number(r.draws.quantile(levels[q], j));
+      os << "},\"rhat\":" << json_number(r.draws.rhat(j)) << ",\"ess_bulk\":" << json_number(r.draws.ess_bulk(j))
+         << ",\"ess_tail\":" << json_number(r.draws.ess_tail(j)) << ",\"mcse_mean\":" << json_number(r.draws.mcse_mean(j)) << '}';
+    }
+    const auto& e = r.events;
+    os << "],\"numerical_events\":{\"projections\":" << e.projections << ",\"jitter\":" << e.jitter
+       << ",\"psd_repairs\":" << e.psd_repairs << ",\"rejected_draws\":" << e.rejected_draws
+       << ",\"divergences\":" << e.divergences << ",\"treedepth_saturations\":" << e.treedepth_saturations
+       << ",\"nonfinite_density\":" << e.nonfinite_density
+       << ",\"message_passing_nonconverged\":" << e.message_passing_nonconverged
+       << ",\"inner_solver_nonconverged\":" << e.inner_solver_nonconverged << ",\"log_floors\":" << e.log_floors
+       << "},\"warnings\":[";
+    const auto warnings = run_warnings(h, r);
+    for (std::size_t i = 0; i < warnings.size(); ++i) os << (i ? "," : "") << json_string(warnings[i]);
+    os << "]}\n";
+    detail::check_stream(os, "json_summary_writer");
+  }
+
+ private:
+  std::ostream* os_;
+};
+
+}  // namespace privpost
