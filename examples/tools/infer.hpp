@@ -186,7 +186,9 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
   const privpost::inference_options io = driver_options(o);
   // --method auto: the library's default policy (samplers/sampler_policy.hpp), named in the output.
   const bool automatic = o.method == "auto";
-  const std::string method = automatic ? privpost::to_string(privpost::default_sampler<family>(rec.n)) : o.method;
+  using privpost::sampler_kind;
+  const sampler_kind kind = automatic ? privpost::default_sampler<family>(rec.n) : privpost::sampler_kind_from_string(o.method);
+  const std::string method = privpost::to_string(kind);
   privpost::tools::progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const privpost::inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
   std::vector<std::pair<std::string, privpost::inference_result>> results;
@@ -195,7 +197,7 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
     if (rec.policy != "drop")
       throw std::invalid_argument("release record: truncation_policy '" + rec.policy + "'; accepted: drop");
     // --method exact|corrected never reaches here: infer_main.cpp refuses them for every model but the binomial.
-    if (method == "records") {
+    if (kind == sampler_kind::records) {
       if constexpr (privpost::record_generating_family<family>) {
         // The records latent, each contributing its statistic inside [lower, upper] and nothing outside (the drop policy
         // the release record names): exact, no CLT and no truncated-moment approximation; O(n) a sweep. Every chain
@@ -216,14 +218,14 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
           run_chains([&](auto& g) { return privpost::gibbs_ss_truncated(prior, mechanism, z, rec.n, rec.lower, rec.upper, g); },
                      o, io, tick));
     }
-  } else if (method == "records") {
+  } else if (kind == sampler_kind::records) {
     if (o.collapsed_moves != 0) throw std::invalid_argument("--collapsed-moves applies to --method gibbs only");
     results.emplace_back(
         "records",
         run_chains(
             [&](auto& g) { return privpost::record_gibbs(prior, mechanism, z, rec.n, g, privpost::record_init::consistent); }, o,
             io, tick));
-  } else if (method == "exact") {
+  } else if (kind == sampler_kind::exact) {
     if constexpr (privpost::finite_sum_family<family>) {
       if (o.collapsed_moves != 0) throw std::invalid_argument("--collapsed-moves applies to --method gibbs only");
       results.emplace_back(
@@ -231,7 +233,7 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
     } else {
       throw std::invalid_argument("--method exact applies to binomial releases only (the " + rec.model + " model has none)");
     }
-  } else if (method == "corrected") {
+  } else if (kind == sampler_kind::corrected) {
     if constexpr (privpost::finite_sum_family<family>) {
       if (o.collapsed_moves != 0) throw std::invalid_argument("--collapsed-moves applies to --method gibbs only");
       results.emplace_back(

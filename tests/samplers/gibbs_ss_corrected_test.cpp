@@ -232,6 +232,9 @@ TEST_CASE("default_sampler: exact where cheap, corrected or Gibbs-SS where n is 
   CHECK(default_sampler<multinomial_family<3>>(2001.0) == sampler_kind::gibbs);
   CHECK(default_sampler<poisson_family>(10.0) == sampler_kind::gibbs);  // truncated releases: gibbs_ss_truncated
   CHECK(default_sampler<poisson_family>(1e5) == sampler_kind::gibbs);
+  for (const auto kind : {sampler_kind::gibbs, sampler_kind::exact, sampler_kind::corrected, sampler_kind::records})
+    CHECK(sampler_kind_from_string(to_string(kind)) == kind);
+  CHECK_THROWS_WITH(sampler_kind_from_string("auto"), Catch::Contains("'auto' names no sampler; accepted: gibbs, exact"));
   CHECK(to_string(sampler_kind::exact) == "exact");
   CHECK(to_string(sampler_kind::corrected) == "corrected");
   CHECK(to_string(sampler_kind::records) == "records");

@@ -15,6 +15,21 @@
 
 namespace privpost {
 
+namespace detail {
+
+// log p(z | s) = sum_j [-log(2 b) - |z_j - s_j| / b]: the one Laplace density of the mechanism and of the evidence
+// terms that model its releases (CGM's laplace_cgm_noise). `who` names the caller in errors.
+template <class DerivedZ, class DerivedS>
+double laplace_log_likelihood(const char* who, const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s,
+                              double scale) {
+  check_size_match(who, "z", z.size(), "s", s.size());
+  check_finite(who, "z", z);  // NaN in, NaN out otherwise (found by fuzzing)
+  check_finite(who, "s", s);
+  return -static_cast<double>(z.size()) * std::log(2.0 * scale) - (z - s).template lpNorm<1>() / scale;
+}
+
+}  // namespace detail
+
 /// The Laplace mechanism: epsilon-DP for statistics whose L1 sensitivity is at most `l1_sensitivity`.
 class laplace_mechanism {
  public:
@@ -67,10 +82,7 @@ class laplace_mechanism {
   /// log p(z | s) = sum_j [-log(2 b) - |z_j - s_j| / b].
   template <class DerivedZ, class DerivedS>
   double log_likelihood(const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s) const {
-    check_size_match("laplace_mechanism::log_likelihood", "z", z.size(), "s", s.size());
-    check_finite("laplace_mechanism::log_likelihood", "z", z);  // NaN in, NaN out otherwise (found by fuzzing)
-    check_finite("laplace_mechanism::log_likelihood", "s", s);
-    return -static_cast<double>(z.size()) * std::log(2.0 * scale_) - (z - s).template lpNorm<1>() / scale_;
+    return detail::laplace_log_likelihood("laplace_mechanism::log_likelihood", z, s, scale_);
   }
 
   /// log p(z | s_new) - log p(z | s) = sum_j (|z_j - s_j| - |z_j - s_new_j|) / b (no logarithm; the record-level

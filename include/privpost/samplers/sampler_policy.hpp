@@ -4,6 +4,9 @@
 //
 //     switch (default_sampler<binomial_family>(n)) { case sampler_kind::exact: ... }
 //
+// A program that lets its user name the sampler reads the name with sampler_kind_from_string and switches on the
+// same enum, so the policy's choice and the user's take one path.
+//
 // The rule, from the measured sweep costs (benchmarks/samplers_bench.cpp, one core, -O3):
 //   - a family whose sum has a closed-form law on a finite support (finite_sum_family: the binomial), released without
 //     clamping or dropping: enumeration (gibbs_ss_exact, about 0.2 us + 12.5 ns x n a sweep, the exact conditional, no
@@ -21,7 +24,9 @@
 //   - everything else (regression, GLMs, graphical models): Gibbs-SS or the model's own sampler.
 #pragma once
 
+#include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
@@ -49,6 +54,14 @@ inline std::string to_string(sampler_kind kind) {
       break;
   }
   return "gibbs";
+}
+
+/// The sampler kind a name of to_string stands for; std::invalid_argument naming the accepted names for any other.
+inline sampler_kind sampler_kind_from_string(std::string_view name) {
+  for (const auto kind : {sampler_kind::gibbs, sampler_kind::exact, sampler_kind::corrected, sampler_kind::records})
+    if (to_string(kind) == name) return kind;
+  throw std::invalid_argument("sampler_kind_from_string: '" + std::string(name) +
+                              "' names no sampler; accepted: gibbs, exact, corrected, records");
 }
 
 /// The largest n at which the default policy enumerates a finite_sum_family's sum (gibbs_ss_exact).

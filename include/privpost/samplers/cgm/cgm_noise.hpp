@@ -7,7 +7,6 @@
 #include <Eigen/Core>
 #include <cmath>
 #include <limits>
-#include <numbers>
 
 #include "privpost/core/errors.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
@@ -15,18 +14,17 @@
 
 namespace privpost {
 
-/// Laplace evidence: log p(y | n) = -d log(2b) - |y - n|_1 / b. The dual box is |g_j| <= 1/b, and the duality gap at
-/// residual r and dual point g is sum_j |r_j| / b - g_j r_j (>= 0 inside the box).
+/// Laplace evidence: log p(y | n) = -d log(2b) - |y - n|_1 / b, the Laplace mechanism's own density. The dual box is |g_j| <=
+/// 1/b, and the duality gap at residual r and dual point g is sum_j |r_j| / b - g_j r_j (>= 0 inside the box).
 class laplace_cgm_noise {
  public:
   /// std::invalid_argument unless scale is finite and > 0.
   explicit laplace_cgm_noise(double scale) : scale_(scale) { check_positive_finite("laplace_cgm_noise", "scale b", scale); }
   /// The Laplace scale b.
   double scale() const noexcept { return scale_; }
-  /// log p(y | n); std::invalid_argument when the sizes differ.
+  /// log p(y | n); std::invalid_argument when the sizes differ or a value is not finite.
   double log_likelihood(const Eigen::VectorXd& y, const Eigen::VectorXd& n) const {
-    check_size_match("laplace_cgm_noise::log_likelihood", "y", y.size(), "n", n.size());
-    return -static_cast<double>(y.size()) * std::log(2.0 * scale_) - (y - n).lpNorm<1>() / scale_;
+    return detail::laplace_log_likelihood("laplace_cgm_noise::log_likelihood", y, n, scale_);
   }
   /// sign(y_j - n_j) / b, 0 at ties (a member of the subdifferential).
   void supergradient(const Eigen::VectorXd& y, const Eigen::VectorXd& n, Eigen::VectorXd& g) const {
@@ -53,7 +51,8 @@ class laplace_cgm_noise {
   double scale_;
 };
 
-/// Gaussian evidence: log p(y | n) = -d log(sigma sqrt(2 pi)) - |y - n|^2 / (2 sigma^2). No box; the dual has the
+/// Gaussian evidence: log p(y | n) = -d log(sigma sqrt(2 pi)) - |y - n|^2 / (2 sigma^2), the Gaussian mechanism's own
+/// density. No box; the dual has the
 /// quadratic term sigma^2 |g|^2 / 2 and the gap sum_j (r_j - sigma^2 g_j)^2 / (2 sigma^2).
 class gaussian_cgm_noise {
  public:
@@ -61,11 +60,9 @@ class gaussian_cgm_noise {
   explicit gaussian_cgm_noise(double sigma) : sigma_(sigma) { check_positive_finite("gaussian_cgm_noise", "sigma", sigma); }
   /// The Gaussian noise sd sigma.
   double sigma() const noexcept { return sigma_; }
-  /// log p(y | n); std::invalid_argument when the sizes differ.
+  /// log p(y | n); std::invalid_argument when the sizes differ or a value is not finite.
   double log_likelihood(const Eigen::VectorXd& y, const Eigen::VectorXd& n) const {
-    check_size_match("gaussian_cgm_noise::log_likelihood", "y", y.size(), "n", n.size());
-    return -static_cast<double>(y.size()) * std::log(sigma_ * std::sqrt(2.0 * std::numbers::pi)) -
-           (y - n).squaredNorm() / (2.0 * sigma_ * sigma_);
+    return detail::gaussian_log_likelihood("gaussian_cgm_noise::log_likelihood", y, n, sigma_);
   }
   /// The gradient (y - n) / sigma^2; std::invalid_argument when the sizes differ.
   void supergradient(const Eigen::VectorXd& y, const Eigen::VectorXd& n, Eigen::VectorXd& g) const {
