@@ -50,9 +50,14 @@ inline privpost::run_header header_for(const options& o, int thin, const std::st
   return {method, title, names, o.burnin, thin, o.seed, method != "naive"};
 }
 
-// Prints the diagnostics' warnings; returns how many there were.
+// The header of a table or CSV block that only needs a title and the parameters' names.
+inline privpost::run_header table_header(const std::string& title, const std::vector<std::string>& names) {
+  return {title, title, names, 0, 1, 0, true};
+}
+
+// Prints the diagnostics' warnings (privpost::run_warnings); returns how many there were.
 inline std::size_t warn(const char* method, const privpost::inference_result& r, const std::vector<std::string>& names) {
-  const auto w = privpost::convergence_warnings(r.draws, r.events, r.sweeps, {}, names);
+  const auto w = privpost::run_warnings(table_header(method, names), r);
   for (const auto& line : w) std::printf("  WARNING (%s): %s\n", method, line.c_str());
   if (!w.empty())
     std::printf(
@@ -100,18 +105,16 @@ auto prior_from(const std::string& text, std::size_t count, const std::string& m
   }
 }
 
-// The summary's line for a run that Ctrl-C ended early (inference_options::stop): how many draws it kept (for the
-// models whose tables are their own; summary_writer writes it itself).
+// The summary's line for a run that Ctrl-C ended early, for the models whose tables are their own (summary_writer
+// writes it itself).
 inline void print_interrupted(const privpost::inference_result& r) {
-  if (!r.interrupted) return;
-  std::printf("  INTERRUPTED (Ctrl-C): %lld draws per chain of %lld chain(s) kept before the stop\n",
-              static_cast<long long>(r.draws.draws_per_chain()), static_cast<long long>(r.draws.num_chains()));
+  if (r.interrupted) std::printf("%s\n", privpost::interrupted_line(r).c_str());
 }
 
 // The summary table of one method (privpost::summary_writer), on stdout with the tool's other lines.
 inline void summarise(const char* title, const privpost::inference_result& r, const std::vector<std::string>& names) {
   std::fflush(stdout);
-  privpost::summary_writer(std::cout).write({title, title, names, 0, 1, 0, true}, r);
+  privpost::summary_writer(std::cout).write(table_header(title, names), r);
   std::cout.flush();
 }
 
@@ -121,7 +124,7 @@ inline void write_draws(const std::string& path, const std::vector<std::pair<std
   std::ofstream f(path);
   if (!f) throw std::runtime_error("cannot open --draws-csv file '" + path + "'");
   privpost::draws_csv_writer writer(f);
-  for (const auto& [method, r] : results) writer.write({method, method, names, 0, 1, 0, true}, r);
+  for (const auto& [method, r] : results) writer.write(table_header(method, names), r);
   f.close();
   if (!f) throw std::runtime_error("error writing '" + path + "'");
 }

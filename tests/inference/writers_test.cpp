@@ -194,6 +194,16 @@ TEST_CASE("CmdStan CSV files round-trip exactly, with and without sampler column
   }
 }
 
+// What counts as a writer: write(header, result) is required; a callback is a writer only through progress_writer.
+static_assert(run_writer<summary_writer> && run_writer<json_summary_writer> && run_writer<draws_csv_writer>);
+static_assert(!run_writer<int> && !run_writer<std::ostream>);
+static_assert(run_writer<progress_writer<void (*)(const inference_progress&)>>);
+template <class F>
+concept makes_progress_writer = requires {
+  typename progress_writer<F>;
+};
+static_assert(makes_progress_writer<void (*)(const inference_progress&)> && !makes_progress_writer<int>);
+
 TEST_CASE("run() hands infer's result to every writer, and infer_until's with a target", "[run]") {
   const beta_prior prior(2.0, 3.0);
   const laplace_mechanism m(1.0, 0.5);

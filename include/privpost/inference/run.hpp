@@ -54,7 +54,7 @@ concept run_writer = requires(W& w, const run_header& h, const inference_result&
 };
 
 /// A writer that only reports progress: f(inference_progress) about a hundred times per run.
-template <class F>
+template <std::invocable<const inference_progress&> F>
 struct progress_writer {
   F f;  ///< the callback
   /// Forwards to f.

@@ -76,6 +76,13 @@ inline std::vector<std::string> run_warnings(const run_header& h, const inferenc
   return convergence_warnings(r.draws, r.events, r.sweeps, {}, h.names);
 }
 
+/// The line a summary prints for a run that inference_options::stop ended early: how many draws it kept (two spaces
+/// of indent, no newline).
+inline std::string interrupted_line(const inference_result& r) {
+  return "  INTERRUPTED (Ctrl-C): " + std::to_string(r.draws.draws_per_chain()) + " draws per chain of " +
+         std::to_string(r.draws.num_chains()) + " chain(s) kept before the stop";
+}
+
 /// The summary table: per parameter mean, sd, 5/50/95% quantiles, R-hat, bulk and tail ESS; a line when the run was
 /// interrupted; the numerical repairs.
 class summary_writer {
@@ -96,11 +103,7 @@ class summary_writer {
                     r.draws.ess_tail(j));
       *os_ << line;
     }
-    if (r.interrupted) {
-      std::snprintf(line, sizeof line, "  INTERRUPTED (Ctrl-C): %lld draws per chain of %lld chain(s) kept before the stop\n",
-                    static_cast<long long>(r.draws.draws_per_chain()), static_cast<long long>(r.draws.num_chains()));
-      *os_ << line;
-    }
+    if (r.interrupted) *os_ << interrupted_line(r) << '\n';
     const auto& e = r.events;
     std::snprintf(line, sizeof line,
                   "  numerical repairs: %llu projections, %llu jitter, %llu PSD repairs, %llu rejected draws\n",
