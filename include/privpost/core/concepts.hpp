@@ -212,6 +212,31 @@ concept semidefinite_statistic_model = statistic_model<M> && std::same_as<typena
                                        std::same_as<typename M::matrix_type, Eigen::MatrixXd> &&
                                        requires { requires M::semidefinite_covariance; };
 
+/// Optional, for the exact sum blocks of gibbs_frame (enumerated_sum, window_sum, corrected_sum): a statistic_model of
+/// one number, the sum of n records, that lives on the non-negative integers with the closed-form law
+/// exp(m.log_sum_probability(s, n, theta)) (NaN or -infinity where s is impossible). An integer-sum law is a model's
+/// optional point: family_model<F> forwards F's (the binomial's Binomial(n, theta), the Poisson's Poisson(n lambda)),
+/// and a user's model declares its own. The blocks read the sum's mean from moments().
+template <class M>
+concept integer_sum_model = statistic_model<M> && M::static_size == 1 &&
+                            requires(const M& m, double s, double n, const typename M::parameter_type& theta) {
+                              { m.log_sum_probability(s, n, theta) } -> std::convertible_to<double>;
+                            };
+
+/// An integer_sum_model whose support ends at m.sum_upper(n) (the binomial's n): enumerated_sum enumerates it whole.
+template <class M>
+concept finite_sum_model = integer_sum_model<M> && requires(const M& m, double n) {
+  { m.sum_upper(n) } -> std::convertible_to<double>;
+};
+
+/// Optional, detected by the exact sum blocks: an integer_sum_model whose sum law is h_n(s) exp(eta s - n A(eta)) with
+/// eta = m.natural_parameter(theta)(0), as for the sum of n records of an exponential family. The blocks then compute
+/// h_n once and each sweep adds eta s, instead of calling log_sum_probability (log-gamma terms) at every point.
+template <class M>
+concept natural_sum_model = integer_sum_model<M> && requires(const M& m, const typename M::parameter_type& theta) {
+  { m.natural_parameter(theta) } -> std::convertible_to<typename M::vector_type>;
+};
+
 /// A model with a nuisance block that Gibbs-SS updates each sweep (detected, never required).
 template <class M>
 concept has_nuisance = statistic_model<M> && requires(M& m, const typename M::vector_type& s, double n, std::mt19937_64& g) {

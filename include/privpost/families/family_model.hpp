@@ -96,6 +96,19 @@ struct family_model {
   /// The parameter as a vector (the coordinates the draws report).
   static parameter_vector_t<F> parameter_vector(const parameter_type& theta) { return family_parameter_vector<F>(theta); }
 
+  /// @{
+  /// F's integer-sum law, where F has one (integer_sum_model, finite_sum_model, natural_sum_model): the exact sum
+  /// blocks then run the family.
+  static double log_sum_probability(double s, double n, const parameter_type& theta) requires requires {
+    F::log_sum_probability(s, n, theta);
+  }
+  { return F::log_sum_probability(s, n, theta); }
+  static double sum_upper(double n) requires requires { F::sum_upper(n); }
+  { return F::sum_upper(n); }
+  static vector_type natural_parameter(const parameter_type& theta) requires requires { F::natural_parameter(theta); }
+  { return F::natural_parameter(theta); }
+  /// @}
+
   /// Conjugate-Update(lambda, s, n) by the prior's own update.
   template <conjugate_prior Prior>
   requires std::same_as<typename Prior::family, F>

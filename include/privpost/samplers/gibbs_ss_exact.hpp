@@ -1,14 +1,18 @@
 // privpost/samplers/gibbs_ss_exact.hpp
-// gibbs_ss_exact: exact Gibbs sampling of the posterior given a release of a sum whose law is closed form on a finite
-// integer support (spec exact-small-n.md C.5 (a)): theta | s by conjugacy and s | theta, z by enumeration over
+// enumerated_sum and gibbs_ss_exact: exact Gibbs sampling of the posterior given a release of a sum whose law is closed
+// form on a finite integer support (spec exact-small-n.md C.5 (a)): theta | s by conjugacy and s | theta, z by
+// enumeration over
 // {0, ..., sum_upper(n)}, pi(s) proportional to P(S = s | theta) p(z | s) with the mechanism's exact log-likelihood.
 // No CLT, no continuous relaxation of the integer sum and no latent noise variances, so theta's marginal is the exact
 // posterior at any n (where Gibbs-SS's 90% intervals covered 0.82-0.85 at binomial n = 10). Any release_mechanism
 // works (Laplace, Gaussian, mechanism_variant). O(support) additions and exponentials per sweep: the release's
 // log-likelihood and the sum law's base measure at every support point are computed once, at construction.
+// enumerated_sum is the block of gibbs_frame (any finite_sum_model, a user's included); gibbs_ss_exact is the frame
+// with it for a static family and its conjugate prior.
 //
 //     gibbs_ss_exact chain(beta_prior(1.0, 1.0), laplace_mechanism(1.0, epsilon), z, 10.0, g);
 //     infer([&](auto& g) { return gibbs_ss_exact(prior, mechanism, z, n, g); }, options);
+//     gibbs_frame chain(my_model, my_prior, enumerated_sum(mechanism, z), n, g);   // a user's finite_sum_model
 #pragma once
 
 #include <Eigen/Core>
@@ -27,96 +31,98 @@
 #include "privpost/families/family_model.hpp"
 #include "privpost/mechanisms/reachable.hpp"
 #include "privpost/samplers/detail/sweep.hpp"
+#include "privpost/samplers/gibbs_frame.hpp"
 
 namespace privpost {
 
-/// Exact Gibbs sampler over (theta, s) for a finite_sum_family with its conjugate prior and any release mechanism.
-/// State: theta and the integer sum s. Sweeps allocate nothing.
-template <conjugate_prior Prior, release_mechanism Mechanism>
-requires finite_sum_family<typename Prior::family>
-class gibbs_ss_exact {
+/// The sum block of exact Gibbs sampling for a finite_sum_model: s | theta, z by inverse CDF over {0, ..., sum_upper(n)}
+/// with pi(s) proportional to P(S = s | theta) p(z | s) and the mechanism's exact log-likelihood. Any
+/// release_mechanism. Draws allocate nothing.
+template <release_mechanism Mechanism>
+class enumerated_sum {
  public:
-  /// The exponential family.
-  using family = typename Prior::family;
-  /// The family's parameter type.
-  using parameter_type = typename family::parameter_type;
   /// The largest support enumerated (sum_upper(n) + 1 points): beyond it the O(n) sweep is the wrong tool.
   static constexpr double enumeration_cap = 1e5;
 
-  /// z: the release (one entry, finite), n: the public number of records (a whole number >= 1 whose support has at
-  /// most enumeration_cap points). theta starts from the prior, s at the support point nearest z.
-  /// std::invalid_argument for a wrong size, a non-finite z, or n outside that range.
-  template <random_engine G>
-  gibbs_ss_exact(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g)
-      : prior_(prior), n_(n) {
+  /// The mechanism and its release z (one entry; checked in start()).
+  enumerated_sum(const Mechanism& mechanism, const Eigen::VectorXd& z) : mechanism_(mechanism), release_(z) {}
+
+  /// Checks the release (one finite entry, reachable) and n (a whole number >= 1 whose support has at most
+  /// enumeration_cap points), computes the release's log-likelihood at every support point, and sets s at the support
+  /// point nearest z. std::invalid_argument naming the value otherwise.
+  template <finite_sum_model Model, class Prior, random_engine G>
+  void start(const Model& model, const Prior&, typename Model::parameter_type& theta, double n, typename Model::vector_type& s,
+             numerical_events&, G&) {
     constexpr const char* f = "gibbs_ss_exact";
-    detail::check_release(f, z, 1, n);
+    detail::check_release(f, release_, 1, n);
     detail::check_whole_record_count(f, n, std::numeric_limits<double>::infinity(), "a whole number >= 1");
     const double upper =
-        detail::checked_support_upper(f, family::sum_upper(n), enumeration_cap, "a whole number in [1, 1e5] (use gibbs_ss)");
-    check_reachable(f, "z", z(0), 0.0, upper, n, noise_scale(mechanism));
+        detail::checked_support_upper(f, model.sum_upper(n), enumeration_cap, "a whole number in [1, 1e5] (use gibbs_ss)");
+    check_reachable(f, "z", release_(0), 0.0, upper, n, noise_scale(mechanism_));
     const auto points = static_cast<std::size_t>(upper) + 1;
     log_release_.resize(points);
     weights_.resize(points);
     // Fixed-size 1-vectors (converted where a mechanism takes its dynamic vector_type): GCC 12 inlines Eigen's packet
     // path for a dynamic vector of constant size 1 and warns, wrongly, that its second lane is uninitialised.
     Eigen::Matrix<double, 1, 1> zv, sv;
-    zv(0) = z(0);
+    zv(0) = release_(0);
     bool any = false;
     for (std::size_t k = 0; k < points; ++k) {
       sv(0) = static_cast<double>(k);
-      log_release_[k] = mechanism.log_likelihood(zv, sv);
+      log_release_[k] = mechanism_.log_likelihood(zv, sv);
       if (std::isnan(log_release_[k])) log_release_[k] = -std::numeric_limits<double>::infinity();
       any = any || std::isfinite(log_release_[k]);
     }
-    if (!any) throw_invalid(f, "z", z(0), "a release of positive likelihood at some support point");
-    theta_ = prior_.draw(g);
-    s_ = std::clamp(std::round(z(0)), 0.0, upper);
+    if (!any) throw_invalid(f, "z", release_(0), "a release of positive likelihood at some support point");
+    s(0) = std::clamp(std::round(release_(0)), 0.0, upper);
     // h_n(s) + log p(z | s) at a reference parameter (the first draw, interior almost surely): each sweep then adds
     // eta(theta) s. Kept only if every term is finite where the release's is (else every sweep computes directly).
-    const double eta_ref = family::natural_parameter(theta_)(0);
-    base_.resize(points);
-    fast_ = std::isfinite(eta_ref);
-    for (std::size_t k = 0; k < points && fast_; ++k) {
-      const double kd = static_cast<double>(k);
-      base_[k] = family::log_sum_probability(kd, n_, theta_) - eta_ref * kd + log_release_[k];
-      fast_ = std::isfinite(base_[k]) || !std::isfinite(log_release_[k]);
+    fast_ = false;
+    if constexpr (natural_sum_model<Model>) {
+      const double eta_ref = model.natural_parameter(theta)(0);
+      base_.resize(points);
+      fast_ = std::isfinite(eta_ref);
+      for (std::size_t k = 0; k < points && fast_; ++k) {
+        const double kd = static_cast<double>(k);
+        base_[k] = model.log_sum_probability(kd, n, theta) - eta_ref * kd + log_release_[k];
+        fast_ = std::isfinite(base_[k]) || !std::isfinite(log_release_[k]);
+      }
     }
   }
 
-  /// One sweep: theta | s (conjugate, exact: s is a genuine sum), then s | theta, z (draw_sum).
-  template <random_engine G>
-  void step(G& g) {
-    typename family::vector_type s;
-    s(0) = s_;
-    theta_ = prior_.update(s, n_).draw(g);
-    s_ = draw_sum(theta_, g);
+  /// s | theta, z.
+  template <finite_sum_model Model, random_engine G>
+  void draw_sum(const Model& model, const typename Model::parameter_type& theta, double n, typename Model::vector_type& s,
+                numerical_events&, G& g) {
+    s(0) = draw(model, theta, n, g);
   }
 
-  /// s | theta, z by inverse CDF over the support: the exact conditional of the sum. Also the kernel the tests check.
-  template <random_engine G>
-  double draw_sum(const parameter_type& theta, G& g) {
-    sum_weights(theta);
-    const double u = draw_uniform(g);
-    std::size_t k = 0;
-    double cumulative = weights_[0];
-    while (cumulative < u && k + 1 < weights_.size()) cumulative += weights_[++k];
-    return static_cast<double>(k);
+  /// One draw of s | theta, z by inverse CDF over the support.
+  template <finite_sum_model Model, random_engine G>
+  double draw(const Model& model, const typename Model::parameter_type& theta, double n, G& g) {
+    sum_weights(model, theta, n);
+    return static_cast<double>(detail::inverse_cdf_index(weights_, draw_uniform(g)));
   }
 
   /// The normalised conditional law pi(s | theta, z), s = 0, ..., sum_upper(n). A theta under which no support point
   /// has positive probability (every log-weight -infinity) is a std::domain_error naming it.
-  const std::vector<double>& sum_weights(const parameter_type& theta) {
+  template <finite_sum_model Model>
+  const std::vector<double>& sum_weights(const Model& model, const typename Model::parameter_type& theta, double n) {
     double top = -std::numeric_limits<double>::infinity();
-    const double eta = family::natural_parameter(theta)(0);
+    double eta = std::numeric_limits<double>::quiet_NaN();
+    if constexpr (natural_sum_model<Model>) {
+      if (fast_) eta = model.natural_parameter(theta)(0);
+    }
     if (fast_ && std::isfinite(eta)) {
       for (std::size_t k = 0; k < weights_.size(); ++k) {
         weights_[k] = base_[k] + eta * static_cast<double>(k);
         top = std::max(top, weights_[k]);
       }
-    } else {  // theta on the boundary (eta infinite): the family's own log-probabilities
+    } else {  // theta on the boundary (eta infinite), or no natural parameter: the model's own log-probabilities
       for (std::size_t k = 0; k < weights_.size(); ++k) {
-        weights_[k] = family::log_sum_probability(static_cast<double>(k), n_, theta) + log_release_[k];
+        double l = model.log_sum_probability(static_cast<double>(k), n, theta) + log_release_[k];
+        if (std::isnan(l)) l = -std::numeric_limits<double>::infinity();
+        weights_[k] = l;
         top = std::max(top, weights_[k]);
       }
     }
@@ -129,23 +135,49 @@ class gibbs_ss_exact {
     return weights_;
   }
 
-  /// The current draw of theta.
-  const parameter_type& parameter() const noexcept { return theta_; }
-  /// The current draw as a vector.
-  auto parameter_vector() const { return family_model<family>::parameter_vector(theta_); }
-  /// The current sum (an integer in [0, sum_upper(n)]).
-  double statistic() const noexcept { return s_; }
-  /// Nothing is ever repaired or retried: all zero.
-  const numerical_events& events() const noexcept { return events_; }
-
  private:
-  Prior prior_;
-  double n_;
-  parameter_type theta_{};
-  double s_ = 0.0;
+  Mechanism mechanism_;
+  Eigen::VectorXd release_;
   std::vector<double> log_release_, weights_, base_;
   bool fast_ = false;
-  numerical_events events_;
+};
+
+/// Exact Gibbs sampler over (theta, s) for a finite_sum_family with its conjugate prior and any release mechanism:
+/// gibbs_frame with enumerated_sum. State: theta and the integer sum s. Sweeps allocate nothing.
+template <conjugate_prior Prior, release_mechanism Mechanism>
+requires finite_sum_family<typename Prior::family>
+class gibbs_ss_exact : public gibbs_frame<family_model<typename Prior::family>, Prior, enumerated_sum<Mechanism>> {
+  using frame = gibbs_frame<family_model<typename Prior::family>, Prior, enumerated_sum<Mechanism>>;
+
+ public:
+  /// The exponential family.
+  using family = typename Prior::family;
+  /// The family's parameter type.
+  using parameter_type = typename family::parameter_type;
+  /// The largest support enumerated (sum_upper(n) + 1 points): beyond it the O(n) sweep is the wrong tool.
+  static constexpr double enumeration_cap = enumerated_sum<Mechanism>::enumeration_cap;
+
+  /// z: the release (one entry, finite), n: the public number of records (a whole number >= 1 whose support has at
+  /// most enumeration_cap points). theta starts from the prior, s at the support point nearest z.
+  /// std::invalid_argument for a wrong size, a non-finite z, or n outside that range.
+  template <random_engine G>
+  gibbs_ss_exact(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g)
+      : frame(
+            family_model<family>{}, prior, [&] { return enumerated_sum<Mechanism>(mechanism, z); }, n, g) {}
+
+  /// s | theta, z by inverse CDF over the support: the exact conditional of the sum. Also the kernel the tests check.
+  template <random_engine G>
+  double draw_sum(const parameter_type& theta, G& g) {
+    return this->mutable_block().draw(this->model(), theta, this->records(), g);
+  }
+
+  /// The normalised conditional law pi(s | theta, z), s = 0, ..., sum_upper(n) (enumerated_sum::sum_weights).
+  const std::vector<double>& sum_weights(const parameter_type& theta) {
+    return this->mutable_block().sum_weights(this->model(), theta, this->records());
+  }
+
+  /// The current sum (an integer in [0, sum_upper(n)]).
+  double statistic() const noexcept { return frame::statistic()(0); }
 };
 
 template <conjugate_prior Prior, release_mechanism Mechanism, class Z, random_engine G>

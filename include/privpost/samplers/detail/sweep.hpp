@@ -8,8 +8,10 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
@@ -145,6 +147,15 @@ template <random_engine G>
 bool accept_collapsed_move(double current, double candidate, G& g) {
   if (candidate == -std::numeric_limits<double>::infinity()) return false;
   return current == -std::numeric_limits<double>::infinity() || std::log(draw_uniform(g)) < candidate - current;
+}
+
+// The index k of a normalised discrete law (weights summing to 1) at the uniform u by inverse CDF: the first k whose
+// cumulative weight reaches u, the last one when rounding leaves the total just below u. The exact sum blocks' draw.
+inline std::size_t inverse_cdf_index(const std::vector<double>& weights, double u) {
+  std::size_t k = 0;
+  double cumulative = weights[0];
+  while (cumulative < u && k + 1 < weights.size()) cumulative += weights[++k];
+  return k;
 }
 
 // w_j | z_j - s_j for every coordinate, from the mechanism's scale-mixture view (App. B.2); nothing for fixed variances.
