@@ -22,6 +22,7 @@
 #include "privpost/core/random/binomial.hpp"
 #include "privpost/families/binomial.hpp"
 #include "privpost/inference/calibration_study.hpp"
+#include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/gibbs_frame.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
@@ -95,6 +96,13 @@ static_assert(!frame_for<success_count_model, int>);
 static_assert(sampler<gibbs_frame<success_count_model, beta_belief, enumerated_sum<laplace_mechanism>>>);
 static_assert(sampler<gibbs_frame<success_count_model, beta_belief, corrected_sum<success_count_model, laplace_mechanism>>>);
 static_assert(sampler<gibbs_frame<clt_only_model, beta_belief, clt_sum<clt_only_model, laplace_mechanism>>>);
+// A conjugate model's parameter block is the frame's own: no model draw, no NUTS warm-up to forward.
+static_assert(!parameter_drawing_model<clt_only_model, beta_belief, clt_sum<clt_only_model, laplace_mechanism>>);
+static_assert(!warmup_planned<gibbs_frame<clt_only_model, beta_belief, clt_sum<clt_only_model, laplace_mechanism>>>);
+static_assert(!reports_draw_diagnostics<gibbs_frame<clt_only_model, beta_belief, clt_sum<clt_only_model, laplace_mechanism>>>);
+static_assert(!fixed_variance_block<clt_sum<clt_only_model, laplace_mechanism>>);
+static_assert(fixed_variance_block<clt_sum<clt_only_model, gaussian_mechanism>>);
+static_assert(!fixed_variance_block<enumerated_sum<laplace_mechanism>>);
 
 namespace {
 

@@ -30,6 +30,11 @@ using laplace_glm = glm_collapsed_gibbs<logistic_moment_map<exact_logistic_link>
 static_assert(sampler<laplace_glm>);
 static_assert(warmup_aware<laplace_glm>);
 static_assert(sampler<glm_collapsed_gibbs<poisson_moment_map, gaussian_mechanism>>);
+// The GLM is gibbs_frame with NUTS as its parameter block: the model draws theta, and the frame forwards the warm-up.
+using logistic_collapsed = glm_collapsed_model<logistic_moment_map<exact_logistic_link>>;
+static_assert(parameter_drawing_model<logistic_collapsed, glm_prior, clt_sum<logistic_collapsed, laplace_mechanism>>);
+static_assert(!parameter_drawing_model<logistic_collapsed, glm_prior, int>);
+static_assert(warmup_planned<laplace_glm> && warmup_aware<laplace_glm> && reports_draw_diagnostics<laplace_glm>);
 static_assert(!differentiable_model<laplace_glm>);
 
 TEST_CASE("glm_statistic::l1_sensitivity bounds ||t(x, y) - t(x', y')||_1 over admitted neighbours", "[glm][laplace]") {

@@ -1,16 +1,18 @@
 // privpost/samplers/gibbs_frame.hpp
-// gibbs_frame: the one Gibbs-SS sweep (dissertation Algorithm 3; 001 Algorithm 1) with a pluggable sum block. A sweep
-// is: the parameter block (theta | s by Conjugate-Update, then the model's nuisance block if it has one, then the
-// optional collapsed prior-proposal moves on theta with s integrated out), the sum block (s | theta and the release),
-// then the block's noise variances (w | s, z) if it keeps any. The sum blocks:
+// gibbs_frame: the one Gibbs-SS sweep (dissertation Algorithm 3; 001 Algorithm 1) with pluggable blocks. A sweep is:
+// the parameter block, the sum block (s | theta and the release), then the block's noise variances (w | s, z) if it
+// keeps any. The parameter block is theta | s by Conjugate-Update, then the model's nuisance block if it has one, then
+// the optional collapsed prior-proposal moves on theta with s integrated out; or the model's own draw
+// (parameter_drawing_model: glm_collapsed_model's NUTS with s integrated out). The sum blocks:
 //   clt_sum (gibbs_ss.hpp)              Gibbs-SS's CLT normal times the release's scale mixture (NormProduct; Matheron's
 //                                       rule for a singular covariance), on the model's valid set; any statistic_model;
+//   truncated_sum (gibbs_ss_truncated.hpp) the (total, centre) pair of a truncated release, on truncated_model<F>;
 //   enumerated_sum (gibbs_ss_exact.hpp) the exact conditional of an integer sum over its whole finite support;
 //   window_sum (gibbs_ss_window.hpp)    the exact conditional over the window around its mode (unbounded supports);
 //   corrected_sum (gibbs_ss_corrected.hpp) Gibbs-SS's normal draw made exact by a Metropolis-Hastings correction.
 // The exact blocks take any integer_sum_model (core/concepts.hpp), so a user's model with a closed-form sum law runs
-// under them as the families do. gibbs_ss, gibbs_ss_exact, gibbs_ss_window and gibbs_ss_corrected are this frame with
-// their block and the release-taking constructors users know.
+// under them as the families do. gibbs_ss, gibbs_ss_truncated, gibbs_ss_exact, gibbs_ss_window, gibbs_ss_corrected and
+// glm_collapsed_gibbs are this frame with their blocks and the release-taking constructors users know.
 //
 //     gibbs_frame chain(my_model, prior, enumerated_sum(laplace_mechanism(1.0, epsilon), z), n, g);
 #pragma once
@@ -20,8 +22,10 @@
 #include <cstdint>
 #include <functional>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
@@ -57,12 +61,42 @@ concept collapsible_block = requires(B& b, const Model& m, const typename Model:
   { b.collapsed_log_likelihood(m, theta, n) } -> std::convertible_to<double>;
 };
 
-/// The Gibbs-SS sampler over (model, conjugate prior, sum block). State: theta, s (the latent exact statistic), the
+/// Optional: a model that draws its own parameter block instead of the conjugate update (glm_collapsed_model: NUTS on
+/// the GLM's parameters with s integrated out, given the sum block's noise variances). m.start_parameter(prior, block,
+/// theta, g) sets theta's starting point once the block has started (the frame draws no theta from the prior for it);
+/// m.draw_parameter(prior, s, n, block, theta, g) is the sweep's parameter block; m.condition_on(block), called at the
+/// end of every sweep that drew s, hands it the block's new latent state (the GLM's NUTS target depends on the noise
+/// variances). A model whose draw_parameter never reads s declares `static constexpr bool integrates_sum = true`: the
+/// frame then draws no s when the block's noise variances are fixed (a fixed_variance_block), since nothing would read
+/// it.
+template <class M, class Prior, class Block>
+concept parameter_drawing_model = statistic_model<M> &&
+    requires(M& m, const Prior& prior, const typename M::vector_type& s, double n, const Block& b,
+             typename M::parameter_type& theta, std::mt19937_64& g) {
+  m.start_parameter(prior, b, theta, g);
+  m.draw_parameter(prior, s, n, b, theta, g);
+  m.condition_on(b);
+};
+
+/// Optional: a sum block whose noise variances never move (a Gaussian mechanism): `static constexpr bool
+/// fixed_variances = true`.
+template <class B>
+concept fixed_variance_block = requires {
+  requires B::fixed_variances;
+};
+
+/// The Gibbs-SS sampler over (model, prior, sum block): the prior is conjugate to the model unless the model draws its
+/// own parameter (parameter_drawing_model). State: theta, s (the latent exact statistic), the
 /// model's nuisance parameters and the block's own state (noise variances, the corrected draw's position). Sweeps of
 /// fixed-size models allocate nothing; see the blocks for dynamic-size models.
 template <statistic_model Model, class Prior, sum_block<Model, Prior> Block>
-requires conjugate_prior_for<Prior, Model>
+requires conjugate_prior_for<Prior, Model> || parameter_drawing_model<Model, Prior, Block>
 class gibbs_frame {
+  // The parameter block: the conjugate update (with the optional collapsed moves), or the model's own draw.
+  static constexpr bool conjugate = !parameter_drawing_model<Model, Prior, Block>;
+  // The collapsed moves: a conjugate parameter block with a sum block that integrates s out.
+  static constexpr bool collapsible = conjugate && collapsible_block<Block, Model>;
+
  public:
   /// The statistic model.
   using model_type = Model;
@@ -78,12 +112,11 @@ class gibbs_frame {
   static constexpr int dimension = Model::static_size;
 
   /// n: the public number of records (the block checks it with its release). theta starts from the prior; the block
-  /// then sets s and its own state (Block::start).
+  /// then sets s and its own state (Block::start). A parameter_drawing_model sets theta after the block has started.
   template <random_engine G>
   gibbs_frame(Model model, const Prior& prior, Block block, double n, G& g)
       : model_(std::move(model)), prior_(prior), posterior_(prior), block_(std::move(block)), n_(n) {
-    theta_ = prior_.draw(g);
-    block_.start(model_, prior_, theta_, n_, s_, events_, g);
+    start(g);
   }
 
   /// The same with the block built in place by make_block() (no copy or move of its workspace).
@@ -93,30 +126,48 @@ class gibbs_frame {
   gibbs_frame(Model model, const Prior& prior, MakeBlock make_block, double n, G& g)
       : model_(std::move(model)), prior_(prior), posterior_(prior), block_(make_block()), n_(n) {
     // clang-format on
-    theta_ = prior_.draw(g);
-    block_.start(model_, prior_, theta_, n_, s_, events_, g);
+    start(g);
   }
 
   /// One sweep: theta | s; nuisance | s; [collapsed moves on theta]; s | theta and the release; [noise variances | s].
+  /// For a parameter_drawing_model the first three are its draw_parameter.
   template <random_engine G>
   void step(G& g) {
-    if constexpr (in_place_update<Model, Prior>) {
-      model_.update(prior_, s_, n_, posterior_);
+    if constexpr (conjugate) {
+      if constexpr (in_place_update<Model, Prior>) {
+        model_.update(prior_, s_, n_, posterior_);
+      } else {
+        posterior_ = model_.update(prior_, s_, n_);
+      }
+      if constexpr (in_place_draw<Prior, parameter_type>) {
+        posterior_.draw(g, theta_);
+      } else {
+        theta_ = posterior_.draw(g);
+      }
+      if constexpr (has_nuisance<Model>) model_.update_nuisance(s_, n_, g);
+      if constexpr (collapsible) {
+        if (collapsed_moves_ > 0) collapsed_theta_moves(g);
+      }
     } else {
-      posterior_ = model_.update(prior_, s_, n_);
-    }
-    if constexpr (in_place_draw<Prior, parameter_type>) {
-      posterior_.draw(g, theta_);
-    } else {
-      theta_ = posterior_.draw(g);
-    }
-    if constexpr (has_nuisance<Model>) model_.update_nuisance(s_, n_, g);
-    if constexpr (collapsible_block<Block, Model>) {
-      if (collapsed_moves_ > 0) collapsed_theta_moves(g);
+      model_.draw_parameter(prior_, s_, n_, block_, theta_, g);
+      if constexpr (requires { requires Model::integrates_sum; } && fixed_variance_block<Block>) return;
     }
     block_.draw_sum(model_, theta_, n_, s_, events_, g);
     if constexpr (variance_block<Block, Model>) block_.draw_variances(s_, g);
+    if constexpr (!conjugate) model_.condition_on(std::as_const(block_));
   }
+
+  /// Told by infer before the first sweep when the model's parameter block adapts (a NUTS block): it adapts over the
+  /// driver's burn-in.
+  void begin_warmup(int transitions) requires warmup_planned<Model> { model_.begin_warmup(transitions); }
+  /// Told by infer after burn-in, for a model whose parameter block adapts.
+  void end_warmup() requires warmup_aware<Model> { model_.end_warmup(); }
+  /// The parameter block's sampler columns (a NUTS block's), for a model that has them.
+  static std::vector<std::string> draw_diagnostic_names() requires reports_draw_diagnostics<Model> {
+    return Model::draw_diagnostic_names();
+  }
+  /// The parameter block's diagnostics of the sweep (draw_diagnostic_names()).
+  Eigen::VectorXd draw_diagnostics() const requires reports_draw_diagnostics<Model> { return model_.draw_diagnostics(); }
 
   /// Collapsed moves per sweep (0, the default, is Algorithm 3 as published; at most 1000), for a block that can
   /// integrate s out (collapsible_block: clt_sum). After theta | s and the nuisance block, each move proposes theta' from
@@ -131,7 +182,7 @@ class gibbs_frame {
   /// where the CLT normal puts visible mass outside it (small n, theta near the boundary): use it where the noise
   /// dominates. Checked by simulation-based calibration for the binomial and the multinomial (n = 1000,
   /// epsilon = 0.01) and the tree CGM (epsilon 0.1 and 0.01); the tools offer it for those models (--collapsed-moves).
-  void set_collapsed_moves(int moves) requires collapsible_block<Block, Model> {
+  void set_collapsed_moves(int moves) requires collapsible {
     if (moves < 0 || moves > 1000) throw_invalid("gibbs_ss::set_collapsed_moves", "moves", moves, "an integer in [0, 1000]");
     collapsed_moves_ = moves;
   }
@@ -168,6 +219,17 @@ class gibbs_frame {
   numerical_events& mutable_events() noexcept { return events_; }
 
  private:
+  template <random_engine G>
+  void start(G& g) {
+    if constexpr (conjugate) {
+      theta_ = prior_.draw(g);
+      block_.start(model_, prior_, theta_, n_, s_, events_, g);
+    } else {
+      block_.start(model_, prior_, theta_, n_, s_, events_, g);
+      model_.start_parameter(prior_, std::as_const(block_), theta_, g);
+    }
+  }
+
   // Metropolis-Hastings on theta | z (s integrated out) with prior-reversible proposals: the whole parameter from the
   // prior, or, for a blocked_prior, one block at a time from its prior (a sweep over the blocks per move). The prior
   // cancels, so the acceptance ratio is the integrated likelihoods' ratio (detail::accept_collapsed_move).

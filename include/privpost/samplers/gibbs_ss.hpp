@@ -36,6 +36,8 @@ class clt_sum {
   using matrix_type = typename Model::matrix_type;
   /// Compile-time length of the statistic.
   static constexpr int dimension = Model::static_size;
+  /// Whether the noise variances never move (a Gaussian mechanism): then w | s, z is no draw at all.
+  static constexpr bool fixed_variances = Mechanism::fixed_variance;
 
   /// The mechanism and its release z (checked against the model in start()).
   clt_sum(const Mechanism& mechanism, const Eigen::VectorXd& z) : mechanism_(mechanism), release_(z) {
@@ -91,6 +93,8 @@ class clt_sum {
 
   /// The current noise variances w.
   const vector_type& variances() const noexcept { return w_; }
+  /// The release mechanism.
+  const Mechanism& mechanism() const noexcept { return mechanism_; }
 
  private:
   struct no_workspace {};
