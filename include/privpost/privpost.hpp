@@ -92,6 +92,7 @@
 #include "privpost/samplers/cgm/naive_mle.hpp"
 #include "privpost/samplers/cgm/nlbp.hpp"
 #include "privpost/samplers/conjugate.hpp"
+#include "privpost/samplers/gibbs_frame.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_corrected.hpp"
 #include "privpost/samplers/gibbs_ss_exact.hpp"

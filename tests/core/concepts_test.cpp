@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <Eigen/Core>
+#include <array>
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -163,19 +165,54 @@ struct value_only_target {  // no gradient: not a differentiable_model
   Eigen::Index dimension() const { return 2; }
   double log_density(const Eigen::VectorXd& u) const { return -0.5 * u.squaredNorm(); }
 };
-struct logistic_without_moments {
-  static constexpr int dimension = 1;
-  static constexpr int parameter_dimension = 1;
-  using record_type = double;
+// A family in its defining members only: complete_family derives the sizes, discreteness and moments.
+struct minimal_bernoulli {
+  using record_type = int;
   using parameter_type = double;
   using support_type = simplex_support<1>;
-  static Eigen::Matrix<double, 1, 1> statistic(double x) { return Eigen::Matrix<double, 1, 1>(x); }
+  static Eigen::Matrix<double, 1, 1> statistic(int x) { return Eigen::Matrix<double, 1, 1>(x); }
   static Eigen::Matrix<double, 1, 1> natural_parameter(double t) { return Eigen::Matrix<double, 1, 1>(std::log(t / (1.0 - t))); }
   template <class T>
   static T log_partition(const std::array<T, 1>& eta) {
     using std::exp;
     using std::log;
     return log(1.0 + exp(eta[0]));
+  }
+};
+// The same with the sizes declared and real-valued records (exponential_family still wants moments).
+struct logistic_without_moments : minimal_bernoulli {
+  static constexpr int dimension = 1;
+  static constexpr int parameter_dimension = 1;
+  using record_type = double;
+  static Eigen::Matrix<double, 1, 1> statistic(double x) { return Eigen::Matrix<double, 1, 1>(x); }
+};
+// minimal_bernoulli with a closed-form mean and covariance, which complete_family must use instead of autodiff.
+struct closed_form_bernoulli : minimal_bernoulli {
+  static inline int closed_form_calls = 0;
+  static Eigen::Matrix<double, 1, 1> mean_statistic(double t) {
+    ++closed_form_calls;
+    return Eigen::Matrix<double, 1, 1>(t);
+  }
+  static Eigen::Matrix<double, 1, 1> covariance_statistic(double t) {
+    ++closed_form_calls;
+    return Eigen::Matrix<double, 1, 1>(t * (1.0 - t));
+  }
+};
+// Two statistics (x, x^2) and a parameter that is not a number: the sizes come from statistic and to_vector.
+struct minimal_normal {
+  struct parameter {
+    double mu, sigma2;
+  };
+  using record_type = double;
+  using parameter_type = parameter;
+  using support_type = mean_square_support;
+  static Eigen::Vector2d statistic(double x) { return {x, x * x}; }
+  static Eigen::Vector2d natural_parameter(const parameter& p) { return {p.mu / p.sigma2, -0.5 / p.sigma2}; }
+  static Eigen::Vector2d to_vector(const parameter& p) { return {p.mu, p.sigma2}; }
+  template <class T>
+  static T log_partition(const std::array<T, 2>& eta) {
+    using std::log;
+    return -eta[0] * eta[0] / (4.0 * eta[1]) - 0.5 * log(-2.0 * eta[1]);
   }
 };
 }  // namespace
@@ -277,10 +314,16 @@ static_assert(!generic_statistic_family<family_with_support>);
 static_assert(truncatable_family<poisson_family>);
 static_assert(truncatable_family<normal_family>);
 static_assert(!truncatable_family<binomial_family>);
-static_assert(log_partition_family<with_autodiff_moments<logistic_without_moments>>);
-static_assert(!exponential_family<logistic_without_moments>);  // no moments until with_autodiff_moments adds them
-static_assert(exponential_family<with_autodiff_moments<logistic_without_moments>>);
+static_assert(log_partition_family<complete_family<logistic_without_moments>>);
+static_assert(!exponential_family<logistic_without_moments>);  // no moments until complete_family adds them
+static_assert(exponential_family<complete_family<logistic_without_moments>>);
 static_assert(!log_partition_family<family_with_support>);
+static_assert(!exponential_family<minimal_bernoulli> && exponential_family<complete_family<minimal_bernoulli>>);
+static_assert(complete_family<minimal_bernoulli>::dimension == 1 && complete_family<minimal_bernoulli>::parameter_dimension == 1);
+static_assert(complete_family<minimal_bernoulli>::discrete && !complete_family<logistic_without_moments>::discrete);
+static_assert(statistic_model<family_model<complete_family<minimal_bernoulli>>>);
+static_assert(!exponential_family<minimal_normal> && log_partition_family<complete_family<minimal_normal>>);
+static_assert(complete_family<minimal_normal>::dimension == 2 && complete_family<minimal_normal>::parameter_dimension == 2);
 // covariate models
 static_assert(covariate_model<fixed_covariates>);
 static_assert(covariate_model<hierarchical_normal_covariates>);
@@ -330,3 +373,28 @@ static_assert(calibration_study<good_study>);
 static_assert(!calibration_study<bad_study>);
 
 TEST_CASE("concept checks compile", "[concepts]") { SUCCEED("static_asserts above"); }
+
+TEST_CASE("complete_family derives the moments by autodiff and keeps a family's closed forms", "[concepts]") {
+  // Bernoulli: E[x] = t, Var[x] = t (1 - t).
+  const auto mean = complete_family<minimal_bernoulli>::mean_statistic(0.3);
+  const auto cov = complete_family<minimal_bernoulli>::covariance_statistic(0.3);
+  CHECK(mean(0) == Approx(0.3).epsilon(1e-12));
+  CHECK(cov(0, 0) == Approx(0.21).epsilon(1e-12));
+  // Normal (mu, s2): E = (mu, mu^2 + s2); Var x = s2, Cov(x, x^2) = 2 mu s2, Var x^2 = 4 mu^2 s2 + 2 s2^2.
+  Eigen::Vector2d m;
+  Eigen::Matrix2d c;
+  complete_family<minimal_normal>::moments({1.5, 0.5}, m, c);
+  CHECK(m(0) == Approx(1.5).epsilon(1e-12));
+  CHECK(m(1) == Approx(2.75).epsilon(1e-12));
+  CHECK(c(0, 0) == Approx(0.5).epsilon(1e-12));
+  CHECK(c(0, 1) == Approx(1.5).epsilon(1e-12));
+  CHECK(c(1, 0) == Approx(1.5).epsilon(1e-12));
+  CHECK(c(1, 1) == Approx(5.0).epsilon(1e-12));
+  // Declared closed forms win over autodiff (and give the same numbers).
+  closed_form_bernoulli::closed_form_calls = 0;
+  Eigen::Matrix<double, 1, 1> mb, cb;
+  complete_family<closed_form_bernoulli>::moments(0.3, mb, cb);
+  CHECK(closed_form_bernoulli::closed_form_calls == 2);
+  CHECK(mb(0) == Approx(mean(0)).epsilon(1e-12));
+  CHECK(cb(0, 0) == Approx(cov(0, 0)).epsilon(1e-12));
+}

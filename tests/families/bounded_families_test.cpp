@@ -123,7 +123,7 @@ struct bernoulli_without_moments {
   static vector_type project(const vector_type& s, double n) { return vector_type(std::clamp(s(0), 0.0, n)); }
   static Eigen::Matrix<double, 1, 1> to_vector(double theta) { return Eigen::Matrix<double, 1, 1>(theta); }
 };
-using autodiff_bernoulli = with_autodiff_moments<bernoulli_without_moments>;
+using autodiff_bernoulli = complete_family<bernoulli_without_moments>;
 struct autodiff_beta_prior {
   using family = autodiff_bernoulli;
   beta_prior inner;

@@ -1,10 +1,14 @@
 // privpost/families/autodiff_family.hpp
-// autodiff_mean_statistic / autodiff_covariance_statistic: E[t(x)] = grad A(eta) and Var[t(x)] = Hessian A(eta)
-// (dissertation Eq. 4.1) by automatic differentiation of a family's log_partition, for families without closed forms.
+// autodiff_moments: E[t(x)] = grad A(eta) and Var[t(x)] = Hessian A(eta) (dissertation Eq. 4.1) by automatic
+// differentiation of a family's log_partition; complete_family: a family from its defining members (statistic,
+// natural_parameter, log_partition, support_type), the rest derived.
 #pragma once
 
 #include <Eigen/Core>
 #include <array>
+#include <concepts>
+#include <type_traits>
+#include <utility>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/families/detail/autodiff_moments.hpp"
@@ -26,38 +30,126 @@ void autodiff_moments(const typename F::parameter_type& theta, statistic_t<F>& m
 
 namespace privpost {
 
-/// Completes a family that gives only its log-partition: with_autodiff_moments<F> is F plus mean_statistic and
-/// covariance_statistic computed by autodiff_moments (Eq. 4.1), so every sampler accepts it. F must provide everything
-/// else exponential_family asks for, a `log_partition` template and `natural_parameter`.
+namespace detail {
 template <class F>
-struct with_autodiff_moments : F {
+concept declares_dimension = requires {
+  { F::dimension } -> std::convertible_to<int>;
+};
+template <class F>
+concept declares_parameter_dimension = requires {
+  { F::parameter_dimension } -> std::convertible_to<int>;
+};
+template <class F>
+concept declares_discrete = requires {
+  { F::discrete } -> std::convertible_to<bool>;
+};
+template <class F, class V, class M>
+concept declares_moments = requires(const typename F::parameter_type& theta, V& mean, M& cov) {
+  F::moments(theta, mean, cov);
+};
+template <class F>
+concept declares_mean_and_covariance = requires(const typename F::parameter_type& theta) {
+  F::mean_statistic(theta);
+  F::covariance_statistic(theta);
+};
+
+// The size of t(x): F::dimension if declared, else the compile-time rows of what F::statistic returns.
+template <class F>
+constexpr int family_dimension() {
+  if constexpr (declares_dimension<F>) {
+    return F::dimension;
+  } else {
+    using statistic_type = std::remove_cvref_t<decltype(F::statistic(std::declval<const typename F::record_type&>()))>;
+    static_assert(statistic_type::RowsAtCompileTime > 0, "complete_family: statistic(x) must return a fixed-size Eigen vector");
+    return statistic_type::RowsAtCompileTime;
+  }
+}
+
+// The size of the parameter vector: F::parameter_dimension if declared, 1 for a number, else the rows of to_vector.
+template <class F>
+constexpr int family_parameter_dimension() {
+  if constexpr (declares_parameter_dimension<F>) {
+    return F::parameter_dimension;
+  } else if constexpr (std::is_arithmetic_v<typename F::parameter_type>) {
+    return 1;
+  } else {
+    using vector_type = std::remove_cvref_t<decltype(F::to_vector(std::declval<const typename F::parameter_type&>()))>;
+    static_assert(vector_type::RowsAtCompileTime > 0, "complete_family: to_vector(theta) must return a fixed-size Eigen vector");
+    return vector_type::RowsAtCompileTime;
+  }
+}
+
+template <class F>
+constexpr bool family_discrete() {
+  if constexpr (declares_discrete<F>) {
+    return F::discrete;
+  } else {
+    return std::is_integral_v<typename F::record_type>;
+  }
+}
+}  // namespace detail
+
+/// A family from its defining members, everything else derived (and taken from F wherever F declares it, for speed or
+/// exactness). The minimal F gives
+///   record_type, parameter_type          one record, one parameter value
+///   statistic(x)                         t(x), a fixed-size Eigen vector
+///   natural_parameter(theta)             eta(theta)
+///   log_partition(eta)                   A(eta), a template over the scalar type (or log_partition(theta, eta))
+///   support_type                         the valid set of sums (families/support.hpp)
+/// and complete_family<F> adds: dimension (the rows of statistic's result), parameter_dimension (1 for a number, else
+/// the rows of F::to_vector), discrete (whether record_type is an integer type), mean_statistic, covariance_statistic
+/// and moments (F's closed forms where given, else the gradient and Hessian of A at eta(theta) by forward-mode autodiff,
+/// Eq. 4.1). The result is an exponential_family and a log_partition_family; with log_region_probability it is a
+/// truncatable_family, with draw_record a record_generating_family.
+template <class F>
+struct complete_family : F {
+  /// Length of t(x).
+  static constexpr int dimension = detail::family_dimension<F>();
+  /// Length of the parameter vector.
+  static constexpr int parameter_dimension = detail::family_parameter_dimension<F>();
+  /// Whether records are integers (truncation shifts the region ends by one half).
+  static constexpr bool discrete = detail::family_discrete<F>();
   /// Type of t(x) and of E[t(x)].
-  using vector_type = Eigen::Matrix<double, F::dimension, 1>;
+  using vector_type = Eigen::Matrix<double, dimension, 1>;
   /// Type of Cov[t(x)].
-  using matrix_type = Eigen::Matrix<double, F::dimension, F::dimension>;
+  using matrix_type = Eigen::Matrix<double, dimension, dimension>;
 
-  /// E[t(x) | theta] as the gradient of A(eta) at eta(theta), by forward-mode autodiff.
-  static vector_type mean_statistic(const typename F::parameter_type& theta) {
-    vector_type mean;
-    matrix_type cov;
-    moments(theta, mean, cov);
-    return mean;
-  }
-  /// Cov[t(x) | theta] as the Hessian of A(eta) at eta(theta), by forward-mode autodiff.
-  static matrix_type covariance_statistic(const typename F::parameter_type& theta) {
-    vector_type mean;
-    matrix_type cov;
-    moments(theta, mean, cov);
-    return cov;
-  }
-
-  /// Both at once (one autodiff pass): what family_model calls each sweep.
+  /// E[t(x)] and Cov[t(x)] at theta in one call (what family_model calls each sweep).
   static void moments(const typename F::parameter_type& theta, vector_type& mean, matrix_type& cov) {
-    const vector_type eta = F::natural_parameter(theta);
-    if constexpr (requires(const std::array<double, F::dimension>& e) { F::log_partition(e); }) {
-      detail::autodiff_gradient_hessian<F::dimension>([](const auto& e) { return F::log_partition(e); }, eta, mean, cov);
+    if constexpr (detail::declares_moments<F, vector_type, matrix_type>) {
+      F::moments(theta, mean, cov);
+    } else if constexpr (detail::declares_mean_and_covariance<F>) {
+      mean = F::mean_statistic(theta);
+      cov = F::covariance_statistic(theta);
     } else {
-      detail::autodiff_gradient_hessian<F::dimension>([&](const auto& e) { return F::log_partition(theta, e); }, eta, mean, cov);
+      const vector_type eta = F::natural_parameter(theta);
+      if constexpr (requires(const std::array<double, dimension>& e) { F::log_partition(e); }) {
+        detail::autodiff_gradient_hessian<dimension>([](const auto& e) { return F::log_partition(e); }, eta, mean, cov);
+      } else {
+        detail::autodiff_gradient_hessian<dimension>([&](const auto& e) { return F::log_partition(theta, e); }, eta, mean, cov);
+      }
+    }
+  }
+  /// E[t(x) | theta].
+  static vector_type mean_statistic(const typename F::parameter_type& theta) {
+    if constexpr (requires { F::mean_statistic(theta); }) {
+      return F::mean_statistic(theta);
+    } else {
+      vector_type mean;
+      matrix_type cov;
+      moments(theta, mean, cov);
+      return mean;
+    }
+  }
+  /// Cov[t(x) | theta].
+  static matrix_type covariance_statistic(const typename F::parameter_type& theta) {
+    if constexpr (requires { F::covariance_statistic(theta); }) {
+      return F::covariance_statistic(theta);
+    } else {
+      vector_type mean;
+      matrix_type cov;
+      moments(theta, mean, cov);
+      return cov;
     }
   }
 };
