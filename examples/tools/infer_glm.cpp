@@ -73,21 +73,17 @@ std::string format_duration(double seconds) {
   return buffer;
 }
 
+// The GLM's table: the 95% interval, a "*" on each coefficient whose interval excludes 0, NUTS's events.
 void summarise_glm(const std::string& title, const privpost::inference_result& r, const std::vector<std::string>& names,
                    int coefficients) {
-  std::printf("%s\n  %-18s %10s %10s %10s %10s %3s %7s %8s %8s\n", title.c_str(), "parameter", "mean", "sd", "2.5%", "97.5%", "",
-              "R-hat", "ESS bulk", "ESS tail");
-  for (Eigen::Index j = 0; j < r.draws.dimension(); ++j) {
-    const auto ci = r.draws.interval(0.95, j);
-    const bool flag = j < coefficients && !ci.contains(0.0);
-    std::printf("  %-18s %10.4g %10.4g %10.4g %10.4g %3s %7.3f %8.0f %8.0f\n", names[static_cast<std::size_t>(j)].c_str(),
-                r.draws.mean(j), r.draws.sd(j), ci.lower, ci.upper, flag ? "*" : "", r.draws.rhat(j), r.draws.ess_bulk(j),
-                r.draws.ess_tail(j));
-  }
-  print_interrupted(r);
-  std::printf("  NUTS after warm-up: %llu divergent transitions, %llu at the maximum tree depth\n",
-              static_cast<unsigned long long>(r.events.divergences),
-              static_cast<unsigned long long>(r.events.treedepth_saturations));
+  privpost::summary_layout layout;
+  layout.name_width = 18;
+  layout.quantiles = {{0.5 * (1.0 - 0.95), "2.5%"}, {0.5 * (1.0 + 0.95), "97.5%"}};  // the bounds of interval(0.95)
+  layout.flagged = coefficients;
+  layout.last_line = privpost::summary_layout::footer::nuts;
+  std::fflush(stdout);
+  privpost::summary_writer(std::cout, layout).write(table_header(title, names), r);
+  std::cout.flush();
 }
 
 // The cost of a GLM run, measured before it starts and said at once: a large model (64 covariates: some 2000

@@ -314,3 +314,59 @@ TEST_CASE("the draws CSV, JSON summary and summary table writers", "[run]") {
   CHECK_THAT(table.str(), Catch::Contains("noise-aware \"Gibbs-SS\"") && Catch::Contains("theta\tone") &&
                               Catch::Contains("numerical repairs: 0 projections"));
 }
+
+TEST_CASE("summary_writer's layout: the GLM's 95% table with its zero flag and NUTS line, long names whole, bad layouts refused",
+          "[run]") {
+  const beta_prior prior(2.0, 3.0);
+  const laplace_mechanism m(1.0, 0.5);
+  const Eigen::VectorXd z = Eigen::VectorXd::Constant(1, 41.3);
+  inference_options io;
+  io.chains = 2;
+  io.burnin = 30;
+  io.draws = 60;
+  io.seed = 3;
+  const auto r = infer([&](std::mt19937_64& g) { return gibbs_ss(prior, m, z, 200.0, g); }, io);
+  const auto header = [](const std::string& title, const std::string& name) {
+    run_header h;
+    h.method = "m";
+    h.title = title;
+    h.names = {name};
+    return h;
+  };
+  summary_layout glm;
+  glm.name_width = 18;
+  glm.quantiles = {{0.025, "2.5%"}, {0.975, "97.5%"}};
+  glm.flagged = 1;
+  glm.last_line = summary_layout::footer::nuts;
+  std::ostringstream flagged, unflagged;
+  summary_writer(flagged, glm).write(header("a table", "theta"), r);
+  glm.flag_value = r.draws.mean(0);  // inside the interval: no flag
+  summary_writer(unflagged, glm).write(header("a table", "theta"), r);
+  char row[160];
+  std::snprintf(row, sizeof row, "  %-18s %10.4g %10.4g %10.4g %10.4g   * ", "theta", r.draws.mean(0), r.draws.sd(0),
+                r.draws.quantile(0.025, 0), r.draws.quantile(0.975, 0));
+  CHECK_THAT(flagged.str(), Catch::StartsWith("a table\n  parameter          ") && Catch::Contains("2.5%") &&
+                                Catch::Contains("97.5%") && Catch::Contains(row) &&
+                                Catch::EndsWith("  NUTS after warm-up: 0 divergent transitions, 0 at the maximum tree depth\n"));
+  CHECK_THAT(unflagged.str(), !Catch::Contains("   * "));
+  // A name longer than any buffer is written whole, as the default table writes it.
+  const std::string long_name(300, 'x');
+  std::ostringstream plain;
+  summary_writer(plain).write(header("t", long_name), r);
+  CHECK_THAT(plain.str(),
+             Catch::Contains("  " + long_name + " ") && Catch::Contains("q50") && Catch::EndsWith("rejected draws\n"));
+  std::ostringstream os;
+  summary_layout bad;
+  bad.name_width = 0;
+  CHECK_THROWS_AS(summary_writer(os, bad), std::invalid_argument);
+  bad = {};
+  bad.quantiles.clear();
+  CHECK_THROWS_AS(summary_writer(os, bad), std::invalid_argument);
+  bad = {};
+  bad.quantiles = {{1.0, "q100"}};
+  CHECK_THROWS_AS(summary_writer(os, bad), std::invalid_argument);
+  bad = {};
+  bad.quantiles = {{0.5, "q50"}};
+  bad.flagged = 1;
+  CHECK_THROWS_AS(summary_writer(os, bad), std::invalid_argument);
+}

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "privpost/core/errors.hpp"
 #include "privpost/inference/convergence_check.hpp"
 #include "privpost/inference/run.hpp"
 #include "privpost/version.hpp"
@@ -83,38 +84,98 @@ inline std::string interrupted_line(const inference_result& r) {
          std::to_string(r.draws.num_chains()) + " chain(s) kept before the stop";
 }
 
-/// The summary table: per parameter mean, sd, 5/50/95% quantiles, R-hat, bulk and tail ESS; a line when the run was
-/// interrupted; the numerical repairs.
+/// What a summary table shows besides mean, sd, R-hat and the ESS. The defaults are summary_writer's table.
+struct summary_layout {
+  /// Width of the parameter-name column (at least 1).
+  int name_width = 10;
+  /// The quantile columns: (probability in (0, 1), column title).
+  std::vector<std::pair<double, std::string>> quantiles = {{0.05, "q5"}, {0.5, "q50"}, {0.95, "q95"}};
+  /// Flag with "*" (a column of its own) each parameter j < flagged whose central interval between the first and last
+  /// quantile columns excludes flag_value: the GLM's coefficients whose 95% interval excludes 0. 0: no flag column.
+  Eigen::Index flagged = 0;
+  /// The value a flagged parameter's interval is tested against.
+  double flag_value = 0.0;
+  /// What the table's last line reports.
+  enum class footer {
+    repairs,  ///< the numerical repairs: projections, jitter, PSD repairs, rejected draws
+    nuts      ///< NUTS's divergent transitions and tree-depth saturations after warm-up
+  };
+  /// The table's last line.
+  footer last_line = footer::repairs;
+};
+
+/// The summary table: per parameter mean, sd, the layout's quantiles (5/50/95% by default), R-hat, bulk and tail ESS; a
+/// line when the run was interrupted; the numerical repairs (or NUTS's events).
 class summary_writer {
  public:
-  /// Writes to os (which must outlive the writer).
+  /// Writes to os (which must outlive the writer) with the default layout.
   explicit summary_writer(std::ostream& os) : os_(&os) {}
+  /// Writes to os with the given layout; std::invalid_argument for a name width outside [1, 64], no quantile column, a
+  /// probability outside (0, 1) or a flag without two quantile columns.
+  summary_writer(std::ostream& os, summary_layout layout) : os_(&os), layout_(std::move(layout)) {
+    if (layout_.name_width < 1 || layout_.name_width > 64)
+      throw_invalid("summary_writer", "name_width", layout_.name_width, "an integer in [1, 64]");
+    if (layout_.quantiles.empty()) throw_invalid("summary_writer", "quantile columns", 0, "at least one");
+    for (const auto& [q, title] : layout_.quantiles)
+      if (!(q > 0.0 && q < 1.0)) throw_invalid("summary_writer", "quantile", q, "a probability in (0, 1)");
+    if (layout_.flagged < 0) throw_invalid("summary_writer", "flagged", layout_.flagged, "a count >= 0");
+    if (layout_.flagged > 0 && layout_.quantiles.size() < 2)
+      throw_invalid("summary_writer", "quantile columns with a flag", layout_.quantiles.size(), "at least two (the interval)");
+  }
 
   /// Writes the table of r, titled by h.title.
   void write(const run_header& h, const inference_result& r) {
-    char line[256];
-    std::snprintf(line, sizeof line, "%s\n  %-10s %10s %10s %10s %10s %10s %7s %8s %8s\n", h.title.c_str(), "parameter", "mean",
-                  "sd", "q5", "q50", "q95", "R-hat", "ESS bulk", "ESS tail");
-    *os_ << line;
+    const int w = layout_.name_width;
+    const bool flags = layout_.flagged > 0;
+    // Names and the title may be long (a CSV's column names): they are appended, never cut to a buffer.
+    const auto padded = [w](const std::string& name) {
+      return name.size() < static_cast<std::size_t>(w) ? name + std::string(static_cast<std::size_t>(w) - name.size(), ' ')
+                                                       : name;
+    };
+    char cell[128];
+    std::string line = h.title + "\n  " + padded("parameter");
+    std::snprintf(cell, sizeof cell, " %10s %10s", "mean", "sd");
+    line += cell;
+    for (const auto& [q, title] : layout_.quantiles) {
+      std::snprintf(cell, sizeof cell, " %10s", title.substr(0, 32).c_str());
+      line += cell;
+    }
+    if (flags) line += "    ";
+    std::snprintf(cell, sizeof cell, " %7s %8s %8s\n", "R-hat", "ESS bulk", "ESS tail");
+    *os_ << line << cell;
     for (Eigen::Index j = 0; j < r.draws.dimension(); ++j) {
-      std::snprintf(line, sizeof line, "  %-10s %10.4g %10.4g %10.4g %10.4g %10.4g %7.3f %8.0f %8.0f\n",
-                    h.names[static_cast<std::size_t>(j)].c_str(), r.draws.mean(j), r.draws.sd(j), r.draws.quantile(0.05, j),
-                    r.draws.quantile(0.5, j), r.draws.quantile(0.95, j), r.draws.rhat(j), r.draws.ess_bulk(j),
-                    r.draws.ess_tail(j));
-      *os_ << line;
+      std::snprintf(cell, sizeof cell, " %10.4g %10.4g", r.draws.mean(j), r.draws.sd(j));
+      line = "  " + padded(h.names[static_cast<std::size_t>(j)]) + cell;
+      double lower = 0.0, upper = 0.0;
+      for (std::size_t k = 0; k < layout_.quantiles.size(); ++k) {
+        const double v = r.draws.quantile(layout_.quantiles[k].first, j);
+        if (k == 0) lower = v;
+        upper = v;
+        std::snprintf(cell, sizeof cell, " %10.4g", v);
+        line += cell;
+      }
+      if (flags) line += (j < layout_.flagged && !(lower <= layout_.flag_value && layout_.flag_value <= upper)) ? "   *" : "    ";
+      std::snprintf(cell, sizeof cell, " %7.3f %8.0f %8.0f\n", r.draws.rhat(j), r.draws.ess_bulk(j), r.draws.ess_tail(j));
+      *os_ << line << cell;
     }
     if (r.interrupted) *os_ << interrupted_line(r) << '\n';
     const auto& e = r.events;
-    std::snprintf(line, sizeof line,
-                  "  numerical repairs: %llu projections, %llu jitter, %llu PSD repairs, %llu rejected draws\n",
-                  static_cast<unsigned long long>(e.projections), static_cast<unsigned long long>(e.jitter),
-                  static_cast<unsigned long long>(e.psd_repairs), static_cast<unsigned long long>(e.rejected_draws));
-    *os_ << line;
+    if (layout_.last_line == summary_layout::footer::nuts) {
+      std::snprintf(cell, sizeof cell, "  NUTS after warm-up: %llu divergent transitions, %llu at the maximum tree depth\n",
+                    static_cast<unsigned long long>(e.divergences), static_cast<unsigned long long>(e.treedepth_saturations));
+    } else {
+      std::snprintf(cell, sizeof cell,
+                    "  numerical repairs: %llu projections, %llu jitter, %llu PSD repairs, %llu rejected draws\n",
+                    static_cast<unsigned long long>(e.projections), static_cast<unsigned long long>(e.jitter),
+                    static_cast<unsigned long long>(e.psd_repairs), static_cast<unsigned long long>(e.rejected_draws));
+    }
+    *os_ << cell;
     detail::check_stream(*os_, "summary_writer");
   }
 
  private:
   std::ostream* os_;
+  summary_layout layout_;
 };
 
 /// Every draw as one CSV file: a header "method,chain,draw,<names>" (once, from the first run written), then one row
