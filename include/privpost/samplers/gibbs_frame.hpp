@@ -30,6 +30,7 @@
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
 #include "privpost/core/numerical_events.hpp"
+#include "privpost/families/family_model.hpp"
 #include "privpost/samplers/detail/sweep.hpp"
 
 namespace privpost {
@@ -278,5 +279,39 @@ class gibbs_frame {
 
 template <statistic_model Model, class Prior, class Block, random_engine G>
 gibbs_frame(Model, const Prior&, Block, double, G&) -> gibbs_frame<Model, Prior, Block>;
+
+/// The frame over a static family's integer sum with an exact sum block (enumerated_sum, window_sum), and the block's
+/// kernels for tests and users: the base of gibbs_ss_exact and gibbs_ss_window.
+template <conjugate_prior Prior, class Block>
+class integer_sum_gibbs : public gibbs_frame<family_model<typename Prior::family>, Prior, Block> {
+  using frame = gibbs_frame<family_model<typename Prior::family>, Prior, Block>;
+
+ public:
+  /// The exponential family.
+  using family = typename Prior::family;
+  /// The family's parameter type.
+  using parameter_type = typename family::parameter_type;
+
+  /// s | theta, z by inverse CDF over the block's support points: the exact conditional of the sum. Also the kernel the
+  /// tests check.
+  template <random_engine G>
+  double draw_sum(const parameter_type& theta, G& g) {
+    return this->mutable_block().draw(this->model(), theta, this->records(), g);
+  }
+
+  /// The normalised conditional law pi(s | theta, z) over the block's support points (the block's sum_weights).
+  const std::vector<double>& sum_weights(const parameter_type& theta) {
+    return this->mutable_block().sum_weights(this->model(), theta, this->records());
+  }
+
+  /// The current sum (a whole number >= 0).
+  double statistic() const noexcept { return frame::statistic()(0); }
+
+ protected:
+  /// The frame over family_model<family> with the block built in place by make_block().
+  template <class MakeBlock, random_engine G>
+  integer_sum_gibbs(const Prior& prior, MakeBlock make_block, double n, G& g)
+      : frame(family_model<family>{}, prior, std::move(make_block), n, g) {}
+};
 
 }  // namespace privpost

@@ -146,14 +146,10 @@ class enumerated_sum {
 /// gibbs_frame with enumerated_sum. State: theta and the integer sum s. Sweeps allocate nothing.
 template <conjugate_prior Prior, release_mechanism Mechanism>
 requires finite_sum_family<typename Prior::family>
-class gibbs_ss_exact : public gibbs_frame<family_model<typename Prior::family>, Prior, enumerated_sum<Mechanism>> {
-  using frame = gibbs_frame<family_model<typename Prior::family>, Prior, enumerated_sum<Mechanism>>;
+class gibbs_ss_exact : public integer_sum_gibbs<Prior, enumerated_sum<Mechanism>> {
+  using base = integer_sum_gibbs<Prior, enumerated_sum<Mechanism>>;
 
  public:
-  /// The exponential family.
-  using family = typename Prior::family;
-  /// The family's parameter type.
-  using parameter_type = typename family::parameter_type;
   /// The largest support enumerated (sum_upper(n) + 1 points): beyond it the O(n) sweep is the wrong tool.
   static constexpr double enumeration_cap = enumerated_sum<Mechanism>::enumeration_cap;
 
@@ -162,22 +158,8 @@ class gibbs_ss_exact : public gibbs_frame<family_model<typename Prior::family>, 
   /// std::invalid_argument for a wrong size, a non-finite z, or n outside that range.
   template <random_engine G>
   gibbs_ss_exact(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g)
-      : frame(
-            family_model<family>{}, prior, [&] { return enumerated_sum<Mechanism>(mechanism, z); }, n, g) {}
-
-  /// s | theta, z by inverse CDF over the support: the exact conditional of the sum. Also the kernel the tests check.
-  template <random_engine G>
-  double draw_sum(const parameter_type& theta, G& g) {
-    return this->mutable_block().draw(this->model(), theta, this->records(), g);
-  }
-
-  /// The normalised conditional law pi(s | theta, z), s = 0, ..., sum_upper(n) (enumerated_sum::sum_weights).
-  const std::vector<double>& sum_weights(const parameter_type& theta) {
-    return this->mutable_block().sum_weights(this->model(), theta, this->records());
-  }
-
-  /// The current sum (an integer in [0, sum_upper(n)]).
-  double statistic() const noexcept { return frame::statistic()(0); }
+      : base(
+            prior, [&] { return enumerated_sum<Mechanism>(mechanism, z); }, n, g) {}
 };
 
 template <conjugate_prior Prior, release_mechanism Mechanism, class Z, random_engine G>

@@ -174,14 +174,10 @@ class window_sum {
 /// when a window is wider than every earlier one.
 template <conjugate_prior Prior, release_mechanism Mechanism>
 requires integer_sum_family<typename Prior::family>
-class gibbs_ss_window : public gibbs_frame<family_model<typename Prior::family>, Prior, window_sum<Mechanism>> {
-  using frame = gibbs_frame<family_model<typename Prior::family>, Prior, window_sum<Mechanism>>;
+class gibbs_ss_window : public integer_sum_gibbs<Prior, window_sum<Mechanism>> {
+  using base = integer_sum_gibbs<Prior, window_sum<Mechanism>>;
 
  public:
-  /// The exponential family.
-  using family = typename Prior::family;
-  /// The family's parameter type.
-  using parameter_type = typename family::parameter_type;
   /// The widest window enumerated.
   static constexpr double window_cap = window_sum<Mechanism>::window_cap;
   /// The window keeps every sum whose log pi is within this of the maximum.
@@ -191,27 +187,13 @@ class gibbs_ss_window : public gibbs_frame<family_model<typename Prior::family>,
   /// from the prior, s at the support point nearest z. std::invalid_argument for a wrong size, a non-finite z or a bad n.
   template <random_engine G>
   gibbs_ss_window(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g)
-      : frame(
-            family_model<family>{}, prior, [&] { return window_sum<Mechanism>(mechanism, z); }, n, g) {}
-
-  /// s | theta, z by inverse CDF over the window: the exact conditional of the sum (to e^-50). Also the kernel the tests
-  /// check.
-  template <random_engine G>
-  double draw_sum(const parameter_type& theta, G& g) {
-    return this->mutable_block().draw(this->model(), theta, this->records(), g);
-  }
-
-  /// The normalised conditional law over the window (window_sum::sum_weights).
-  const std::vector<double>& sum_weights(const parameter_type& theta) {
-    return this->mutable_block().sum_weights(this->model(), theta, this->records());
-  }
+      : base(
+            prior, [&] { return window_sum<Mechanism>(mechanism, z); }, n, g) {}
 
   /// The first sum of the last window (sum_weights()[k] is the probability of window_first() + k).
   double window_first() const noexcept { return this->block().window_first(); }
   /// The number of sums in the last window (0 before the first).
   std::size_t window_size() const noexcept { return this->block().window_size(); }
-  /// The current sum (a whole number >= 0).
-  double statistic() const noexcept { return frame::statistic()(0); }
 };
 
 template <conjugate_prior Prior, release_mechanism Mechanism, class Z, random_engine G>
