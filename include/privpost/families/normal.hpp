@@ -69,10 +69,9 @@ struct normal_family {
   /// log P(v <= x <= w) with mu = -eta1 / (2 eta2), sd = sqrt(-1 / (2 eta2)), in log space.
   template <class T>
   static T log_region_probability(const parameter_type&, const std::array<T, 2>& eta, double v, double w) {
-    using std::sqrt;
     if (!(w > v)) return T(-std::numeric_limits<double>::infinity());
     const T mu = -eta[0] / (2.0 * eta[1]);
-    const T sd = sqrt(-1.0 / (2.0 * eta[1]));
+    const T sd = detail::sqrt_jet(T(-1.0 / (2.0 * eta[1])));
     const T a = std::isinf(v) ? T(0.0) : (v - mu) / sd;
     const T b = std::isinf(w) ? T(0.0) : (w - mu) / sd;
     return detail::log_normal_interval(a, b, std::isinf(v), std::isinf(w));

@@ -58,24 +58,39 @@ struct poisson_family {
   /// term nearest the mode until terms fall below e^-50 of the largest (at most 100000 terms): exact to rounding.
   template <class T>
   static T log_region_probability(double, const std::array<T, 1>& eta, double v, double w) {
-    using std::exp;
-    using std::log;
     const double k_lo = std::max(0.0, std::ceil(v));
     const double k_hi = std::floor(w);  // may be +inf
     if (!(k_hi >= k_lo)) return T(-std::numeric_limits<double>::infinity());
     const double e0 = detail::value_of(eta[0]);
     const double lambda = std::exp(e0);
-    auto term = [&](double k) { return e0 * k - lambda - log_gamma(k + 1.0); };
     const double mode = std::clamp(std::floor(lambda), k_lo, std::isinf(k_hi) ? std::max(k_lo, std::floor(lambda)) : k_hi);
-    const double top = term(mode);
-    double first = mode, last = mode;
-    for (int i = 0; i < 50000 && first > k_lo && term(first - 1.0) > top - 50.0; ++i) first -= 1.0;
-    for (int i = 0; i < 50000 && last < k_hi && term(last + 1.0) > top - 50.0; ++i) last += 1.0;
-    T total = T(0.0);
-    const T lam = exp(eta[0]);
-    for (double k = first; k <= last; k += 1.0) total = total + exp(eta[0] * k - lam - (log_gamma(k + 1.0) + top));
-    // total = sum exp(term_k - top) with the autodiff dependence on eta kept; add back top.
-    return log(total) + top;
+    const double top = e0 * mode - lambda - log_gamma(mode + 1.0);
+    // Weights w_k = exp(term_k - top) by the ratio w_{k+1} / w_k = lambda / (k + 1), outward from the mode, where every
+    // step away lowers the weight (w <= 1: no overflow; no log or lgamma per term). With total = sum w_k,
+    // d log(total) / d eta = E[k] - lambda and d^2 / d eta^2 = Var[k] - lambda under the weights (weighted incremental
+    // mean and variance, West 1979); the jet carries them to autodiff variables (autodiff's exp would cost a factorial
+    // table per term).
+    const double floor_weight = std::exp(-50.0);
+    double total = 1.0, mean = mode, sum_sq = 0.0;
+    auto add = [&](double k, double wk) {
+      total += wk;
+      const double delta = k - mean;
+      mean += (wk / total) * delta;
+      sum_sq += wk * delta * (k - mean);
+    };
+    double wk = 1.0;
+    for (double k = mode; k > k_lo && mode - k < 50000.0; k -= 1.0) {
+      wk *= k / lambda;
+      if (!(wk > floor_weight)) break;
+      add(k - 1.0, wk);
+    }
+    wk = 1.0;
+    for (double k = mode; k < k_hi && k - mode < 50000.0; k += 1.0) {
+      wk *= lambda / (k + 1.0);
+      if (!(wk > floor_weight)) break;
+      add(k + 1.0, wk);
+    }
+    return detail::compose1(eta[0], std::log(total) + top, mean - lambda, sum_sq / total - lambda);
   }
   /// log P(S = s) for the sum S of n records, Poisson(n lambda): s log(n lambda) - n lambda - log s! (s a whole number
   /// >= 0; 0 at s = 0 when n lambda = 0). The law gibbs_ss_window enumerates (core/concepts.hpp integer_sum_family).

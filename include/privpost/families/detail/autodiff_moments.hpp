@@ -21,8 +21,10 @@ void autodiff_gradient_hessian(const Function& f, const Eigen::Matrix<double, D,
     std::array<var, static_cast<std::size_t>(D)> point;
     for (int k = 0; k < D; ++k) point[static_cast<std::size_t>(k)] = x(k) + u(k) * t;
     const var y = f(point);
-    first = y.derivative(1);
-    second = y.derivative(2);
+    // Taylor coefficients: f' = y[1], f'' = 2! y[2] (derivative(k) multiplies by boost::math::factorial<double>(k),
+    // which Boost reads from a long double table built on the stack at each call: most of a truncated sweep's time).
+    first = y[1];
+    second = 2.0 * y[2];
   };
   for (int i = 0; i < D; ++i) {
     along(Eigen::Matrix<double, D, 1>::Unit(i), grad(i), hessian(i, i));
