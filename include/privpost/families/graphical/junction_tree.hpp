@@ -99,6 +99,8 @@ class junction_tree {
     belief_.setZero(cell_at);
     up_.setZero(sep_at);
     down_.setZero(sep_at);
+    sum_.setZero(sep_at);
+    probability_.setZero(largest_);
   }
 
   /// Node and edge marginals of p(x) proportional to exp(<theta, phi(x)>) into mu (table_layout order); theta must have
@@ -121,7 +123,7 @@ class junction_tree {
         for (Eigen::Index x = 0; x < c.cells; ++x)
           b(x) += up_(ch.sep_offset + ch.parent_to_separator[static_cast<std::size_t>(x)]);
       }
-      marginalise(b, c.to_separator, up_.segment(c.sep_offset, c.sep_cells));
+      marginalise(b, c.to_separator, up_.segment(c.sep_offset, c.sep_cells), sum_.segment(c.sep_offset, c.sep_cells));
     }
     log_z_ = 0.0;
     for (int i = 0; i < t; ++i)
@@ -137,18 +139,16 @@ class junction_tree {
         const clique_info& pc = cliques_[static_cast<std::size_t>(p)];
         auto from = belief_.segment(pc.cell_offset, pc.cells);
         auto msg = down_.segment(c.sep_offset, c.sep_cells);
-        msg.setConstant(-std::numeric_limits<double>::infinity());
         // down(s) = LSE over parent cells x with s(x) = s of [full_p(x) - up_c(s)]
-        for (Eigen::Index x = 0; x < pc.cells; ++x) {
-          const Eigen::Index s = c.parent_to_separator[static_cast<std::size_t>(x)];
-          msg(s) = log_add(msg(s), from(x));
-        }
+        marginalise(from, c.parent_to_separator, msg, sum_.segment(c.sep_offset, c.sep_cells));
         msg -= up_.segment(c.sep_offset, c.sep_cells);
         for (Eigen::Index x = 0; x < c.cells; ++x) b(x) += msg(c.to_separator[static_cast<std::size_t>(x)]);
       }
       const double lz = detail::log_sum_exp(b);
+      auto p_x = probability_.head(c.cells);
+      p_x = (b.array() - lz).exp().matrix();  // once per cell, shared by the clique's factors
       for (const factor_map& f : c.factors)
-        for (Eigen::Index x = 0; x < c.cells; ++x) mu(f.theta_index[static_cast<std::size_t>(x)]) += std::exp(b(x) - lz);
+        for (Eigen::Index x = 0; x < c.cells; ++x) mu(f.theta_index[static_cast<std::size_t>(x)]) += p_x(x);
     }
     return {1, true, 0.0};
   }
@@ -185,19 +185,23 @@ class junction_tree {
     std::vector<factor_map> factors;
   };
 
-  static double log_add(double a, double b) {
-    if (a < b) std::swap(a, b);
-    return b == -std::numeric_limits<double>::infinity() ? a : a + std::log1p(std::exp(b - a));
-  }
-
-  // out(s) = LSE over cells x with map(x) = s of b(x).
-  template <class In, class Out>
-  static void marginalise(const In& b, const std::vector<Eigen::Index>& map, Out&& out) {
+  // out(s) = LSE over cells x with map(x) = s of b(x): the largest term of each group first, then one exp per cell and
+  // one log per group (a pairwise log-add costs an exp and a log1p per cell, most of a pass). sum is scratch space of
+  // out's size. A group without cells stays -inf.
+  template <class In, class Out, class Sum>
+  static void marginalise(const In& b, const std::vector<Eigen::Index>& map, Out&& out, Sum&& sum) {
     out.setConstant(-std::numeric_limits<double>::infinity());
     for (Eigen::Index x = 0; x < b.size(); ++x) {
       const Eigen::Index s = map[static_cast<std::size_t>(x)];
-      out(s) = log_add(out(s), b(x));
+      out(s) = std::max(out(s), b(x));
     }
+    sum.setZero();
+    for (Eigen::Index x = 0; x < b.size(); ++x) {
+      const Eigen::Index s = map[static_cast<std::size_t>(x)];
+      sum(s) += std::exp(b(x) - out(s));
+    }
+    for (Eigen::Index s = 0; s < out.size(); ++s)
+      if (sum(s) > 0.0) out(s) += std::log(sum(s));
   }
 
   Eigen::Index cells_of(const std::vector<int>& nodes) const {
@@ -327,7 +331,7 @@ class junction_tree {
   table_layout layout_;
   std::vector<clique_info> cliques_;
   std::vector<int> parent_;
-  Eigen::VectorXd belief_, up_, down_;
+  Eigen::VectorXd belief_, up_, down_, sum_, probability_;
   Eigen::Index largest_ = 1;
   double log_z_ = 0.0;
 };
