@@ -34,6 +34,12 @@ static_assert(sampler<glm_collapsed_gibbs<poisson_moment_map, gaussian_mechanism
 using logistic_collapsed = glm_collapsed_model<logistic_moment_map<exact_logistic_link>>;
 static_assert(parameter_drawing_model<logistic_collapsed, glm_prior, clt_sum<logistic_collapsed, laplace_mechanism>>);
 static_assert(!parameter_drawing_model<logistic_collapsed, glm_prior, int>);
+// The NUTS block conditions on a sum block's per-entry noise variances: clt_sum keeps them, a block without them is
+// refused at the constraint rather than deep inside the draw.
+static_assert(noise_variance_source<clt_sum<logistic_collapsed, laplace_mechanism>>);
+static_assert(noise_variance_source<clt_sum<logistic_collapsed, gaussian_mechanism>>);
+static_assert(!noise_variance_source<int>);
+static_assert(!noise_variance_source<laplace_mechanism>);
 static_assert(warmup_planned<laplace_glm> && warmup_aware<laplace_glm> && reports_draw_diagnostics<laplace_glm>);
 static_assert(!differentiable_model<laplace_glm>);
 

@@ -7,6 +7,7 @@
 #include <Eigen/Core>
 #include <array>
 #include <concepts>
+#include <cstddef>
 #include <type_traits>
 #include <utility>
 
@@ -15,20 +16,26 @@
 
 namespace privpost {
 
+namespace detail {
+// The gradient and Hessian of F's log-partition at eta (Eq. 4.1) into mean and cov, for a D-dimensional statistic:
+// F::log_partition(eta) where F has it, else F::log_partition(theta, eta). Asks nothing else of F (F may be the
+// incomplete family that complete_family derives from).
+template <int D, class F, class Vector, class Matrix>
+void log_partition_derivatives(const typename F::parameter_type& theta, const Vector& eta, Vector& mean, Matrix& cov) {
+  if constexpr (requires(const std::array<double, static_cast<std::size_t>(D)>& e) { F::log_partition(e); }) {
+    autodiff_gradient_hessian<D>([](const auto& e) { return F::log_partition(e); }, eta, mean, cov);
+  } else {
+    autodiff_gradient_hessian<D>([&](const auto& e) { return F::log_partition(theta, e); }, eta, mean, cov);
+  }
+}
+}  // namespace detail
+
 /// Mean and covariance of t(x) at theta from derivatives of the log-partition function (Eq. 4.1).
 template <log_partition_family F>
 void autodiff_moments(const typename F::parameter_type& theta, statistic_t<F>& mean, covariance_t<F>& cov) {
   const statistic_t<F> eta = F::natural_parameter(theta);
-  if constexpr (detail::log_partition_of_eta<F>) {
-    detail::autodiff_gradient_hessian<F::dimension>([](const auto& e) { return F::log_partition(e); }, eta, mean, cov);
-  } else {
-    detail::autodiff_gradient_hessian<F::dimension>([&](const auto& e) { return F::log_partition(theta, e); }, eta, mean, cov);
-  }
+  detail::log_partition_derivatives<F::dimension, F>(theta, eta, mean, cov);
 }
-
-}  // namespace privpost
-
-namespace privpost {
 
 namespace detail {
 template <class F>
@@ -123,11 +130,7 @@ struct complete_family : F {
       cov = F::covariance_statistic(theta);
     } else {
       const vector_type eta = F::natural_parameter(theta);
-      if constexpr (requires(const std::array<double, dimension>& e) { F::log_partition(e); }) {
-        detail::autodiff_gradient_hessian<dimension>([](const auto& e) { return F::log_partition(e); }, eta, mean, cov);
-      } else {
-        detail::autodiff_gradient_hessian<dimension>([&](const auto& e) { return F::log_partition(theta, e); }, eta, mean, cov);
-      }
+      detail::log_partition_derivatives<dimension, F>(theta, eta, mean, cov);
     }
   }
   /// E[t(x) | theta].
