@@ -2,7 +2,14 @@
 // Laplace mechanism at epsilon = 0.1 (noise from the OS CSPRNG); an analyst then compares the naive posterior, which
 // treats the noisy count as exact, with privpost's noise-aware Gibbs-SS posterior (dissertation Sec. 4.2).
 // `--plot FILE.png` also draws the three posterior densities (gnuplot; example_plot.hpp).
-#include <privpost/privpost.hpp>
+#include <privpost/core/random/uniform.hpp>
+#include <privpost/families/binomial.hpp>
+#include <privpost/inference/convergence_check.hpp>
+#include <privpost/inference/infer.hpp>
+#include <privpost/mechanisms/laplace.hpp>
+#include <privpost/mechanisms/ssp.hpp>
+#include <privpost/samplers/conjugate.hpp>
+#include <privpost/samplers/gibbs_ss.hpp>
 
 #include <array>
 #include <cstdio>

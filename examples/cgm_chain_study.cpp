@@ -18,7 +18,9 @@
 //                                 [--states 3] [--neighbours add-remove|replace] [--seed 2017] [--run-on 0]
 // --run-on K continues every MAP-EM fit still moving at the 2000-iteration cap for up to K more iterations and adds the
 // median KL after that and the count still moving (spec Sec. 3.6: the value at the cap and at convergence).
-#include <privpost/privpost.hpp>
+#include <privpost/families/graphical/count_sampling.hpp>
+#include <privpost/families/graphical/pairwise_graph.hpp>
+#include <privpost/families/graphical/tree_bp.hpp>
 #include <privpost/testing/cgm_study.hpp>
 
 #include <algorithm>

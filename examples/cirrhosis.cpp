@@ -15,7 +15,17 @@
 // of the 50% and 90% posterior predictive intervals of the test points.
 // Usage: privpost_cirrhosis [path/to/cirrhosis.csv] [--covariate wine|liquor] [--check]
 //   --check exits non-zero unless Gibbs-SS-Noisy's coverage is closer to nominal than naive's at epsilon = 0.1.
-#include <privpost/privpost.hpp>
+#include <privpost/families/regression/covariate_models.hpp>
+#include <privpost/families/regression/linear_regression_model.hpp>
+#include <privpost/families/regression/noisy_moments.hpp>
+#include <privpost/families/regression/normal_inverse_gamma_regression.hpp>
+#include <privpost/families/regression/regression_layout.hpp>
+#include <privpost/inference/infer.hpp>
+#include <privpost/inference/predictive.hpp>
+#include <privpost/mechanisms/laplace.hpp>
+#include <privpost/mechanisms/published_bounds.hpp>
+#include <privpost/samplers/conjugate.hpp>
+#include <privpost/samplers/gibbs_ss.hpp>
 
 #include <algorithm>
 #include <array>

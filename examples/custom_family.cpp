@@ -1,7 +1,12 @@
 // custom_family: a user adds a family privpost does not ship, and gets the truncated release, the noise-aware sampler
 // and the calibration study for free. Here: Weibull records with known shape 2 (Rayleigh) and unknown scale lambda,
 // with an inverse-gamma prior on theta = lambda^2, which is conjugate: t(x) = x^2, eta = -1/theta.
-#include <privpost/privpost.hpp>
+#include <privpost/core/random/exponential.hpp>
+#include <privpost/core/random/gamma.hpp>
+#include <privpost/families/autodiff_family.hpp>
+#include <privpost/families/family_model.hpp>
+#include <privpost/families/special_functions.hpp>
+#include <privpost/mechanisms/laplace.hpp>
 #include <privpost/testing/truncated_study.hpp>  // the opt-in simulation-study designs
 
 #include <array>

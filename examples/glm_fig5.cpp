@@ -19,7 +19,16 @@
 //   (d) at the grid's epsilon nearest 0.1 (0.123), naive's mean KS is larger than noise-aware's.
 // The release noise here comes from a seeded engine so that the study is reproducible; a real release draws it from the
 // operating system's CSPRNG (gaussian_mechanism::release without an engine, or privpost-release).
-#include <privpost/privpost.hpp>
+#include <privpost/core/random/lkj.hpp>
+#include <privpost/core/random/uniform.hpp>
+#include <privpost/diagnostics/calibration.hpp>
+#include <privpost/families/glm/glm_statistic.hpp>
+#include <privpost/inference/infer.hpp>
+#include <privpost/mechanisms/gaussian.hpp>
+#include <privpost/samplers/glm/glm_prior.hpp>
+#include <privpost/samplers/glm/logistic_moment_model.hpp>
+#include <privpost/samplers/glm/logistic_record_model.hpp>
+#include <privpost/samplers/nuts.hpp>
 
 #include <algorithm>
 #include <array>

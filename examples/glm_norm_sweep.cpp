@@ -11,7 +11,15 @@
 // --check (exit 1 when it fails): the exact link's KS is below 0.15 at every norm (the spec's proposed threshold). The
 // Taylor link is reported, not asserted, with the share of its draws pointing against the true direction: its
 // kappa_1 = 1/2 - q/8 changes sign at q = 4, so a reflected coefficient vector of larger norm fits the sums too.
-#include <privpost/privpost.hpp>
+#include <privpost/core/random/lkj.hpp>
+#include <privpost/diagnostics/calibration.hpp>
+#include <privpost/families/glm/glm_statistic.hpp>
+#include <privpost/families/glm/logistic_link.hpp>
+#include <privpost/inference/infer.hpp>
+#include <privpost/samplers/glm/glm_prior.hpp>
+#include <privpost/samplers/glm/logistic_moment_model.hpp>
+#include <privpost/samplers/glm/logistic_record_model.hpp>
+#include <privpost/samplers/nuts.hpp>
 
 #include <algorithm>
 #include <cstdio>

@@ -32,7 +32,13 @@
 // --check exits 1 unless the noise-aware chains converged (R-hat <= 1.05 for every coefficient) and, for every
 // coefficient, the noise-aware posterior sd is at least the non-private one and larger than the naive one (the noise
 // adds uncertainty that the naive method leaves out).
-#include <privpost/privpost.hpp>
+#include <privpost/families/glm/glm_statistic.hpp>
+#include <privpost/inference/infer.hpp>
+#include <privpost/mechanisms/gaussian.hpp>
+#include <privpost/samplers/glm/glm_prior.hpp>
+#include <privpost/samplers/glm/logistic_moment_model.hpp>
+#include <privpost/samplers/glm/logistic_record_model.hpp>
+#include <privpost/samplers/nuts.hpp>
 
 #include <algorithm>
 #include <array>

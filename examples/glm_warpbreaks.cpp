@@ -26,7 +26,13 @@
 //
 // --check exits 1 unless every run converged (R-hat <= 1.05 for every coefficient), every noise-aware sd is at least
 // the non-private one, and every non-private posterior mean lies inside the noise-aware 99% interval.
-#include <privpost/privpost.hpp>
+#include <privpost/families/glm/glm_statistic.hpp>
+#include <privpost/inference/infer.hpp>
+#include <privpost/mechanisms/gaussian.hpp>
+#include <privpost/samplers/glm/glm_prior.hpp>
+#include <privpost/samplers/glm/poisson_moment_model.hpp>
+#include <privpost/samplers/glm/poisson_record_model.hpp>
+#include <privpost/samplers/nuts.hpp>
 
 #include <algorithm>
 #include <array>

@@ -32,7 +32,19 @@
 //   With --posterior (first run, R = 10): the Bayesian CGM's posterior mean had median KL 4.50, 2.81, 0.98, 0.23, 0.063,
 //   0.023 at epsilon 0.5 ... 20 (MAP-EM 4.43, 2.94, 1.30, 0.37, 0.13, 0.045): the lowest of all methods from epsilon 5
 //   on, and its 90% intervals of P(Class = democrat) covered the non-private value in 10 of 10 releases at every epsilon.
-#include <privpost/privpost.hpp>
+#include <privpost/families/graphical/contingency_tables.hpp>
+#include <privpost/families/graphical/hyper_dirichlet.hpp>
+#include <privpost/families/graphical/moments.hpp>
+#include <privpost/families/graphical/pairwise_graph.hpp>
+#include <privpost/families/graphical/tree_bp.hpp>
+#include <privpost/families/graphical/tree_cgm_model.hpp>
+#include <privpost/inference/fit.hpp>
+#include <privpost/inference/infer.hpp>
+#include <privpost/mechanisms/laplace.hpp>
+#include <privpost/samplers/cgm/cgm_em.hpp>
+#include <privpost/samplers/cgm/cgm_noise.hpp>
+#include <privpost/samplers/cgm/naive_mle.hpp>
+#include <privpost/samplers/gibbs_ss.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,10 @@
 // multinomial: a survey releases how many of 500 respondents chose each of K = 3 answers (the first K - 1 counts; n is
 // public) under the Gaussian mechanism with the analytic calibration, and the analyst infers the answer shares.
-#include <privpost/privpost.hpp>
+#include <privpost/families/multinomial.hpp>
+#include <privpost/inference/convergence_check.hpp>
+#include <privpost/inference/infer.hpp>
+#include <privpost/mechanisms/gaussian.hpp>
+#include <privpost/samplers/gibbs_ss.hpp>
 
 #include <cstdio>
 #include <random>

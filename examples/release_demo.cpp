@@ -1,7 +1,11 @@
 // release_demo: what a data owner does with privpost, end to end, in thirty lines.
 // Declares bounds for each record, computes the statistic and its sensitivity from the bounds (never from the data),
 // and releases it with the Laplace and the analytic Gaussian mechanisms, drawing noise from the OS CSPRNG.
-#include <privpost/privpost.hpp>
+#include <privpost/core/interval.hpp>
+#include <privpost/mechanisms/gaussian.hpp>
+#include <privpost/mechanisms/laplace.hpp>
+#include <privpost/mechanisms/published_bounds.hpp>
+#include <privpost/mechanisms/ssp.hpp>
 
 #include <array>
 #include <iomanip>

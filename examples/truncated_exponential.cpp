@@ -1,6 +1,14 @@
 // truncated_exponential: waiting times are unbounded, so the owner declares bounds [0, b], drops records outside them,
 // and releases the sum of the rest (dissertation Sec. 4.3). The analyst models the dropped tail explicitly.
-#include <privpost/privpost.hpp>
+#include <privpost/core/random/exponential.hpp>
+#include <privpost/families/exponential.hpp>
+#include <privpost/families/truncation.hpp>
+#include <privpost/inference/convergence_check.hpp>
+#include <privpost/inference/infer.hpp>
+#include <privpost/mechanisms/laplace.hpp>
+#include <privpost/mechanisms/ssp.hpp>
+#include <privpost/samplers/conjugate.hpp>
+#include <privpost/samplers/gibbs_ss_truncated.hpp>
 
 #include <array>
 #include <cstdio>

@@ -20,7 +20,7 @@ using namespace privpost;
 using privpost::test::row;
 
 namespace {
-constexpr int trials = 1000;
+constexpr int lattice_trials = 1000;
 
 template <class Mechanism>
 void check_method(const Mechanism& mechanism, double n, const std::string& method, std::uint64_t seed, const char* what) {
@@ -31,7 +31,7 @@ void check_method(const Mechanism& mechanism, double n, const std::string& metho
   s.thin = n >= 100 ? 20 : 1;
   s.methods = {method, "naive"};
   const bounded_family_study study(beta_prior(1.0, 1.0), mechanism, s);
-  const auto rows = run_calibration(study, {trials, seed, 0}).report();
+  const auto rows = run_calibration(study, {lattice_trials, seed, 0}).report();
   const auto& tested = row(rows, method);
   const auto& naive = row(rows, "naive");
   INFO(what << ", n = " << n << ": " << method << " KS p " << tested.ks_pvalue << ", coverage " << tested.coverage50 << " / "

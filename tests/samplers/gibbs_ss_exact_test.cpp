@@ -111,7 +111,7 @@ TEST_CASE("gibbs_ss_exact matches the exact posterior at binomial n = 10", "[exa
 }
 
 // Spec C.7-3 (support/small_n_calibration.hpp): binomial n = 10, M = 1000, Laplace at epsilon 0.1 and 1, Gaussian.
-TEST_CASE("gibbs_ss_exact is calibrated at binomial n = 10 (Laplace and Gaussian)", "[calibration][exact]") {
+TEST_CASE("gibbs_ss_exact is calibrated at binomial n = 10 (Laplace and Gaussian)", "[calibration][exact][exact-sbc]") {
   test::check_binomial_small_n_calibration("exact", 5101);
 }
 

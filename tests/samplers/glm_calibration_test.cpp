@@ -232,9 +232,8 @@ TEST_CASE("noise-aware Poisson DP-GLM under Laplace noise (collapsed Gibbs) is c
 
 TEST_CASE("noise-aware Poisson DP-GLM at d = 3 with an intercept and a covariate mean is calibrated; naive is not",
           "[glm][calibration][glm-calibration-poisson3]") {
-  // The d = 2 setting at d = 3: 19 released entries, epsilon = 1, N = 200, M = 200. Slow-labelled, about 2.5 minutes
-  // (it was a manual study at 10 minutes until the Gaussian monomial moments were written out and the coefficients'
-  // nuisance norm coordinate went: a 3.4 times cheaper gradient and shorter trajectories).
+  // The d = 2 setting at d = 3: 19 released entries, epsilon = 1, N = 200, M = 200. Slow-labelled, about 2 minutes
+  // on one core.
   check_calibrated_and_naive_rejected(poisson_setting(3, 43), 4);
 }
 

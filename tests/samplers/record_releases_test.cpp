@@ -30,7 +30,7 @@
 using namespace privpost;
 
 namespace {
-Eigen::VectorXd scalar(double v) { return Eigen::VectorXd::Constant(1, v); }
+Eigen::VectorXd vector1(double v) { return Eigen::VectorXd::Constant(1, v); }
 }  // namespace
 
 // The constraint: a conjugate prior whose family draws records, and one or more record_release of that family (each
@@ -59,8 +59,8 @@ static_assert(!releases_sampler_for<beta_prior, record_release<laplace_mechanism
 TEST_CASE("record_gibbs_releases with one release is record_gibbs, draw for draw", "[records][releases]") {
   {
     std::mt19937_64 g1(7), g2(7);
-    record_gibbs single(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.5), scalar(3.0), 10.0, g1);
-    record_gibbs_releases multi(beta_prior(1.0, 1.0), 10.0, g2, record_release(laplace_mechanism(1.0, 0.5), scalar(3.0)));
+    record_gibbs single(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.5), vector1(3.0), 10.0, g1);
+    record_gibbs_releases multi(beta_prior(1.0, 1.0), 10.0, g2, record_release(laplace_mechanism(1.0, 0.5), vector1(3.0)));
     for (int i = 0; i < 200; ++i) {
       single.step(g1);
       multi.step(g2);
@@ -72,9 +72,9 @@ TEST_CASE("record_gibbs_releases with one release is record_gibbs, draw for draw
   {
     std::mt19937_64 g1(8), g2(8);
     const clamped_contribution<poisson_family> clamp(0.0, 8.0);
-    record_gibbs single(poisson_gamma_prior(10.0, 2.0), laplace_mechanism(8.0, 1.0), scalar(40.0), 10.0, g1, clamp);
+    record_gibbs single(poisson_gamma_prior(10.0, 2.0), laplace_mechanism(8.0, 1.0), vector1(40.0), 10.0, g1, clamp);
     record_gibbs_releases multi(poisson_gamma_prior(10.0, 2.0), 10.0, g2,
-                                record_release(laplace_mechanism(8.0, 1.0), scalar(40.0), clamp));
+                                record_release(laplace_mechanism(8.0, 1.0), vector1(40.0), clamp));
     for (int i = 0; i < 200; ++i) {
       single.step(g1);
       multi.step(g2);
@@ -90,8 +90,8 @@ TEST_CASE("record_gibbs_releases: one record update leaves the two-release targe
   for (const auto& zs : std::vector<std::pair<double, double>>{{1.7, -0.4}, {-3.0, 2.5}, {0.5, 0.5}}) {
     const double z1 = zs.first, z2 = zs.second;
     std::mt19937_64 g(103);
-    record_gibbs_releases chain(beta_prior(1.0, 1.0), 2.0, g, record_release(laplace_mechanism(1.0, 1.0), scalar(z1)),
-                                record_release(laplace_mechanism(1.0, 0.5), scalar(z2)));
+    record_gibbs_releases chain(beta_prior(1.0, 1.0), 2.0, g, record_release(laplace_mechanism(1.0, 1.0), vector1(z1)),
+                                record_release(laplace_mechanism(1.0, 0.5), vector1(z2)));
     const double theta = 0.3;
     chain.set_parameter(theta);
     const auto pi =
@@ -108,8 +108,8 @@ TEST_CASE("record_gibbs_releases: the acceptance floor is exp(-sum of the epsilo
   // Binomial n = 10, Laplace releases at epsilon 0.5 and 1 (sensitivity 1), both far above n: a record turning from 1
   // to 0 moves both sums away from their releases, so the floor is reached.
   std::mt19937_64 g(5);
-  record_gibbs_releases chain(beta_prior(1.0, 1.0), 10.0, g, record_release(laplace_mechanism(1.0, 0.5), scalar(30.0)),
-                              record_release(laplace_mechanism(1.0, 1.0), scalar(30.0)));
+  record_gibbs_releases chain(beta_prior(1.0, 1.0), 10.0, g, record_release(laplace_mechanism(1.0, 0.5), vector1(30.0)),
+                              record_release(laplace_mechanism(1.0, 1.0), vector1(30.0)));
   for (int i = 0; i < 2000; ++i) chain.step(g);
   INFO("smallest log alpha " << chain.smallest_log_acceptance() << ", acceptance " << chain.record_acceptance());
   CHECK(chain.smallest_log_acceptance() >= -1.5 * (1.0 + 1e-12));
@@ -140,9 +140,10 @@ TEST_CASE("record_gibbs_releases: log_density_change leaves the chain unchanged"
   const laplace_mechanism lap(1.0, 0.3);
   for (std::uint64_t seed : {1u, 2u, 3u}) {
     std::mt19937_64 g1(seed), g2(seed);
-    record_gibbs_releases a(beta_prior(1.0, 1.0), 50.0, g1, record_release(lap, scalar(17.4)), record_release(lap, scalar(14.9)));
-    record_gibbs_releases b(beta_prior(1.0, 1.0), 50.0, g2, record_release(likelihood_only{lap}, scalar(17.4)),
-                            record_release(likelihood_only{lap}, scalar(14.9)));
+    record_gibbs_releases a(beta_prior(1.0, 1.0), 50.0, g1, record_release(lap, vector1(17.4)),
+                            record_release(lap, vector1(14.9)));
+    record_gibbs_releases b(beta_prior(1.0, 1.0), 50.0, g2, record_release(likelihood_only{lap}, vector1(17.4)),
+                            record_release(likelihood_only{lap}, vector1(14.9)));
     for (int sweep = 0; sweep < 500; ++sweep) {
       a.step(g1);
       b.step(g2);
@@ -161,8 +162,8 @@ TEST_CASE("record_gibbs_releases: record_init::consistent moves the sums towards
   // on the dropped sum), so "near" is asserted for 8 of 10 seeds: both sums within 2 clamp widths of their releases,
   // where the prior start (lambda ~ Gamma(1, 0.1)) mostly is not.
   const auto log_density = [](const auto& chain) {
-    return laplace_mechanism(8.0, 1.0).log_likelihood(scalar(1594.0), chain.release_sum(0)) +
-           laplace_mechanism(8.0, 1.0).log_likelihood(scalar(1588.0), chain.release_sum(1));
+    return laplace_mechanism(8.0, 1.0).log_likelihood(vector1(1594.0), chain.release_sum(0)) +
+           laplace_mechanism(8.0, 1.0).log_likelihood(vector1(1588.0), chain.release_sum(1));
   };
   int prior_far = 0, near = 0;
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
@@ -170,8 +171,8 @@ TEST_CASE("record_gibbs_releases: record_init::consistent moves the sums towards
     const auto make = [](std::mt19937_64& gg, record_init init) {
       return record_gibbs_releases(
           poisson_gamma_prior(1.0, 0.1), 400.0, gg, init,
-          record_release(laplace_mechanism(8.0, 1.0), scalar(1594.0), clamped_contribution<poisson_family>(0, 8)),
-          record_release(laplace_mechanism(8.0, 1.0), scalar(1588.0), dropped_contribution<poisson_family>(0, 8)));
+          record_release(laplace_mechanism(8.0, 1.0), vector1(1594.0), clamped_contribution<poisson_family>(0, 8)),
+          record_release(laplace_mechanism(8.0, 1.0), vector1(1588.0), dropped_contribution<poisson_family>(0, 8)));
     };
     const auto chain = make(g, record_init::consistent);
     INFO("seed " << seed << ": S " << chain.release_sum(0)(0) << ", " << chain.release_sum(1)(0));
@@ -194,7 +195,7 @@ TEST_CASE("record_gibbs_releases matches the exact posterior of two releases at 
     const double z1 = zs.first, z2 = zs.second;
     std::array<double, 11> log_likelihood{};
     for (int s = 0; s <= 10; ++s)
-      log_likelihood[s] = lap.log_likelihood(scalar(z1), scalar(s)) + gauss.log_likelihood(scalar(z2), scalar(s));
+      log_likelihood[s] = lap.log_likelihood(vector1(z1), vector1(s)) + gauss.log_likelihood(vector1(z2), vector1(s));
     inference_options o;
     o.chains = 4;
     o.burnin = 1000;
@@ -202,8 +203,8 @@ TEST_CASE("record_gibbs_releases matches the exact posterior of two releases at 
     o.seed = 61 + static_cast<std::uint64_t>(z1 + 10.0);
     const auto result = infer(
         [&](std::mt19937_64& g) {
-          return record_gibbs_releases(beta_prior(1.0, 1.0), 10.0, g, record_release(lap, scalar(z1)),
-                                       record_release(gauss, scalar(z2)));
+          return record_gibbs_releases(beta_prior(1.0, 1.0), 10.0, g, record_release(lap, vector1(z1)),
+                                       record_release(gauss, vector1(z2)));
         },
         o);
     INFO("z1 " << z1 << ", z2 " << z2);
@@ -263,9 +264,9 @@ TEST_CASE("record_gibbs_releases is calibrated at n = 10 on two releases of the 
       const double theta = prior.draw(g);
       double s = 0.0;
       for (int i = 0; i < 10; ++i) s += binomial_family::draw_record(theta, g);
-      t.truth = scalar(theta);
-      t.z1 = half.release(scalar(s), g);
-      t.z2 = half.release(scalar(s), g);
+      t.truth = vector1(theta);
+      t.z1 = half.release(vector1(s), g);
+      t.z2 = half.release(vector1(s), g);
       t.n = 10.0;
       return t;
     };
@@ -292,7 +293,7 @@ TEST_CASE("record_gibbs_releases is calibrated at n = 10 on two releases of the 
         s1 += clamp(x);
         s2 += drop(x);
       }
-      t.truth = scalar(lambda);
+      t.truth = vector1(lambda);
       t.z1 = half.release(s1, g);
       t.z2 = half.release(s2, g);
       t.n = 10.0;
@@ -310,21 +311,21 @@ TEST_CASE("record_gibbs_releases is calibrated at n = 10 on two releases of the 
 TEST_CASE("record_gibbs_releases: bad input", "[records][releases][errors]") {
   std::mt19937_64 g(1);
   const laplace_mechanism m(1.0, 1.0);
-  CHECK_THROWS_WITH(record_gibbs_releases(beta_prior(1.0, 1.0), 10.0, g, record_release(m, scalar(2.0)),
+  CHECK_THROWS_WITH(record_gibbs_releases(beta_prior(1.0, 1.0), 10.0, g, record_release(m, vector1(2.0)),
                                           record_release(m, Eigen::VectorXd::Zero(2))),
                     Catch::Contains("release 2 z"));
   CHECK_THROWS_WITH(
-      record_gibbs_releases(beta_prior(1.0, 1.0), 10.0, g, record_release(m, scalar(std::numeric_limits<double>::quiet_NaN())),
-                            record_release(m, scalar(2.0))),
+      record_gibbs_releases(beta_prior(1.0, 1.0), 10.0, g, record_release(m, vector1(std::numeric_limits<double>::quiet_NaN())),
+                            record_release(m, vector1(2.0))),
       Catch::Contains("release 1 z"));
   // A single release is "the release", as in record_gibbs.
   CHECK_THROWS_WITH(
-      record_gibbs_releases(beta_prior(1.0, 1.0), 10.0, g, record_release(m, scalar(std::numeric_limits<double>::quiet_NaN()))),
+      record_gibbs_releases(beta_prior(1.0, 1.0), 10.0, g, record_release(m, vector1(std::numeric_limits<double>::quiet_NaN()))),
       Catch::Contains("record_gibbs_releases: release z[0] is nan"));
-  CHECK_THROWS_AS(record_gibbs_releases(beta_prior(1.0, 1.0), 0.0, g, record_release(m, scalar(2.0))), std::invalid_argument);
-  CHECK_THROWS_WITH(record_gibbs_releases(beta_prior(1.0, 1.0), 3.5, g, record_release(m, scalar(2.0))),
+  CHECK_THROWS_AS(record_gibbs_releases(beta_prior(1.0, 1.0), 0.0, g, record_release(m, vector1(2.0))), std::invalid_argument);
+  CHECK_THROWS_WITH(record_gibbs_releases(beta_prior(1.0, 1.0), 3.5, g, record_release(m, vector1(2.0))),
                     Catch::Contains("a whole number in [1, 1e7]"));
-  record_gibbs_releases chain(beta_prior(1.0, 1.0), 10.0, g, record_release(m, scalar(2.0)));
+  record_gibbs_releases chain(beta_prior(1.0, 1.0), 10.0, g, record_release(m, vector1(2.0)));
   CHECK_THROWS_WITH(chain.release_sum(1), Catch::Contains("r is 1"));
   CHECK_THROWS_WITH(chain.set_records(std::vector<double>(9, 0.0)), Catch::Contains("records"));
 }
