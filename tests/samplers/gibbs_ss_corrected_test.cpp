@@ -112,7 +112,7 @@ TEST_CASE("gibbs_ss_corrected's sum update leaves the exact conditional invarian
 
 // Spec C.7-2's tolerances (support/beta_mixture_oracle.hpp): 4 chains x (1000 burn-in + 100000 kept), as for
 // gibbs_ss_exact (at epsilon 0.1 theta and s move together; the latent w adds to it).
-TEST_CASE("gibbs_ss_corrected matches the exact posterior at binomial n = 10", "[corrected]") {
+TEST_CASE("gibbs_ss_corrected matches the exact posterior at binomial n = 10", "[corrected][oracle-match]") {
   test::check_oracle_settings(
       100000, [](double eps, double zv) { return 41 + static_cast<std::uint64_t>(static_cast<std::int64_t>(eps * 10 + zv)); },
       [](double eps, const Eigen::VectorXd& z, std::mt19937_64& g) {

@@ -102,7 +102,7 @@ TEST_CASE("gibbs_ss_exact's sum kernel is the exact conditional law", "[exact]")
 // Chains: 4 x (1000 burn-in + 100000 kept), five times the spec's 20000: at epsilon 0.1 theta and s move together
 // (bulk ESS ~ 10% of the draws), and at 20000 draws the median missed by 0.0147 at z = 0, about 3 Monte Carlo sds
 // (4 x 200000 draws on three seeds gave means 0.4189 / 0.4184 / 0.4180 against the oracle's 0.4183).
-TEST_CASE("gibbs_ss_exact matches the exact posterior at binomial n = 10", "[exact]") {
+TEST_CASE("gibbs_ss_exact matches the exact posterior at binomial n = 10", "[exact][oracle-match]") {
   test::check_oracle_settings(
       100000, [](double eps, double zv) { return 11 + static_cast<std::uint64_t>(static_cast<std::int64_t>(eps * 10 + zv)); },
       [](double eps, const Eigen::VectorXd& z, std::mt19937_64& g) {
