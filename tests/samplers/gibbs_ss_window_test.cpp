@@ -202,8 +202,7 @@ TEST_CASE("gibbs_ss_window: the sum's draws follow the window's law (chi-square)
 // quantile's Monte Carlo sd is at most about 2.1 sd / sqrt(ESS), 0.02 sd at this ESS); P(lambda <= oracle median)
 // within 0.015. Both exact samplers, 4 chains x 20000 kept draws each (their bulk ESS per draw is alike: at epsilon 1,
 // z = -10, 0.073 for the window sampler and 0.065 for gibbs_ss_corrected).
-TEST_CASE("gibbs_ss_window and gibbs_ss_corrected match the exact posterior at Poisson n = 10",
-          "[window][oracle-match]") {
+TEST_CASE("gibbs_ss_window and gibbs_ss_corrected match the exact posterior at Poisson n = 10", "[window][oracle-match]") {
   const double a = 2.0, b = 0.4, n = 10.0;
   auto check = [&](const auto& mechanism, double z, std::uint64_t seed) {
     const gamma_mixture oracle(a, b, n, mechanism, z);
