@@ -13,6 +13,7 @@
 #include "privpost/core/linalg/norm_product.hpp"
 #include "privpost/core/linalg/robust_cholesky.hpp"
 #include "privpost/core/linalg/simplex_projection.hpp"
+#include "privpost/core/linalg/symmetric_eigen.hpp"
 #include "privpost/core/math/log_gamma.hpp"
 #include "privpost/core/math/normal_tail.hpp"
 #include "privpost/core/numerical_events.hpp"

@@ -8,6 +8,7 @@
 //     noise dominates, and their bad counts.
 #include <catch2/catch.hpp>
 
+#include <Eigen/LU>  // inverse()
 #include <algorithm>
 #include <cmath>
 #include <random>

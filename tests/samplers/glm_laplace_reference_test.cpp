@@ -5,6 +5,7 @@
 // check can tell the two noise models apart. In the calibration executable (seconds at -O2, minutes under sanitizers).
 #include <catch2/catch.hpp>
 
+#include <Eigen/LU>  // inverse(), determinant()
 #include <algorithm>
 #include <boost/math/quadrature/gauss_kronrod.hpp>
 #include <boost/math/special_functions/erf.hpp>

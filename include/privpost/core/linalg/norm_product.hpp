@@ -130,8 +130,10 @@ struct matheron_workspace {
 /// Factorises S (symmetric positive semidefinite, possibly singular: a pivoted L D L^T, negative and negligible pivots
 /// set to 0) and S + diag(w) (positive definite for w > 0; robust_cholesky, repairs counted in events) for the draws
 /// of matheron_draw. Throws std::domain_error for a non-finite entry, std::invalid_argument for sizes that disagree.
-inline void matheron_prepare(const Eigen::MatrixXd& s, const Eigen::VectorXd& w, numerical_events& events,
-                             matheron_workspace& ws) {
+// A template (its parameter never deduced) only so that a translation unit that never calls it does not compile
+// Eigen's LDLT (2-3 s of g++); the arguments convert as for a plain function.
+template <class Unused = void>
+void matheron_prepare(const Eigen::MatrixXd& s, const Eigen::VectorXd& w, numerical_events& events, matheron_workspace& ws) {
   constexpr const char* f = "matheron_prepare";
   check_size_match(f, "variances w", w.size(), "covariance rows", s.rows());
   check_size_match(f, "covariance columns", s.cols(), "covariance rows", s.rows());

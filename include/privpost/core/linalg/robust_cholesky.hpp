@@ -5,13 +5,12 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
-#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
-#include <concepts>
 #include <stdexcept>
 #include <type_traits>
 
+#include "privpost/core/linalg/symmetric_eigen.hpp"
 #include "privpost/core/numerical_events.hpp"
 
 namespace privpost {
@@ -29,19 +28,23 @@ inline constexpr double eigenvalue_floor = 1e-4;
 inline constexpr double min_scale = 1e-300;
 
 // Clips the eigenvalues of the symmetric matrix `a` at `floor` (a = V max(Lambda, floor) V^T); returns whether any was
-// below it. Always on a dynamic-size matrix: Eigen's eigensolver is the slowest part of the library to compile, and one
-// instantiation serves every matrix size (fixed-size callers copy; the repair is rare and counted). A template only so
-// that a translation unit that never repairs does not compile it.
-// clang-format off
-template <class Matrix>
-  requires std::same_as<Matrix, Eigen::MatrixXd>
-bool clip_eigenvalues(Matrix& a, double floor) {
-  // clang-format on
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(a);
-  if (eig.eigenvalues().minCoeff() >= floor) return false;
-  Eigen::VectorXd values = eig.eigenvalues();
+// below it. Always on a dynamic-size matrix: one function serves every size (fixed-size callers copy; the repair is
+// rare and counted).
+inline bool clip_eigenvalues(Eigen::MatrixXd& a, double floor) {
+  Eigen::VectorXd values;
+  Eigen::MatrixXd vectors;
+  symmetric_eigen(a, values, &vectors);
+  if (values.size() == 0 || values.minCoeff() >= floor) return false;
   for (Eigen::Index i = 0; i < values.size(); ++i) values(i) = std::max(values(i), floor);
-  a = eig.eigenvectors() * values.asDiagonal() * eig.eigenvectors().transpose();
+  // a = V diag(values) V^T by loops: Eigen's matrix product would be compiled into every program that samples (half a
+  // second of the compiler each) for a repair that is rare.
+  const Eigen::Index d = a.rows();
+  for (Eigen::Index j = 0; j < d; ++j)
+    for (Eigen::Index i = j; i < d; ++i) {
+      double sum = 0.0;
+      for (Eigen::Index k = 0; k < d; ++k) sum += vectors(i, k) * values(k) * vectors(j, k);
+      a(i, j) = a(j, i) = sum;
+    }
   return true;
 }
 }  // namespace detail

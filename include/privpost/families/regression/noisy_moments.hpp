@@ -46,8 +46,12 @@ inline Eigen::MatrixXd monomial_moment_matrix(const covariate_moments& cm, bool 
 }
 
 // The smallest eigenvalue of a monomial moment matrix g and (without an intercept, where the covariates' linear forms
-// are not among the monomials) of m2.
-inline double smallest_moment_eigenvalue(const Eigen::MatrixXd& g, const Eigen::MatrixXd& m2, bool intercept) {
+// are not among the monomials) of m2. By Eigen's SelfAdjointEigenSolver, which stays fast for the large moment matrices
+// of many covariates (symmetric_eigen does not), and which is the slowest part of Eigen to compile: these functions
+// are templates (their parameter never deduced) only so that a translation unit that never calls them does not
+// compile it.
+template <class Unused = void>
+double smallest_moment_eigenvalue(const Eigen::MatrixXd& g, const Eigen::MatrixXd& m2, bool intercept) {
   double low = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(g, Eigen::EigenvaluesOnly).eigenvalues()(0);
   if (!intercept)
     low = std::min(low, Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(m2, Eigen::EigenvaluesOnly).eigenvalues()(0));
@@ -55,7 +59,8 @@ inline double smallest_moment_eigenvalue(const Eigen::MatrixXd& g, const Eigen::
 }
 
 // The same for a set of moments.
-inline double smallest_moment_eigenvalue(const covariate_moments& cm, bool intercept) {
+template <class Unused = void>
+double smallest_moment_eigenvalue(const covariate_moments& cm, bool intercept) {
   return smallest_moment_eigenvalue(monomial_moment_matrix(cm, intercept), cm.m2, intercept);
 }
 
@@ -83,7 +88,10 @@ inline covariate_moments mix_moments(const covariate_moments& a, const covariate
 /// mixture with a distribution is again a distribution's moments. It is post-processing of the release: it costs no
 /// privacy. m2 and m4 must hold p = layout.columns() rows and p^4 entries (std::invalid_argument otherwise) and be
 /// finite (std::invalid_argument naming the entry otherwise).
-inline double valid_covariate_moments(const regression_layout& layout, covariate_moments& cm) {
+// A template (its parameter never deduced) only so that a translation unit that never calls it does not compile Eigen's
+// eigensolver (see detail::smallest_moment_eigenvalue).
+template <class Unused = void>
+double valid_covariate_moments(const regression_layout& layout, covariate_moments& cm) {
   const int p = layout.columns();
   check_size_match("valid_covariate_moments", "moments p", cm.p, "design columns", p);
   check_size_match("valid_covariate_moments", "m2 rows", cm.m2.rows(), "design columns", p);

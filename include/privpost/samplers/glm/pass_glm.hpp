@@ -47,6 +47,9 @@ class pass_glm_posterior {
  public:
   /// The posterior from the release z of d covariates; std::invalid_argument unless d is in [1, 1000] and z is finite with d +
   /// d(d+1)/2 entries.
+  /// (A template, its parameter never deduced, only so that a program that never builds one does not compile Eigen's
+  /// eigensolver, the slowest part of Eigen to compile.)
+  template <class Unused = void>
   pass_glm_posterior(const Eigen::VectorXd& z, int d, double chebyshev_radius) : d_(d) {
     constexpr const char* f = "pass_glm_posterior";
     if (d < 1 || d > 1000) throw_invalid(f, "number of covariates d", d, "an integer in [1, 1000]");
