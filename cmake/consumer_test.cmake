@@ -17,6 +17,30 @@ file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
 run("${CMAKE_COMMAND}" --install "${PRIVPOST_BINARY_DIR}" --prefix "${prefix}")
 
+# Every public header installed, unchanged: the installed tree must hold exactly the files of include/, byte for byte.
+# This names a header the install left out (also one the umbrella header does not include) in no time, where compiling
+# the umbrella header from the install costs as much as a test program's headers; the consumer then needs two headers.
+file(GLOB_RECURSE source_headers RELATIVE "${PRIVPOST_SOURCE_DIR}/include" "${PRIVPOST_SOURCE_DIR}/include/*")
+file(GLOB_RECURSE installed_headers RELATIVE "${prefix}/include" "${prefix}/include/*")
+list(SORT source_headers)
+list(SORT installed_headers)
+if(NOT source_headers STREQUAL installed_headers)
+  set(missing ${source_headers})
+  list(REMOVE_ITEM missing ${installed_headers})
+  set(extra ${installed_headers})
+  list(REMOVE_ITEM extra ${source_headers})
+  message(FATAL_ERROR "installed headers differ from include/: not installed [${missing}], not in include/ [${extra}]")
+endif()
+foreach(header IN LISTS source_headers)
+  file(SHA256 "${PRIVPOST_SOURCE_DIR}/include/${header}" expected)
+  file(SHA256 "${prefix}/include/${header}" actual)
+  if(NOT expected STREQUAL actual)
+    message(FATAL_ERROR "installed ${header} differs from include/${header}")
+  endif()
+endforeach()
+list(LENGTH source_headers count)
+message(STATUS "installed headers: the ${count} files of include/")
+
 foreach(mode find_package add_subdirectory)
   set(build "${WORK_DIR}/build-${mode}")
   run("${CMAKE_COMMAND}" -S "${PRIVPOST_SOURCE_DIR}/tests/consumer" -B "${build}"

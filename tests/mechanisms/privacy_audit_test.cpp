@@ -45,6 +45,9 @@
 
 using namespace privpost;
 
+// A namespace of its own: privpost_test_core compiles this file in one translation unit with the mechanisms' other
+// tests, whose helpers have the same names.
+namespace privacy_audit {
 namespace {
 
 constexpr int releases = 1000000;  // per half and per neighbour: 2 x 10^6 releases from each data set
@@ -292,3 +295,5 @@ TEST_CASE("privacy audit: the lattice mechanisms, honest and with 0.8 times the 
                                    << " (delta " << delta << ")");
   CHECK(r.lower() <= delta);
 }
+
+}  // namespace privacy_audit

@@ -22,6 +22,9 @@
 
 using namespace privpost;
 
+// A namespace of its own: privpost_test_samplers compiles this file in one translation unit with the other sampler
+// tests, whose helpers have the same names.
+namespace truncated_calibration {
 namespace {
 constexpr int trials = 300;            // the negative control and the Gaussian-mechanism variant
 constexpr int coverage_trials = 1500;  // the coverage studies: detects a 0.04 shortfall of 90% coverage
@@ -152,3 +155,5 @@ TEST_CASE("truncated studies: bad input", "[truncated][errors]") {
   z2 << 1.0, 2.0;
   CHECK_THROWS_AS(gibbs_ss_truncated(exponential_gamma_prior(2.0, 2.0), m, z2, 10.0, 0.0, 1.0, g), std::invalid_argument);
 }
+
+}  // namespace truncated_calibration
