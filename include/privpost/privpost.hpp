@@ -35,14 +35,17 @@
 #include "privpost/core/random/wishart.hpp"
 #include "privpost/core/transforms/cholesky_corr.hpp"
 
+#include "privpost/mechanisms/above_threshold.hpp"
 #include "privpost/mechanisms/analytic_gaussian.hpp"
 #include "privpost/mechanisms/discrete_gaussian.hpp"
 #include "privpost/mechanisms/discrete_laplace.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/mechanism_variant.hpp"
+#include "privpost/mechanisms/partition_plan.hpp"
 #include "privpost/mechanisms/privacy_accountant.hpp"
 #include "privpost/mechanisms/published_bounds.hpp"
+#include "privpost/mechanisms/sample_aggregate.hpp"
 #include "privpost/mechanisms/ssp.hpp"
 
 #include "privpost/diagnostics/calibration.hpp"

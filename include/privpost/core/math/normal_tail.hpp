@@ -1,6 +1,7 @@
 // privpost/core/math/normal_tail.hpp
 // Normal-tail functions accurate where the plain formulas underflow or cancel: log erfc, log Phi, log(Phi(b) - Phi(a)),
-// the inverse Mills ratio and log(1 - e^u), all from one continued fraction of erfc (Abramowitz & Stegun 7.1.14).
+// the inverse Mills ratio and log(1 - e^u), all from one continued fraction of erfc (Abramowitz & Stegun 7.1.14);
+// Phi and its inverse.
 #pragma once
 
 #include <boost/math/policies/policy.hpp>
@@ -8,6 +9,8 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+
+#include "privpost/core/errors.hpp"
 
 namespace privpost {
 
@@ -42,6 +45,15 @@ inline double log_erfc(double y) {
 
 /// Phi(x), the standard normal CDF.
 inline double normal_cdf(double x) { return 0.5 * boost::math::erfc(-x / std::numbers::sqrt2, detail::erfc_policy()); }
+
+/// Phi^{-1}(p), the standard normal quantile: -sqrt(2) erfc^{-1}(2 p), with Phi^{-1}(0) = -inf and Phi^{-1}(1) = +inf.
+/// std::invalid_argument for p outside [0, 1] (NaN included).
+inline double normal_quantile(double p) {
+  if (!(p >= 0.0 && p <= 1.0)) throw_invalid("normal_quantile", "p", p, "a probability in [0, 1]");
+  if (p == 0.0) return -std::numeric_limits<double>::infinity();
+  if (p == 1.0) return std::numeric_limits<double>::infinity();
+  return -std::numbers::sqrt2 * boost::math::erfc_inv(2.0 * p, detail::erfc_policy());
+}
 
 /// log Phi(x), accurate in the far lower tail.
 inline double log_normal_cdf(double x) { return std::log(0.5) + log_erfc(-x / std::numbers::sqrt2); }

@@ -1,6 +1,7 @@
 // privpost/core/random/uniform.hpp
-// draw_uniform: a double uniform on the open interval (0, 1) with 53 random bits, from any engine.
-// Every other draw in privpost is built on it, so that all draws are reproducible across standard libraries.
+// draw_uniform: a double uniform on the open interval (0, 1) with 53 random bits, from any engine; draw_index: an
+// integer uniform on {0, ..., k - 1}. Every other draw in privpost is built on them, so that all draws are reproducible
+// across standard libraries (std::uniform_int_distribution's algorithm is the library's choice).
 #pragma once
 
 #include <bit>
@@ -53,6 +54,21 @@ inline std::uint64_t bits53(G& g) {
 template <random_engine G>
 inline double draw_uniform(G& g) {
   return (static_cast<double>(detail::bits53(g)) + 0.5) * 0x1.0p-53;
+}
+
+/// An integer uniform on {0, ..., k - 1}, exactly (rejection of the top 2^53 mod k values of a 53-bit draw, so no
+/// modulo bias). std::invalid_argument unless 1 <= k <= 2^53; retry_limit_exceeded if an engine yields 4096 rejected
+/// draws in a row (each is rejected with probability < 1/2).
+template <random_engine G>
+inline std::uint64_t draw_index(G& g, std::uint64_t k) {
+  constexpr std::uint64_t range = std::uint64_t{1} << 53;
+  if (k < 1 || k > range) throw_invalid("draw_index", "k", static_cast<double>(k), "an integer in [1, 2^53]");
+  const std::uint64_t limit = range - range % k;  // the largest multiple of k <= 2^53
+  for (int tries = 0; tries < 4096; ++tries) {
+    const std::uint64_t r = detail::bits53(g);
+    if (r < limit) return r % k;
+  }
+  throw retry_limit_exceeded("draw_index: 4096 draws in a row rejected (a broken engine)");
 }
 
 }  // namespace privpost
