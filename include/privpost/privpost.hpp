@@ -125,4 +125,5 @@
 #include "privpost/inference/posterior.hpp"
 #include "privpost/inference/predictive.hpp"
 #include "privpost/inference/run.hpp"
+#include "privpost/inference/sample_aggregate.hpp"
 #include "privpost/inference/writers.hpp"

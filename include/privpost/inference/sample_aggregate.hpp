@@ -1,0 +1,312 @@
+// privpost/inference/sample_aggregate.hpp
+// Partition posteriors for sample-and-aggregate releases (Amitai 2018 Ch. 3-4): runs any posterior on each partition
+// of a partition_plan, in parallel threads, and returns its CDF at cutoffs or its quantiles at levels.
+#pragma once
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+#include <algorithm>
+#include <atomic>
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <random>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "privpost/core/errors.hpp"
+#include "privpost/diagnostics/calibration.hpp"
+#include "privpost/diagnostics/sample_quantile.hpp"
+#include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
+#include "privpost/inference/infer.hpp"
+#include "privpost/mechanisms/partition_plan.hpp"
+
+namespace privpost {
+
+/// What a partition posterior is asked to compute: the posterior given the partition's records only,
+/// p_j(theta) proportional to [prod_{i in members} p(x_i | theta)]^likelihood_power p(theta)^prior_power.
+struct partition_task {
+  /// The partition's index j.
+  std::size_t partition = 0;
+  /// The record positions of partition j (the only records it may read; everything else must be public).
+  std::span<const std::size_t> members;
+  /// 1 for probabilities (Ch. 3), n / n_j for quantiles (the tempered posterior of Eq. 4.1).
+  double likelihood_power = 1.0;
+  /// 1, or 1 / M for a fractional prior (spec A.3(b): the full prior in each of M partitions counts it M times).
+  double prior_power = 1.0;
+};
+
+/// How the prior enters the untempered partition posteriors of a probability release.
+enum class partition_prior {
+  /// p(theta)^(1/M) in each partition, so that the product of the M partition posteriors has the prior once (the
+  /// default: with the full prior the aggregate is biased by M - 1 extra priors).
+  fractional,
+  /// The full prior in each partition (the thesis's setting, kept to reproduce it).
+  full,
+};
+
+/// A closed-form partition posterior of a scalar: anything with cdf(b) and quantile(p).
+template <class P>
+concept closed_form_marginal = requires(const P& p, double x) {
+  { p.cdf(x) } -> std::convertible_to<double>;
+  { p.quantile(x) } -> std::convertible_to<double>;
+};
+
+/// A partition posterior: f(task, g) returns draws of the scalar of interest (Eigen::VectorXd or std::vector<double>)
+/// or a closed_form_marginal. g is the partition's engine, chain_engine(seed, j).
+template <class F>
+concept partition_posterior = std::invocable<F&, const partition_task&, std::mt19937_64&> &&
+    (closed_form_marginal<std::invoke_result_t<F&, const partition_task&, std::mt19937_64&>> ||
+     std::convertible_to<std::invoke_result_t<F&, const partition_task&, std::mt19937_64&>, Eigen::VectorXd> ||
+     std::convertible_to<std::invoke_result_t<F&, const partition_task&, std::mt19937_64&>, std::vector<double>>);
+
+/// How the partitions are run.
+struct partition_run_options {
+  /// Partition j's engine is chain_engine(seed, j). A release's seed must not depend on the data.
+  std::uint64_t seed = 0;
+  /// Worker threads (>= 1). The outputs are stored by partition and seeded by index: the same for any thread count.
+  int threads = 1;
+};
+
+/// The partition outputs, one vector per partition (empty where the posterior failed), ready for the release
+/// functions of mechanisms/sample_aggregate.hpp, which replace empty or invalid outputs by their fallback.
+struct partition_outputs {
+  /// outputs[j][k]: partition j's value at cutoff or level k.
+  std::vector<std::vector<double>> values;
+  /// Partitions whose posterior threw. Private: never publish it (it depends on the data); an escaping exception
+  /// would itself be an output, so none escapes.
+  std::size_t failures = 0;
+};
+
+namespace detail {
+// Runs one task per partition on `threads` workers (an atomic work index); output(task, g) fills values[j]. Any
+// exception leaves values[j] empty and counts a failure.
+template <class Output>
+partition_outputs run_partitions(const char* who, const partition_plan& plan, double prior_power, bool tempered,
+                                 const partition_run_options& options, Output output) {
+  if (options.threads < 1) throw_invalid(who, "threads", options.threads, "an integer >= 1");
+  if (plan.partitions() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw_invalid(who, "partitions", static_cast<double>(plan.partitions()), "at most INT_MAX");
+  partition_outputs out;
+  out.values.resize(plan.partitions());
+  std::vector<char> failed(plan.partitions(), 0);
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t j = next++; j < plan.partitions(); j = next++) {
+      try {
+        partition_task task{j, plan.members(j), tempered ? plan.likelihood_power(j) : 1.0, prior_power};
+        std::mt19937_64 g = chain_engine(options.seed, static_cast<int>(j));
+        out.values[j] = output(task, g);
+      } catch (...) {
+        out.values[j].clear();
+        failed[j] = 1;
+      }
+    }
+  };
+  const auto threads = std::min<std::size_t>(static_cast<std::size_t>(options.threads), plan.partitions());
+  if (threads <= 1) {
+    work();
+  } else {
+    std::vector<std::jthread> pool;
+    pool.reserve(threads);
+    for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(work);
+  }
+  for (char f : failed) out.failures += static_cast<std::size_t>(f);
+  return out;
+}
+
+template <class Result>
+Eigen::VectorXd as_draws(Result&& r) {
+  if constexpr (std::convertible_to<Result, Eigen::VectorXd>) {
+    return Eigen::VectorXd(std::forward<Result>(r));
+  } else {
+    const std::vector<double> v(std::forward<Result>(r));
+    return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
+  }
+}
+}  // namespace detail
+
+/// Partition probabilities Pr(theta <= b_k | D_j) for a probability release (Ch. 3): each partition's untempered
+/// posterior (likelihood power 1, prior power 1/M under partition_prior::fractional), its CDF at every cutoff (closed
+/// form, or the fraction of draws below b with ties counted half). std::invalid_argument for no cutoffs or
+/// threads < 1; a posterior that throws or returns no draws gives an empty output (the release's fallback).
+template <partition_posterior F>
+partition_outputs partition_cdf(const partition_plan& plan, F&& posterior, std::span<const double> cutoffs,
+                                const partition_run_options& options, partition_prior prior = partition_prior::fractional) {
+  constexpr const char* who = "partition_cdf";
+  if (cutoffs.empty()) throw_invalid(who, "number of cutoffs", 0.0, "at least 1");
+  for (double b : cutoffs) check_finite(who, "cutoff", b);
+  const double prior_power = prior == partition_prior::fractional ? 1.0 / static_cast<double>(plan.partitions()) : 1.0;
+  return detail::run_partitions(who, plan, prior_power, false, options, [&](const partition_task& task, std::mt19937_64& g) {
+    auto&& r = posterior(task, g);
+    std::vector<double> p(cutoffs.size());
+    if constexpr (closed_form_marginal<std::remove_cvref_t<decltype(r)>>) {
+      for (std::size_t k = 0; k < cutoffs.size(); ++k) p[k] = r.cdf(cutoffs[k]);
+    } else {
+      const Eigen::VectorXd draws = detail::as_draws(std::forward<decltype(r)>(r));
+      for (std::size_t k = 0; k < cutoffs.size(); ++k) p[k] = posterior_quantile(cutoffs[k], draws);
+    }
+    return p;
+  });
+}
+
+/// Partition quantiles for a quantile release (Ch. 4): each partition's posterior with its likelihood tempered by
+/// n / n_j and the full prior (Eq. 4.1), its quantile at every level (closed form, or the type-7 sample quantile of
+/// the draws). std::invalid_argument for levels outside (0, 1) or threads < 1; failures as for partition_cdf.
+template <partition_posterior F>
+partition_outputs partition_quantiles(const partition_plan& plan, F&& posterior, std::span<const double> levels,
+                                      const partition_run_options& options) {
+  constexpr const char* who = "partition_quantiles";
+  if (levels.empty()) throw_invalid(who, "number of levels", 0.0, "at least 1");
+  for (double p : levels)
+    if (!(p > 0.0 && p < 1.0)) throw_invalid(who, "level", p, "a number in (0, 1)");
+  return detail::run_partitions(who, plan, 1.0, true, options, [&](const partition_task& task, std::mt19937_64& g) {
+    auto&& r = posterior(task, g);
+    std::vector<double> q(levels.size());
+    if constexpr (closed_form_marginal<std::remove_cvref_t<decltype(r)>>) {
+      for (std::size_t l = 0; l < levels.size(); ++l) q[l] = r.quantile(levels[l]);
+    } else {
+      const Eigen::VectorXd draws = detail::as_draws(std::forward<decltype(r)>(r));
+      for (std::size_t l = 0; l < levels.size(); ++l) q[l] = sample_quantile(draws, levels[l]);
+    }
+    return q;
+  });
+}
+
+/// A normal or Student-t marginal (location, scale, degrees of freedom; +infinity degrees: normal), the closed-form
+/// posterior of one regression coefficient.
+struct scalar_marginal {
+  /// Location.
+  double location = 0.0;
+  /// Scale (> 0).
+  double scale = 1.0;
+  /// Degrees of freedom; +infinity for a normal marginal.
+  double degrees_of_freedom = std::numeric_limits<double>::infinity();
+  /// Pr(theta <= b).
+  double cdf(double b) const {
+    const double z = (b - location) / scale;
+    if (std::isinf(degrees_of_freedom)) return boost::math::cdf(boost::math::normal_distribution<double>(), z);
+    return boost::math::cdf(boost::math::students_t_distribution<double>(degrees_of_freedom), z);
+  }
+  /// The p-quantile.
+  double quantile(double p) const {
+    if (std::isinf(degrees_of_freedom))
+      return location + scale * boost::math::quantile(boost::math::normal_distribution<double>(), p);
+    return location + scale * boost::math::quantile(boost::math::students_t_distribution<double>(degrees_of_freedom), p);
+  }
+};
+
+/// The prior of a regression partition posterior: beta | sigma^2 ~ N(mean, sigma^2 precision^{-1}) and, unless the
+/// variance is known, sigma^2 ~ InverseGamma(a, b).
+struct regression_partition_prior {
+  /// Prior mean of the coefficients.
+  Eigen::VectorXd mean;
+  /// Prior precision Lambda_0 (in units of 1 / sigma^2); unused when zellner_g > 0.
+  Eigen::MatrixXd precision;
+  /// > 0: Zellner's g-prior on each partition, Lambda_0 = X_j^T X_j / g (the thesis's experiments use g = the
+  /// partition's size); 0: the fixed precision above.
+  double zellner_g = 0.0;
+  /// Inverse-gamma shape of sigma^2 (unknown variance).
+  double a = 1.0;
+  /// Inverse-gamma scale of sigma^2 (unknown variance).
+  double b = 1.0;
+  /// > 0: sigma^2 is known (the thesis's Ch. 3 and Sec. 4.1 setting); 0: it has the inverse-gamma prior.
+  double known_variance = 0.0;
+};
+
+/// The closed-form posterior of coefficient k of a linear regression y = X beta + e on one partition's records, with
+/// the likelihood raised to task.likelihood_power and the prior to task.prior_power (normal-inverse-gamma
+/// conjugacy): a normal marginal when the variance is known, else Student-t with 2 a_n degrees of freedom, location
+/// mu_{n,k} and scale^2 (b_n / a_n) (Lambda_n^{-1})_kk. The records are referenced, not copied: they must outlive it.
+class regression_coefficient_posterior {
+ public:
+  /// x: n x p covariates, y: n responses, prior of dimension p, coefficient k in [0, p). std::invalid_argument for
+  /// mismatched sizes, non-finite records or prior values, a precision that is not symmetric positive definite (unless
+  /// zellner_g > 0), a or b not > 0, or a negative known variance.
+  regression_coefficient_posterior(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, regression_partition_prior prior,
+                                   Eigen::Index coefficient)
+      : x_(x), y_(y), prior_(std::move(prior)), k_(coefficient) {
+    constexpr const char* who = "regression_coefficient_posterior";
+    check_size_match(who, "x rows", x.rows(), "y size", y.size());
+    check_size_match(who, "x cols", x.cols(), "prior mean size", prior_.mean.size());
+    if (x.cols() < 1) throw_invalid(who, "number of covariates", 0.0, "at least 1");
+    check_finite(who, "x", x);
+    check_finite(who, "y", y);
+    check_finite(who, "prior mean", prior_.mean);
+    if (!(coefficient >= 0 && coefficient < x.cols()))
+      throw_invalid(who, "coefficient", static_cast<double>(coefficient), "an index below " + std::to_string(x.cols()));
+    if (!(prior_.zellner_g >= 0.0 && std::isfinite(prior_.zellner_g)))
+      throw_invalid(who, "zellner_g", prior_.zellner_g, "0 (fixed precision) or a finite number > 0");
+    if (prior_.zellner_g == 0.0) {
+      check_size_match(who, "precision rows", prior_.precision.rows(), "prior mean size", prior_.mean.size());
+      check_symmetric_positive_definite(who, "precision", prior_.precision);
+    }
+    check_nonnegative_finite(who, "known_variance", prior_.known_variance);
+    if (prior_.known_variance == 0.0) {
+      check_positive_finite(who, "a", prior_.a);
+      check_positive_finite(who, "b", prior_.b);
+    }
+  }
+
+  /// The marginal posterior of beta_k given the partition's records. std::domain_error when the posterior's
+  /// inverse-gamma shape or scale is not > 0 (a fractional prior with too few records per partition), or when the
+  /// posterior precision is not positive definite (too few records for the covariates under a g-prior).
+  scalar_marginal operator()(const partition_task& task, std::mt19937_64&) const {
+    constexpr const char* who = "regression_coefficient_posterior";
+    const Eigen::Index p = x_.cols();
+    const double w = task.likelihood_power, q = task.prior_power;
+    Eigen::MatrixXd xtx = Eigen::MatrixXd::Zero(p, p);
+    Eigen::VectorXd xty = Eigen::VectorXd::Zero(p);
+    double yty = 0.0;
+    for (std::size_t i : task.members) {
+      const auto row = x_.row(static_cast<Eigen::Index>(i));
+      xtx.selfadjointView<Eigen::Lower>().rankUpdate(row.transpose());
+      xty += row.transpose() * y_(static_cast<Eigen::Index>(i));
+      yty += y_(static_cast<Eigen::Index>(i)) * y_(static_cast<Eigen::Index>(i));
+    }
+    xtx = xtx.selfadjointView<Eigen::Lower>();
+    const Eigen::MatrixXd lambda0 = q * (prior_.zellner_g > 0.0 ? Eigen::MatrixXd(xtx / prior_.zellner_g) : prior_.precision);
+    const Eigen::MatrixXd lambda_n = lambda0 + w * xtx;
+    const Eigen::LLT<Eigen::MatrixXd> llt(lambda_n);
+    if (llt.info() != Eigen::Success)
+      throw_domain(who, "posterior precision's Cholesky factorisation", 0.0, "a positive definite matrix");
+    const Eigen::VectorXd r = lambda0 * prior_.mean + w * xty;
+    const Eigen::VectorXd mu_n = llt.solve(r);
+    const Eigen::VectorXd ek = Eigen::VectorXd::Unit(p, k_);
+    const double v_kk = llt.solve(ek)(k_);  // (Lambda_n^{-1})_kk
+    scalar_marginal m;
+    m.location = mu_n(k_);
+    if (prior_.known_variance > 0.0) {
+      m.scale = std::sqrt(prior_.known_variance * v_kk);
+      return m;
+    }
+    // p(sigma^2, beta)^q is NIG-shaped with shape (a + 1 + p/2) q - 1 - p/2, which may be negative (an improper
+    // factor); the partition posterior is proper while its own shape a_n is > 0.
+    const double half_p = 0.5 * static_cast<double>(p);
+    const double a0 = q * (prior_.a + 1.0 + half_p) - 1.0 - half_p;
+    const double a_n = a0 + 0.5 * w * static_cast<double>(task.members.size());
+    if (!(a_n > 0.0))
+      throw_domain(who, "posterior inverse-gamma shape a_n = (a + 1 + p/2) prior_power - 1 - p/2 + likelihood_power n_j / 2", a_n,
+                   "a number > 0 (more records per partition, a larger a, or partition_prior::full)");
+    const double b_n = q * prior_.b + 0.5 * (w * yty + prior_.mean.dot(lambda0 * prior_.mean) - r.dot(mu_n));
+    if (!(b_n > 0.0)) throw_domain(who, "posterior inverse-gamma scale", b_n, "a number > 0");
+    m.degrees_of_freedom = 2.0 * a_n;
+    m.scale = std::sqrt(b_n / a_n * v_kk);
+    return m;
+  }
+
+ private:
+  const Eigen::MatrixXd& x_;
+  const Eigen::VectorXd& y_;
+  regression_partition_prior prior_;
+  Eigen::Index k_;
+};
+
+}  // namespace privpost

@@ -1,0 +1,183 @@
+// Tests of privpost/inference/sample_aggregate.hpp (the studies of spec A.9 items 5 and 7 are in
+// partition_study_test.cpp). Properties:
+//  1. regression_coefficient_posterior equals the conjugate update computed independently: the NIG Student-t
+//     marginal (nig_regression_prior::update), the known-variance normal, a tempered update (likelihood power w equals
+//     w copies of the records) and the fractional prior (prior power 1/M);
+//  2. partition_cdf and partition_quantiles: the same outputs for 1 and 3 threads; draws and closed forms agree; a
+//     posterior that throws gives an empty output and a private failure count, and the release replaces it by the
+//     fallback (no exception escapes);
+//  3. bad input.
+#include <catch2/catch.hpp>
+
+#include <Eigen/Dense>
+#include <boost/math/distributions/students_t.hpp>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
+#include "privpost/inference/sample_aggregate.hpp"
+#include "privpost/mechanisms/sample_aggregate.hpp"
+
+using namespace privpost;
+
+namespace sample_aggregate_inference {
+struct small_data {
+  Eigen::MatrixXd x;
+  Eigen::VectorXd y;
+};
+
+small_data make_data(int n, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  small_data d{Eigen::MatrixXd(n, 2), Eigen::VectorXd(n)};
+  for (int i = 0; i < n; ++i) {
+    d.x(i, 0) = 1.0;
+    d.x(i, 1) = draw_normal(g);
+    d.y(i) = 0.5 - 1.5 * d.x(i, 1) + 0.8 * draw_normal(g);
+  }
+  return d;
+}
+
+std::vector<std::size_t> all_records(int n) {
+  std::vector<std::size_t> v(static_cast<std::size_t>(n));
+  std::iota(v.begin(), v.end(), std::size_t{0});
+  return v;
+}
+}  // namespace sample_aggregate_inference
+
+using namespace sample_aggregate_inference;
+
+TEST_CASE("regression_coefficient_posterior is the conjugate update", "[sample_aggregate_inference]") {
+  const auto d = make_data(60, 1);
+  const auto members = all_records(40);  // the first 40 records
+  Eigen::MatrixXd lambda0(2, 2);
+  lambda0 << 2.0, 0.3, 0.3, 1.5;
+  const Eigen::Vector2d mu0(0.1, -0.2);
+  std::mt19937_64 g(0);
+  const Eigen::MatrixXd x = d.x.topRows(40);
+  const Eigen::VectorXd y = d.y.head(40);
+  for (double w : {1.0, 2.5}) {
+    for (double q : {1.0, 0.25}) {
+      // Independent computation: the NIG update of the prior raised to q, on w copies of the records.
+      const double a = 3.0, b = 2.0;
+      const double aq = q * (a + 1.0 + 1.0) - 2.0;  // (a + 1 + p/2) q - 1 - p/2, p = 2
+      INFO("w = " << w << ", q = " << q);
+      const regression_coefficient_posterior posterior(d.x, d.y, {mu0, lambda0, 0.0, a, b, 0.0}, 1);
+      const auto m = posterior(partition_task{0, members, w, q}, g);
+      if (aq > 0.0) {
+        const auto post = nig_regression_prior(mu0, q * lambda0, aq, q * b)
+                              .update(w * x.transpose() * x, w * x.transpose() * y, w * y.squaredNorm(), w * 40.0);
+        const double scale = std::sqrt(post.b() / post.a() * post.lambda().inverse()(1, 1));
+        CHECK(m.location == Approx(post.mu()(1)).epsilon(1e-10));
+        CHECK(m.scale == Approx(scale).epsilon(1e-10));
+        CHECK(m.degrees_of_freedom == Approx(2.0 * post.a()));
+        const boost::math::students_t_distribution<double> t(2.0 * post.a());
+        CHECK(m.cdf(post.mu()(1) + 0.7 * scale) == Approx(boost::math::cdf(t, 0.7)).epsilon(1e-10));
+        CHECK(m.quantile(0.9) == Approx(post.mu()(1) + scale * boost::math::quantile(t, 0.9)).epsilon(1e-10));
+      } else {
+        // An improper fractional factor: the posterior is still proper (a_n = aq + w n / 2 > 0).
+        CHECK(m.degrees_of_freedom == Approx(2.0 * (aq + 0.5 * w * 40.0)));
+      }
+      // Known variance: N(mu_n, sigma^2 (Lambda_n^{-1})_kk) with the same mean.
+      const regression_coefficient_posterior known(d.x, d.y, {mu0, lambda0, 0.0, a, b, 0.64}, 1);
+      const auto k = known(partition_task{0, members, w, q}, g);
+      const Eigen::MatrixXd lambda_n = q * lambda0 + w * x.transpose() * x;
+      const Eigen::VectorXd mu_n = lambda_n.ldlt().solve(q * lambda0 * mu0 + w * x.transpose() * y);
+      CHECK(k.location == Approx(mu_n(1)).epsilon(1e-10));
+      CHECK(k.scale == Approx(std::sqrt(0.64 * lambda_n.inverse()(1, 1))).epsilon(1e-10));
+      CHECK(std::isinf(k.degrees_of_freedom));
+    }
+  }
+  // Zellner's g-prior: Lambda_0 = X_j^T X_j / g.
+  const regression_coefficient_posterior zellner(d.x, d.y, {Eigen::Vector2d::Zero(), Eigen::MatrixXd(), 40.0, 1.0, 1.0, 1.0}, 1);
+  const auto z = zellner(partition_task{0, members, 1.0, 1.0}, g);
+  const Eigen::MatrixXd xtx = x.transpose() * x;
+  CHECK(z.location == Approx((xtx * (1.0 + 1.0 / 40.0)).ldlt().solve(x.transpose() * y)(1)).epsilon(1e-10));
+  // Too few records for a fractional NIG prior: a domain error naming the shape (a partition failure in a release).
+  const regression_coefficient_posterior vague(d.x, d.y, {mu0, lambda0, 0.0, 0.5, 1.0, 0.0}, 1);
+  const std::vector<std::size_t> two = {0, 1};
+  CHECK_THROWS_AS(vague(partition_task{0, two, 1.0, 0.001}, g), std::domain_error);
+}
+
+TEST_CASE("partition posteriors: thread-count independence, draws against closed forms, failures",
+          "[sample_aggregate_inference]") {
+  const auto d = make_data(400, 2);
+  std::mt19937_64 g(3);
+  const partition_plan plan(400, 8, g);
+  const regression_coefficient_posterior closed(d.x, d.y,
+                                                {Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity(), 0.0, 2.0, 1.0, 0.0}, 1);
+  // The same posterior by draws: 20000 draws of the Student-t marginal from the partition's engine.
+  auto by_draws = [&](const partition_task& task, std::mt19937_64& e) {
+    const auto m = closed(task, e);
+    Eigen::VectorXd draws(20000);
+    for (auto& v : draws) v = m.quantile(draw_uniform(e));
+    return draws;
+  };
+  const std::vector<double> cutoffs = {-1.6, -1.5, -1.4};
+  const std::vector<double> levels = {0.1, 0.5, 0.9};
+  const auto one = partition_cdf(plan, by_draws, cutoffs, {7, 1});
+  const auto three = partition_cdf(plan, by_draws, cutoffs, {7, 3});
+  CHECK(one.values == three.values);
+  const auto exact = partition_cdf(plan, closed, cutoffs, {7, 2});
+  for (std::size_t j = 0; j < 8; ++j)
+    for (std::size_t k = 0; k < 3; ++k) CHECK(one.values[j][k] == Approx(exact.values[j][k]).margin(0.015));
+  const auto q1 = partition_quantiles(plan, by_draws, levels, {7, 1});
+  const auto q3 = partition_quantiles(plan, by_draws, levels, {7, 3});
+  CHECK(q1.values == q3.values);
+  const auto qe = partition_quantiles(plan, closed, levels, {7, 1});
+  for (std::size_t j = 0; j < 8; ++j)
+    for (std::size_t l = 0; l < 3; ++l) CHECK(q1.values[j][l] == Approx(qe.values[j][l]).margin(0.03));
+  // Tempered: the quantiles of the tempered posterior are M^{1/2} times closer to the mean than the untempered ones.
+  const auto qu = partition_cdf(plan, closed, std::vector<double>{qe.values[0][2]}, {7, 1}, partition_prior::full);
+  CHECK(qu.values[0][0] < 0.9);
+  CHECK(qu.values[0][0] > 0.5);
+
+  // A posterior that throws on some partitions: no exception escapes, their outputs are empty, the count is private,
+  // and the release uses the fallback for them.
+  auto flaky = [&](const partition_task& task, std::mt19937_64& e) {
+    if (task.partition % 3 == 0) throw std::runtime_error("sampler failed");
+    return closed(task, e);
+  };
+  const auto out = partition_cdf(plan, flaky, cutoffs, {7, 2});
+  CHECK(out.failures == 3);
+  CHECK(out.values[0].empty());
+  CHECK(out.values[3].empty());
+  CHECK(out.values[1] == exact.values[1]);
+  probability_release_options o;
+  o.epsilon = 1.0;
+  const auto r = release_posterior_probabilities(out.values, cutoffs, o, g);
+  CHECK(r.fallbacks == 9);  // 3 partitions x 3 cutoffs
+  // A posterior that returns NaN (a closed form at a bad input): the release replaces it by the fallback.
+  auto nan_posterior = [](const partition_task&, std::mt19937_64&) {
+    return std::vector<double>{std::numeric_limits<double>::quiet_NaN()};
+  };
+  const auto nans = partition_quantiles(plan, nan_posterior, levels, {7, 1});
+  CHECK(nans.failures == 8);  // sample_quantile refuses NaN draws: a failure, not a NaN output
+  bound_search_result bounds;
+  bounds.half_width = 1.0;
+  const auto qr = release_posterior_quantiles(nans.values, levels, bounds, 1.0, g);
+  CHECK(qr.fallbacks == 24);
+  for (double v : qr.values) CHECK(std::isfinite(v));
+
+  CHECK_THROWS_AS(partition_cdf(plan, closed, std::vector<double>{}, {7, 1}), std::invalid_argument);
+  CHECK_THROWS_AS(partition_cdf(plan, closed, cutoffs, {7, 0}), std::invalid_argument);
+  CHECK_THROWS_AS(partition_quantiles(plan, closed, std::vector<double>{0.0}, {7, 1}), std::invalid_argument);
+  CHECK_THROWS_AS(partition_quantiles(plan, closed, std::vector<double>{1.0}, {7, 1}), std::invalid_argument);
+  CHECK_THROWS_AS(
+      regression_coefficient_posterior(d.x, d.y, {Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity(), 0.0, 2.0, 1.0, 0.0}, 2),
+      std::invalid_argument);
+  CHECK_THROWS_AS(
+      regression_coefficient_posterior(d.x, d.y, {Eigen::Vector2d::Zero(), -Eigen::Matrix2d::Identity(), 0.0, 2.0, 1.0, 0.0}, 0),
+      std::invalid_argument);
+  CHECK_THROWS_AS(
+      regression_coefficient_posterior(d.x, d.y, {Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity(), 0.0, 0.0, 1.0, 0.0}, 0),
+      std::invalid_argument);
+  CHECK_THROWS_AS(
+      regression_coefficient_posterior(d.x, d.y, {Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity(), 0.0, 1.0, 1.0, -1.0}, 0),
+      std::invalid_argument);
+  CHECK_THROWS_AS(regression_coefficient_posterior(d.x, d.y.head(3),
+                                                   {Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity(), 0.0, 1.0, 1.0, 0.0}, 0),
+                  std::invalid_argument);
+}
