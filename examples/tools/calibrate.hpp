@@ -2,6 +2,7 @@
 // when PRIVPOST_UNITY_BUILD is ON, separately when it is OFF).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iostream>
 #include <sstream>
@@ -47,6 +48,7 @@ struct cli_options {
   int nodes = 4;                   ///< pairwise-tables: number of nodes
   double pseudo_count = 10.0;      ///< pairwise-tables: hyper-Dirichlet alpha_0
   int collapsed_moves = 0;         ///< binomial, multinomial, pairwise-tables: Gibbs-SS's collapsed moves per sweep
+  std::size_t partitions = 0;      ///< linreg: > 0 runs the partition-release study (calibrate_partition.cpp)
   bool mechanism_given = false, methods_given = false, thin_given = false;
 };
 
@@ -110,5 +112,7 @@ int run_unbounded_model(const cli_options& o, const privpost::study_settings& se
 int run_regression_model(const cli_options& o, const privpost::study_settings& settings);
 int run_glm_model(const cli_options& o, const privpost::study_settings& settings);
 int run_graphical_model(const cli_options& o, const privpost::study_settings& settings);
+/// linreg --partitions M: the error of partition releases at the user's n, M and epsilon (calibrate_partition.cpp).
+int run_partition_study(const cli_options& o);
 
 }  // namespace privpost::tools::calibrate

@@ -21,6 +21,7 @@ int dispatch(const cli_options& o) {
   settings.thin = o.thin;
   settings.collapsed_moves = o.collapsed_moves;
   settings.methods = privpost::tools::split_list(o.methods);
+  if (o.partitions > 0) return run_partition_study(o);
   using privpost::tools::model_kind;
   switch (privpost::tools::find_model(o.model).kind) {
     case model_kind::bounded_family:
@@ -87,6 +88,10 @@ int main(int argc, char** argv) {
   app.add_option("--truncation", o.truncation,
                  "q: declared bounds are the central 1 - q interval of the prior predictive of one record (unbounded models)")
       ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--partitions", o.partitions,
+                 "linreg: instead of SBC, the error of partition releases (privpost-release --partitions) at this --n, M "
+                 "and --epsilon over --trials simulated regressions, per combiner and cutoff, and their reliability")
+      ->check(CLI::PositiveNumber);
   app.add_option("--format", o.format, "table|json")->check(CLI::IsMember({"table", "json"}));
   app.add_option("--ranks", o.ranks, "write each trial's true-parameter quantile per method to this CSV file");
   app.add_option("--plot", o.plot,

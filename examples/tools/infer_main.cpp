@@ -23,6 +23,7 @@
 
 #include "infer_options.hpp"
 #include "interrupt.hpp"
+#include "partition_record.hpp"
 #include "plot.hpp"
 #include "tool_support.hpp"
 
@@ -174,6 +175,8 @@ int main(int argc, char** argv) {
     } catch (const nlohmann::json::exception& e) {
       throw std::invalid_argument(std::string("malformed release record: ") + e.what());
     }
+    if (privpost::tools::is_partition_record(j))
+      return privpost::tools::report_partition_release(privpost::tools::partition_from_json(j), o.format);
     privpost::tools::release_record rec;
     try {
       rec = privpost::tools::from_json(j);

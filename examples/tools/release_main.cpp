@@ -98,6 +98,34 @@ int main(int argc, char** argv) {
                  "pairwise-tables: replace (default: sensitivity 2|E|) or add-remove (|E|, the dissertation's; 2 epsilon-DP "
                  "under replacement)")
       ->check(CLI::IsMember({"replace", "add-remove"}));
+  app.add_option("--partitions", o.partitions,
+                 "linreg: release posterior probabilities and quantiles of one coefficient by sample and aggregate over M "
+                 "random partitions (Amitai 2018) instead of the sufficient statistics")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--coefficient", o.coefficient,
+                 "--partitions: the covariate whose coefficient is released (default: the first)");
+  app.add_option("--cutoffs", o.cutoffs, "--partitions: b1,b2,... (increasing, data's scale): release Pr(coefficient <= b)");
+  app.add_option("--quantiles", o.quantile_levels, "--partitions: p1,p2,... in (0, 1): release the coefficient's quantiles");
+  app.add_option("--combiner", o.combiner, "--partitions --cutoffs: how partition probabilities combine")
+      ->check(CLI::IsMember({"normality-corrected", "normality", "fisher", "stouffer-clipped"}));
+  app.add_option("--epsilon-split", o.epsilon_split,
+                 "--partitions: the shares of --epsilon (summing to it): [probabilities,][bound search,quantile values]; "
+                 "even by default");
+  app.add_option("--bound-center", o.bound_center, "--quantiles: centre of the clipping interval search (public; default 0)");
+  app.add_option("--bound-base", o.bound_base, "--quantiles: first half-width of the search (public; default 1)");
+  app.add_option("--bound-fraction", o.bound_fraction,
+                 "--quantiles: fraction of partitions the interval must hold (default 0.9)");
+  app.add_option("--bound-max", o.bound_max, "--quantiles: the largest plausible half-width (public; required)");
+  app.add_option("--prior-precision", o.prior_precision,
+                 "--partitions: prior precision of the unit-scale coefficients (default 1)");
+  app.add_option("--prior-a", o.prior_a, "--partitions: inverse-gamma shape of the unit-scale noise variance (default 1)");
+  app.add_option("--prior-b", o.prior_b, "--partitions: inverse-gamma scale of the unit-scale noise variance (default 1)");
+  app.add_option(
+         "--partition-prior", o.partition_prior,
+         "--partitions --cutoffs: fractional (the prior to the power 1/M in each partition; default) or full (the thesis's)")
+      ->check(CLI::IsMember({"fractional", "full"}));
+  app.add_option("--threads", o.threads, "--partitions: threads for the partition posteriors (default 2)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--output", o.output, "write the release record here (default: standard output)");
   app.add_option("--ledger", o.ledger,
                  "the data set's privacy budget ledger (JSON, created when absent): the release is charged to it before any "
@@ -121,7 +149,13 @@ int main(int argc, char** argv) {
                      o.input + (o.output.empty() ? "" : " --output " + o.output);
     }
     const std::size_t entries_before = ledger ? ledger->accountant().entries().size() : 0;
-    auto record = make_release(o);
+    std::string text;
+    privpost::tools::release_record record;
+    if (o.partitions > 0) {
+      text = make_partition_release(o);
+    } else {
+      record = make_release(o);
+    }
     if (ledger) {
       record.ledger_file = o.ledger;
       record.ledger_label = ledger_label;
@@ -132,7 +166,7 @@ int main(int argc, char** argv) {
                 << ", delta " << record.ledger_spent.delta << ") of the total (epsilon " << record.ledger_total.epsilon
                 << ", delta " << record.ledger_total.delta << ")\n";
     }
-    const std::string text = privpost::tools::to_json(record).dump(2) + "\n";
+    if (o.partitions == 0) text = privpost::tools::to_json(record).dump(2) + "\n";
     // The order is: charge (above, before any noise), then write the record whole. A record lost at this point keeps
     // its charge (the noise was drawn; refunding it would trust that nothing leaked): say so loudly and exit 3.
     try {
@@ -153,9 +187,10 @@ int main(int argc, char** argv) {
                 << "); nothing was released\n";
       return 1;
     }
-    std::cerr << "privpost-release: released " << record.noisy_statistics.size() << " statistic(s) of n = " << record.n
-              << " records with " << record.mechanism << " noise " << record.noise << " (sensitivity " << record.sensitivity
-              << ")\n";
+    if (o.partitions == 0)
+      std::cerr << "privpost-release: released " << record.noisy_statistics.size() << " statistic(s) of n = " << record.n
+                << " records with " << record.mechanism << " noise " << record.noise << " (sensitivity " << record.sensitivity
+                << ")\n";
     return 0;
   } catch (const privpost::budget_exceeded& e) {
     std::cerr << "privpost-release: error: over the privacy budget of the ledger '" << o.ledger << "': " << e.what()

@@ -31,6 +31,7 @@
 #include <privpost/mechanisms/ssp.hpp>
 
 #include "csv.hpp"
+#include "json_fields.hpp"
 #include "models.hpp"
 
 namespace privpost::tools {
@@ -124,11 +125,7 @@ inline nlohmann::json to_json(const release_record& r) {
                       {"noisy_statistics", r.noisy_statistics}};
   if (r.model == "multinomial") j["categories"] = r.categories;
   if (!r.ledger_file.empty())
-    j["ledger"] = {{"file", r.ledger_file},
-                   {"entry", r.ledger_label},
-                   {"entries", r.ledger_entries},
-                   {"spent", {{"epsilon", r.ledger_spent.epsilon}, {"delta", r.ledger_spent.delta}}},
-                   {"total", {{"epsilon", r.ledger_total.epsilon}, {"delta", r.ledger_total.delta}}}};
+    j["ledger"] = ledger_json(r.ledger_file, r.ledger_label, r.ledger_entries, r.ledger_spent, r.ledger_total);
   if (r.has_bounds) j["bounds"] = {{"lower", r.lower}, {"upper", r.upper}};
   if (kind_of(r.model) == model_kind::regression) {
     nlohmann::json xb = nlohmann::json::array();
@@ -280,23 +277,11 @@ inline std::pair<double, double> statistic_range(const release_record& r, std::s
 /// it, and every released value must be one the declared mechanism can produce (max_noise_scales_outside). Throws
 /// std::invalid_argument naming the field and the accepted values.
 inline release_record from_json(const nlohmann::json& j) {
-  auto fail = [](const std::string& what) { throw std::invalid_argument("release record: " + what); };
-  auto need = [&](const nlohmann::json& obj, const char* key) -> const nlohmann::json& {
-    if (!obj.is_object() || !obj.contains(key)) fail(std::string("missing field '") + key + "'");
-    return obj.at(key);
-  };
-  auto number = [&](const nlohmann::json& obj, const char* key) {
-    const auto& v = need(obj, key);
-    if (!v.is_number()) fail(std::string("field '") + key + "' is not a number");
-    const double x = v.get<double>();
-    if (!std::isfinite(x)) fail(std::string("field '") + key + "' is not finite");
-    return x;
-  };
-  auto text = [&](const nlohmann::json& obj, const char* key) {
-    const auto& v = need(obj, key);
-    if (!v.is_string()) fail(std::string("field '") + key + "' is not a string");
-    return v.get<std::string>();
-  };
+  const json_fields fields{"release record: "};
+  auto fail = [&](const std::string& what) { fields.fail(what); };
+  auto need = [&](const nlohmann::json& obj, const char* key) -> const nlohmann::json& { return fields.need(obj, key); };
+  auto number = [&](const nlohmann::json& obj, const char* key) { return fields.number(obj, key); };
+  auto text = [&](const nlohmann::json& obj, const char* key) { return fields.text(obj, key); };
   // A whole number in [lo, hi], checked as a double before any conversion (4294967298 must not wrap to 2).
   auto whole = [&](const nlohmann::json& v, const std::string& what, double lo, double hi) {
     if (!v.is_number()) fail(what + " is not a number");

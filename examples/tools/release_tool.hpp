@@ -38,6 +38,13 @@ struct options {
   std::vector<std::string> levels_of;
   // the privacy budget ledger
   std::string ledger, budget;
+  // linreg --partitions: sample and aggregate (release_partition.cpp)
+  std::size_t partitions = 0;  ///< 0: an SSP release
+  std::string coefficient, cutoffs, quantile_levels, combiner = "normality-corrected", epsilon_split;
+  std::string partition_prior = "fractional";
+  double bound_center = 0, bound_base = 1, bound_fraction = 0.9, bound_max = 0;
+  double prior_precision = 1, prior_a = 1, prior_b = 1;
+  int threads = 2;
 };
 
 // The ledger of this run (nullptr without --ledger) and the label of its entry.
@@ -129,5 +136,7 @@ privpost::tools::release_record make_regression_release(const options& o);
 privpost::tools::release_record make_glm_release(const options& o);
 /// Pairwise tables (CGM): release_tables.cpp.
 privpost::tools::release_record make_tables_release(const options& o);
+/// linreg --partitions: a partition release (sample and aggregate), its JSON record's text: release_partition.cpp.
+std::string make_partition_release(const options& o);
 
 }  // namespace privpost::tools::release_tool

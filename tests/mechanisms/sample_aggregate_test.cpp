@@ -320,7 +320,7 @@ TEST_CASE("sample and aggregate: post-processing maps and monotone vectors", "[s
   CHECK(sample_aggregate_term(f, 0.5) == Approx(-2.0 * std::log(0.5)));
 
   std::vector<double> y = {0.1, 0.3, 0.2, 0.2, 0.9, 0.5};
-  detail::make_nondecreasing(y);
+  make_nondecreasing(y);
   const std::vector<double> expected = {0.1, 0.7 / 3.0, 0.7 / 3.0, 0.7 / 3.0, 0.7, 0.7};
   for (std::size_t i = 0; i < y.size(); ++i) CHECK(y[i] == Approx(expected[i]));
   // Large noise on five cutoffs: every released vector is non-decreasing.

@@ -47,8 +47,9 @@ struct bound_search_result {
   privacy_budget budget;
 };
 
-namespace detail {
-// The argument checks of the bound search (also used by the release that consumes its result).
+/// The last index the search tries, ceil(log2(max_half_width / base_half_width)), after checking the options:
+/// std::invalid_argument naming `who` for a centre that is not finite, a base half-width not finite and > 0, a
+/// fraction outside (0, 1] or a max_half_width that is not finite and >= the base.
 inline int bound_search_last_index(const char* who, const bound_search_options& o) {
   check_finite(who, "center", o.center);
   check_positive_finite(who, "base_half_width", o.base_half_width);
@@ -61,6 +62,7 @@ inline int bound_search_last_index(const char* who, const bound_search_options& 
   return static_cast<int>(std::ceil(std::log2(ratio)));  // <= 2098 for finite doubles: the loop is bounded
 }
 
+namespace detail {
 inline bool all_within(const std::vector<double>& values, double lo, double hi) {
   if (values.empty()) return false;
   for (double v : values)
@@ -80,7 +82,7 @@ template <random_engine G>
 bound_search_result private_bound_search(std::span<const std::vector<double>> partition_values,
                                          const bound_search_options& options, double epsilon1, G& g) {
   constexpr const char* who = "private_bound_search";
-  const int last = detail::bound_search_last_index(who, options);
+  const int last = bound_search_last_index(who, options);
   check_epsilon(who, epsilon1);
   if (partition_values.size() < 2)
     throw_invalid(who, "number of partitions", static_cast<double>(partition_values.size()), "an integer >= 2");

@@ -122,7 +122,9 @@ inline void check_increasing(const char* who, const char* name, std::span<const 
   }
 }
 
-// Pool-adjacent-violators: the non-decreasing sequence closest to y in least squares (equal weights).
+}  // namespace detail
+
+/// Pool-adjacent-violators: replaces y by the non-decreasing sequence closest to it in least squares (equal weights).
 inline void make_nondecreasing(std::vector<double>& y) {
   std::vector<double> level;
   std::vector<std::size_t> count;
@@ -144,7 +146,6 @@ inline void make_nondecreasing(std::vector<double>& y) {
   for (std::size_t b = 0; b < level.size(); ++b)
     for (std::size_t k = 0; k < count[b]; ++k) y[i++] = level[b];
 }
-}  // namespace detail
 
 /// The term a partition contributes for probability p in [0, 1]: p (normality), min(-2 log p, -2 log p*) (fisher),
 /// clip(Phi^{-1}(p), -c, c) (stouffer_clipped). Every term lies in a fixed range, which bounds the sensitivity.
@@ -196,6 +197,23 @@ inline double combined_probability(const probability_release_options& o, std::si
   return 0.5;
 }
 
+/// The checks of release_posterior_probabilities, without the partition outputs (so that a tool can refuse its
+/// arguments before it charges a ledger or runs a posterior): std::invalid_argument naming `who` for cutoffs that are
+/// not finite and strictly increasing or options outside their ranges (see probability_release_options).
+inline void check_probability_release(const char* who, std::span<const double> cutoffs,
+                                      const probability_release_options& options) {
+  detail::check_increasing(who, "cutoffs", cutoffs);
+  detail::check_probability_options(who, options, true);
+}
+
+/// The checks of release_posterior_quantiles' levels: std::invalid_argument naming `who` unless they are strictly
+/// increasing in (0, 1).
+inline void check_quantile_levels(const char* who, std::span<const double> levels) {
+  detail::check_increasing(who, "levels", levels);
+  for (double p : levels)
+    if (!(p > 0.0 && p < 1.0)) throw_invalid(who, "level", p, "a number in (0, 1)");
+}
+
 /// The aggregate of the partition probabilities without noise, one per cutoff: the mean (normality, stouffer) or the
 /// sum (fisher) of the terms. partition_probabilities[j][k] is partition j's Pr(theta <= b_k); an entry that is NaN or
 /// outside [0, 1], or a partition whose vector does not have `cutoffs` entries, takes options.fallback (counted in
@@ -233,8 +251,7 @@ probability_release release_posterior_probabilities(std::span<const std::vector<
                                                     G& g) {
   constexpr const char* who = "release_posterior_probabilities";
   detail::check_partition_count(who, partition_probabilities.size());
-  detail::check_increasing(who, "cutoffs", cutoffs);
-  detail::check_probability_options(who, options, true);
+  check_probability_release(who, cutoffs, options);
   probability_release r;
   r.cutoffs.assign(cutoffs.begin(), cutoffs.end());
   r.options = options;
@@ -248,7 +265,7 @@ probability_release release_posterior_probabilities(std::span<const std::vector<
   r.probability.resize(cutoffs.size());
   for (std::size_t k = 0; k < cutoffs.size(); ++k)
     r.probability[k] = combined_probability(options, r.partitions, r.noisy_aggregate[k]);
-  detail::make_nondecreasing(r.probability);
+  make_nondecreasing(r.probability);
   return r;
 }
 
@@ -336,9 +353,7 @@ quantile_release release_posterior_quantiles(std::span<const std::vector<double>
                                              G& g) {
   constexpr const char* who = "release_posterior_quantiles";
   detail::check_partition_count(who, partition_quantiles.size());
-  detail::check_increasing(who, "levels", levels);
-  for (double p : levels)
-    if (!(p > 0.0 && p < 1.0)) throw_invalid(who, "level", p, "a number in (0, 1)");
+  check_quantile_levels(who, levels);
   check_finite(who, "bounds.center", bounds.center);
   check_positive_finite(who, "bounds.half_width", bounds.half_width);
   check_nonnegative_finite(who, "bounds.budget.epsilon", bounds.budget.epsilon);

@@ -215,4 +215,92 @@ inline std::vector<quantile_study_dataset> quantile_study(const partition_regres
   return out;
 }
 
+/// The settings of the reliability study (A.9 item 8): the slope drawn from its prior, a release of
+/// Pr(slope <= prior median), and the frequency of slope <= median among trials whose released value fell in each bin.
+struct reliability_study_options {
+  /// Trials.
+  int trials = 1000;
+  /// Seed: trial t uses chain_engine(seed, t).
+  std::uint64_t seed = 8;
+  /// Budget of each release; 0: no noise.
+  double epsilon = 1.0;
+  /// The combiner of the releases.
+  probability_combiner combiner = probability_combiner::normality_corrected;
+  /// The prior sd of the intercept and the slope, in units of noise_sd / sqrt(n) (a few full-posterior sds, so that
+  /// Pr(slope <= median | D) spreads over (0, 1)).
+  double prior_sd = 2.0;
+  /// Bins of the released probability (equal widths on [0, 1]).
+  int bins = 10;
+  /// Threads for the partitions.
+  int threads = 1;
+};
+
+/// One bin of the reliability table.
+struct reliability_bin {
+  /// The bin's range of the released probability.
+  double lower = 0.0, upper = 0.0;
+  /// Trials whose released probability fell in the bin.
+  int trials = 0;
+  /// Their mean released probability.
+  double mean_released = 0.0;
+  /// The fraction of them whose true slope was <= the cutoff (equal to the bin's probabilities when calibrated).
+  double frequency = 0.0;
+  /// Their mean full-data p(b) (what the release approximates).
+  double mean_exact = 0.0;
+};
+
+/// Runs the reliability study: intercept and slope ~ N((intercept, slope), (prior_sd noise_sd / sqrt(n))^2 I), data,
+/// partition posteriors under that prior (fractional), a release of Pr(slope <= slope) at the prior median.
+inline std::vector<reliability_bin> reliability_study(const partition_regression_design& d, const reliability_study_options& o) {
+  if (o.trials < 1) throw_invalid("reliability_study", "trials", o.trials, "an integer >= 1");
+  if (o.bins < 1 || o.bins > 1000) throw_invalid("reliability_study", "bins", o.bins, "an integer in [1, 1000]");
+  check_positive_finite("reliability_study", "prior_sd", o.prior_sd);
+  const double tau = o.prior_sd * d.noise_sd / std::sqrt(static_cast<double>(d.n));
+  const Eigen::Vector2d mean(d.intercept, d.slope);
+  // beta | sigma^2 ~ N(mean, sigma^2 Lambda_0^{-1}) with sigma^2 Lambda_0^{-1} = tau^2 I.
+  const regression_partition_prior prior{
+      mean, Eigen::Matrix2d::Identity() * (d.noise_sd * d.noise_sd / (tau * tau)), 0.0, 1.0, 1.0, d.noise_sd * d.noise_sd};
+  const std::vector<double> cutoff = {d.slope};
+  std::vector<reliability_bin> bins(static_cast<std::size_t>(o.bins));
+  for (int b = 0; b < o.bins; ++b) {
+    bins[static_cast<std::size_t>(b)].lower = static_cast<double>(b) / o.bins;
+    bins[static_cast<std::size_t>(b)].upper = static_cast<double>(b + 1) / o.bins;
+  }
+  for (int t = 0; t < o.trials; ++t) {
+    std::mt19937_64 g = chain_engine(o.seed, t);
+    partition_regression_design trial = d;
+    trial.intercept = d.intercept + tau * draw_normal(g);
+    trial.slope = d.slope + tau * draw_normal(g);
+    const auto data = simulate_partition_regression(trial, g);
+    const partition_plan plan(d.n, d.partitions, g);
+    const regression_coefficient_posterior posterior(data.x, data.y, prior, 1);
+    const auto outputs = partition_cdf(plan, posterior, cutoff, {o.seed, o.threads});
+    probability_release_options ro;
+    ro.combiner = o.combiner;
+    ro.epsilon = o.epsilon;
+    double released = 0.0;
+    if (o.epsilon > 0.0) {
+      released = release_posterior_probabilities(outputs.values, cutoff, ro, g).probability[0];
+    } else {
+      std::size_t fallbacks = 0;
+      released = combined_probability(ro, d.partitions, aggregate_partition_probabilities(outputs.values, 1, ro, fallbacks)[0]);
+    }
+    std::vector<std::size_t> all(d.n);
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    const double exact = posterior(partition_task{0, all, 1.0, 1.0}, g).cdf(d.slope);
+    auto& bin = bins[std::min(static_cast<std::size_t>(released * o.bins), static_cast<std::size_t>(o.bins - 1))];
+    ++bin.trials;
+    bin.mean_released += released;
+    bin.frequency += trial.slope <= d.slope ? 1.0 : 0.0;
+    bin.mean_exact += exact;
+  }
+  for (auto& bin : bins)
+    if (bin.trials > 0) {
+      bin.mean_released /= bin.trials;
+      bin.frequency /= bin.trials;
+      bin.mean_exact /= bin.trials;
+    }
+  return bins;
+}
+
 }  // namespace privpost
