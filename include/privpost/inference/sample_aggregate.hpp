@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "privpost/core/errors.hpp"
+#include "privpost/core/random/gamma.hpp"
+#include "privpost/core/random/normal.hpp"
 #include "privpost/diagnostics/calibration.hpp"
 #include "privpost/diagnostics/sample_quantile.hpp"
 #include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
@@ -120,6 +122,22 @@ partition_outputs run_partitions(const char* who, const partition_plan& plan, do
   }
   for (char f : failed) out.failures += static_cast<std::size_t>(f);
   return out;
+}
+
+// X_j^T X_j and X_j^T y_j of the partition's records (into xtx and xty, sized p x p and p); returns y_j^T y_j.
+inline double partition_gram(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, std::span<const std::size_t> members,
+                             Eigen::MatrixXd& xtx, Eigen::VectorXd& xty) {
+  xtx.setZero();
+  xty.setZero();
+  double yty = 0.0;
+  for (std::size_t i : members) {
+    const auto row = x.row(static_cast<Eigen::Index>(i));
+    xtx.selfadjointView<Eigen::Lower>().rankUpdate(row.transpose());
+    xty += row.transpose() * y(static_cast<Eigen::Index>(i));
+    yty += y(static_cast<Eigen::Index>(i)) * y(static_cast<Eigen::Index>(i));
+  }
+  xtx = xtx.selfadjointView<Eigen::Lower>();
+  return yty;
 }
 
 template <class Result>
@@ -262,16 +280,9 @@ class regression_coefficient_posterior {
     constexpr const char* who = "regression_coefficient_posterior";
     const Eigen::Index p = x_.cols();
     const double w = task.likelihood_power, q = task.prior_power;
-    Eigen::MatrixXd xtx = Eigen::MatrixXd::Zero(p, p);
-    Eigen::VectorXd xty = Eigen::VectorXd::Zero(p);
-    double yty = 0.0;
-    for (std::size_t i : task.members) {
-      const auto row = x_.row(static_cast<Eigen::Index>(i));
-      xtx.selfadjointView<Eigen::Lower>().rankUpdate(row.transpose());
-      xty += row.transpose() * y_(static_cast<Eigen::Index>(i));
-      yty += y_(static_cast<Eigen::Index>(i)) * y_(static_cast<Eigen::Index>(i));
-    }
-    xtx = xtx.selfadjointView<Eigen::Lower>();
+    Eigen::MatrixXd xtx(p, p);
+    Eigen::VectorXd xty(p);
+    const double yty = detail::partition_gram(x_, y_, task.members, xtx, xty);
     const Eigen::MatrixXd lambda0 = q * (prior_.zellner_g > 0.0 ? Eigen::MatrixXd(xtx / prior_.zellner_g) : prior_.precision);
     const Eigen::MatrixXd lambda_n = lambda0 + w * xtx;
     const Eigen::LLT<Eigen::MatrixXd> llt(lambda_n);
@@ -307,6 +318,93 @@ class regression_coefficient_posterior {
   const Eigen::VectorXd& y_;
   regression_partition_prior prior_;
   Eigen::Index k_;
+};
+
+/// The prior of semi_conjugate_regression_posterior: beta ~ N(mean, covariance) independent of sigma^2 ~
+/// InverseGamma(a, b) (Amitai 2018 Sec. 4.1), and the chain's length.
+struct semi_conjugate_regression_settings {
+  /// Prior mean of the coefficients.
+  Eigen::VectorXd mean;
+  /// Prior covariance of the coefficients (symmetric positive definite).
+  Eigen::MatrixXd covariance;
+  /// Inverse-gamma shape of sigma^2.
+  double a = 1.0;
+  /// Inverse-gamma scale of sigma^2.
+  double b = 1.0;
+  /// Sweeps discarded before the draws are kept.
+  int burnin = 200;
+  /// Draws kept (one per sweep).
+  int draws = 2000;
+};
+
+/// An MCMC partition posterior: the two-block Gibbs sampler of the semi-conjugate linear regression on one partition's
+/// records (spec A.5 step 1), with the likelihood raised to task.likelihood_power w and the prior to
+/// task.prior_power q: beta | sigma^2 ~ N(V (q S_0^{-1} mu_0 + w X_j^T y_j / sigma^2), V) with
+/// V = (q S_0^{-1} + w X_j^T X_j / sigma^2)^{-1}, and sigma^2 | beta ~ IG(q (a + 1) - 1 + w n_j / 2,
+/// q b + w ||y_j - X_j beta||^2 / 2). Returns the draws of coefficient k. The records are referenced, not copied.
+class semi_conjugate_regression_posterior {
+ public:
+  /// std::invalid_argument for mismatched sizes, non-finite records or prior values, a covariance that is not
+  /// symmetric positive definite, a or b not > 0, burnin < 0 or draws < 1, or k out of range.
+  semi_conjugate_regression_posterior(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
+                                      semi_conjugate_regression_settings settings, Eigen::Index coefficient)
+      : x_(x), y_(y), s_(std::move(settings)), k_(coefficient) {
+    constexpr const char* who = "semi_conjugate_regression_posterior";
+    check_size_match(who, "x rows", x.rows(), "y size", y.size());
+    check_size_match(who, "x cols", x.cols(), "prior mean size", s_.mean.size());
+    check_size_match(who, "covariance rows", s_.covariance.rows(), "prior mean size", s_.mean.size());
+    if (x.cols() < 1) throw_invalid(who, "number of covariates", 0.0, "at least 1");
+    check_finite(who, "x", x);
+    check_finite(who, "y", y);
+    check_finite(who, "prior mean", s_.mean);
+    check_symmetric_positive_definite(who, "covariance", s_.covariance);
+    check_positive_finite(who, "a", s_.a);
+    check_positive_finite(who, "b", s_.b);
+    if (s_.burnin < 0) throw_invalid(who, "burnin", s_.burnin, "an integer >= 0");
+    if (s_.draws < 1) throw_invalid(who, "draws", s_.draws, "an integer >= 1");
+    if (!(coefficient >= 0 && coefficient < x.cols()))
+      throw_invalid(who, "coefficient", static_cast<double>(coefficient), "an index below " + std::to_string(x.cols()));
+    prior_precision_ = s_.covariance.llt().solve(Eigen::MatrixXd::Identity(x.cols(), x.cols()));
+  }
+
+  /// The draws of beta_k. std::domain_error when the conditional inverse-gamma shape is not > 0 (a fractional prior
+  /// with too few records).
+  Eigen::VectorXd operator()(const partition_task& task, std::mt19937_64& g) const {
+    constexpr const char* who = "semi_conjugate_regression_posterior";
+    const Eigen::Index p = x_.cols();
+    const double w = task.likelihood_power, q = task.prior_power;
+    Eigen::MatrixXd xtx(p, p);
+    Eigen::VectorXd xty(p);
+    const double yty = detail::partition_gram(x_, y_, task.members, xtx, xty);
+    const double shape = q * (s_.a + 1.0) - 1.0 + 0.5 * w * static_cast<double>(task.members.size());
+    if (!(shape > 0.0))
+      throw_domain(who, "conditional inverse-gamma shape (a + 1) prior_power - 1 + likelihood_power n_j / 2", shape,
+                   "a number > 0 (more records per partition or a larger a)");
+    const Eigen::MatrixXd q_precision = q * prior_precision_;
+    const Eigen::VectorXd q_shift = q_precision * s_.mean;
+    Eigen::VectorXd beta = s_.mean, z(p), out(s_.draws);
+    double sigma2 = task.members.empty() ? 1.0 : std::max(yty / static_cast<double>(task.members.size()), 1e-12);
+    Eigen::LLT<Eigen::MatrixXd> llt(p);
+    for (int sweep = 0; sweep < s_.burnin + s_.draws; ++sweep) {
+      llt.compute(q_precision + (w / sigma2) * xtx);
+      if (llt.info() != Eigen::Success)
+        throw_domain(who, "conditional precision's Cholesky factorisation", 0.0, "positive definite");
+      for (Eigen::Index i = 0; i < p; ++i) z(i) = draw_normal(g);
+      beta = llt.solve(q_shift + (w / sigma2) * xty) + llt.matrixU().solve(z);  // N(Q^{-1} r, Q^{-1}), Q = L L^T
+      // ||y - X beta||^2 from the partition's sums; rounding can make it slightly negative for an exact fit.
+      const double ss = std::max(yty - 2.0 * beta.dot(xty) + beta.dot(xtx * beta), 0.0);
+      sigma2 = draw_inverse_gamma(g, shape, q * s_.b + 0.5 * w * ss);
+      if (sweep >= s_.burnin) out(sweep - s_.burnin) = beta(k_);
+    }
+    return out;
+  }
+
+ private:
+  const Eigen::MatrixXd& x_;
+  const Eigen::VectorXd& y_;
+  semi_conjugate_regression_settings s_;
+  Eigen::Index k_;
+  Eigen::MatrixXd prior_precision_;
 };
 
 }  // namespace privpost
