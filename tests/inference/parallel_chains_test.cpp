@@ -2,7 +2,7 @@
 // four chains in threads of a truncated Poisson model, whose sweeps call log_gamma (std::lgamma writes the global
 // signgam and is not required to be reentrant; privpost uses boost::math::lgamma) and draw Poisson records by PTRS.
 // Properties: the parallel run completes, draws are finite, and they equal the serial run with the same seed exactly
-// (threads do not change the streams).
+// (threads do not change the streams); partition posteriors run by a pool of workers give the serial run's outputs.
 #include <catch2/catch.hpp>
 
 #include <Eigen/Core>
@@ -11,7 +11,9 @@
 #include "privpost/core/random/poisson.hpp"
 #include "privpost/families/poisson.hpp"
 #include "privpost/inference/infer.hpp"
+#include "privpost/inference/sample_aggregate.hpp"
 #include "privpost/mechanisms/laplace.hpp"
+#include "privpost/mechanisms/partition_plan.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
 
 using namespace privpost;
@@ -56,4 +58,30 @@ TEST_CASE("parallel chains of a Poisson model: no data race, same draws as seria
   o.parallel = false;
   const auto sd = infer(make_draws, o);
   for (std::size_t c = 0; c < 4; ++c) CHECK(pd.draws.chains()[c] == sd.draws.chains()[c]);
+}
+
+TEST_CASE("partition posteriors in threads: no data race, same outputs as one thread", "[threads]") {
+  // Partitions of a regression run by 3 workers off one atomic index, some of them failing: the outputs and the
+  // failure count are those of the serial run.
+  std::mt19937_64 g(5);
+  Eigen::MatrixXd x(240, 2);
+  Eigen::VectorXd y(240);
+  for (int i = 0; i < 240; ++i) {
+    x(i, 0) = 1.0;
+    x(i, 1) = draw_normal(g);
+    y(i) = 1.0 + 2.0 * x(i, 1) + draw_normal(g);
+  }
+  const partition_plan plan(240, 12, g);
+  const semi_conjugate_regression_posterior gibbs(x, y, {Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity(), 2.0, 1.0, 50, 200},
+                                                  1);
+  auto flaky = [&](const partition_task& task, std::mt19937_64& e) {
+    if (task.partition % 5 == 2) throw std::runtime_error("failed");
+    return gibbs(task, e);
+  };
+  const std::vector<double> levels = {0.1, 0.5, 0.9};
+  const auto serial = partition_quantiles(plan, flaky, levels, {9, 1});
+  const auto threaded = partition_quantiles(plan, flaky, levels, {9, 3});
+  CHECK(serial.values == threaded.values);
+  CHECK(serial.failures == 2);
+  CHECK(threaded.failures == 2);
 }

@@ -237,8 +237,10 @@ struct reliability_study_options {
 
 /// One bin of the reliability table.
 struct reliability_bin {
-  /// The bin's range of the released probability.
-  double lower = 0.0, upper = 0.0;
+  /// The bin's lower end (released probability).
+  double lower = 0.0;
+  /// The bin's upper end.
+  double upper = 0.0;
   /// Trials whose released probability fell in the bin.
   int trials = 0;
   /// Their mean released probability.
