@@ -5,7 +5,10 @@
 // (discrete-laplace, discrete-gaussian) a finite granularity > 0, a lattice kind exact or rounded and a dimension in
 // [1, 100000], with a family model; a sensitivity equal to the one its declared bounds give; every noisy statistic
 // within max_noise_scales_outside noise scales of its statistic's range; distinct names; multinomial K in [2, 5];
-// graph edges (u, v) with u < v inside the node list; declared ranges lo < hi with a finite width.
+// graph edges (u, v) with u < v inside the node list; declared ranges lo < hi with a finite width. A partition release
+// record (examples/tools/partition_record.hpp) accepted has released probabilities in [0, 1], non-decreasing, sorted
+// quantiles, positive finite noise scales and budgets, and noise-only intervals that are finite (quantiles) or inside
+// [0, 1] (probabilities), computed without an exception.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
+#include "partition_record.hpp"
 #include "release_record.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -23,6 +27,37 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception&) {
+    return 0;
+  }
+  if (privpost::tools::is_partition_record(j)) {
+    privpost::tools::partition_record p;
+    try {
+      p = privpost::tools::partition_from_json(j);
+    } catch (const nlohmann::json::exception&) {
+      return 0;
+    } catch (const std::invalid_argument&) {
+      return 0;
+    }
+    if (!(std::isfinite(p.epsilon) && p.epsilon > 0)) privpost::fuzz::violated("partition epsilon");
+    if (p.probabilities) {
+      const auto& r = *p.probabilities;
+      if (!(std::isfinite(r.noise_scale) && r.noise_scale > 0)) privpost::fuzz::violated("probability noise scale");
+      for (std::size_t k = 0; k < r.probability.size(); ++k) {
+        if (!(r.probability[k] >= 0 && r.probability[k] <= 1)) privpost::fuzz::violated("a probability outside [0, 1]");
+        if (k > 0 && r.probability[k] < r.probability[k - 1]) privpost::fuzz::violated("decreasing probabilities");
+        const auto [lo, hi] = privpost::noise_only_interval(r, k, 0.05);
+        if (!(lo >= 0 && lo <= hi && hi <= 1)) privpost::fuzz::violated("a probability interval");
+      }
+    }
+    if (p.quantiles) {
+      const auto& r = *p.quantiles;
+      if (!(std::isfinite(r.noise_scale) && r.noise_scale > 0)) privpost::fuzz::violated("quantile noise scale");
+      for (std::size_t l = 0; l < r.values.size(); ++l) {
+        if (l > 0 && r.values[l] < r.values[l - 1]) privpost::fuzz::violated("unsorted quantiles");
+        const auto [lo, hi] = privpost::noise_only_interval(r, l, 0.05);
+        if (!(std::isfinite(lo) && std::isfinite(hi) && lo <= hi)) privpost::fuzz::violated("a quantile interval");
+      }
+    }
     return 0;
   }
   privpost::tools::release_record r;
