@@ -6,7 +6,9 @@
 //  2. partition_cdf and partition_quantiles: the same outputs for 1 and 3 threads; draws and closed forms agree; a
 //     posterior that throws gives an empty output and a private failure count, and the release replaces it by the
 //     fallback (no exception escapes);
-//  3. bad input.
+//  3. a proportion: the closed-form Beta partition posterior (tempered, fractional) and privpost's conjugate sampler run
+//     through infer() on each partition (sampler_partition_posterior) give the same CDFs and quantiles;
+//  4. bad input.
 #include <catch2/catch.hpp>
 
 #include <Eigen/Dense>
@@ -20,6 +22,7 @@
 #include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
 #include "privpost/inference/sample_aggregate.hpp"
 #include "privpost/mechanisms/sample_aggregate.hpp"
+#include "privpost/samplers/conjugate.hpp"
 
 using namespace privpost;
 
@@ -180,4 +183,57 @@ TEST_CASE("partition posteriors: thread-count independence, draws against closed
   CHECK_THROWS_AS(regression_coefficient_posterior(d.x, d.y.head(3),
                                                    {Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity(), 0.0, 1.0, 1.0, 0.0}, 0),
                   std::invalid_argument);
+}
+
+TEST_CASE("a proportion: the closed form and privpost's conjugate sampler through infer agree", "[sample_aggregate_inference]") {
+  std::mt19937_64 g(12);
+  std::vector<double> records(600);
+  for (auto& r : records) r = draw_uniform(g) < 0.3 ? 1.0 : 0.0;
+  const partition_plan plan(600, 6, g);
+  const beta_prior prior(2.0, 3.0);
+  const beta_partition_posterior closed(records, prior);
+  // The sampler of partition j: the conjugate posterior of the fractional prior given the tempered statistic.
+  auto make = [&](const partition_task& task) {
+    double s = 0.0;
+    for (std::size_t i : task.members) s += records[i];
+    const double n = static_cast<double>(task.members.size()), w = task.likelihood_power;
+    const beta_prior p = fractional_prior(prior, task.prior_power);
+    return [p, s, n, w](std::mt19937_64& e) {
+      const Eigen::VectorXd statistic = Eigen::VectorXd::Constant(1, w * s);
+      return conjugate_sampler(p, statistic, w * n, e);
+    };
+  };
+  inference_options o;
+  o.chains = 2;
+  o.burnin = 0;
+  o.draws = 4000;
+  const sampler_partition_posterior sampled(make, o, 0);
+  const std::vector<double> cutoffs = {0.25, 0.3, 0.35};
+  const std::vector<double> levels = {0.1, 0.5, 0.9};
+  const auto pc = partition_cdf(plan, closed, cutoffs, {3, 1});
+  const auto ps = partition_cdf(plan, sampled, cutoffs, {3, 1});
+  CHECK(ps.values == partition_cdf(plan, sampled, cutoffs, {3, 2}).values);
+  for (std::size_t j = 0; j < 6; ++j)
+    for (std::size_t k = 0; k < 3; ++k) CHECK(ps.values[j][k] == Approx(pc.values[j][k]).margin(0.02));
+  const auto qc = partition_quantiles(plan, closed, levels, {3, 1});
+  const auto qs = partition_quantiles(plan, sampled, levels, {3, 2});
+  for (std::size_t j = 0; j < 6; ++j)
+    for (std::size_t l = 0; l < 3; ++l) CHECK(qs.values[j][l] == Approx(qc.values[j][l]).margin(0.003));
+  // Tempered by n / n_j = 6: the partition quantiles' 10-90% width is that of the full data's posterior.
+  const double full_width =
+      beta_marginal{2.0 + 180.0, 3.0 + 420.0}.quantile(0.9) - beta_marginal{2.0 + 180.0, 3.0 + 420.0}.quantile(0.1);
+  CHECK(qc.values[0][2] - qc.values[0][0] == Approx(full_width).epsilon(0.1));
+
+  const beta_prior half = fractional_prior(prior, 0.5);
+  CHECK(half.a() == Approx(1.5));
+  CHECK(half.b() == Approx(2.0));
+  CHECK_THROWS_AS(fractional_prior(prior, 0.0), std::invalid_argument);
+  CHECK_THROWS_AS(fractional_prior(prior, 1.5), std::invalid_argument);
+  CHECK_THROWS_AS(beta_partition_posterior(std::vector<double>{0.0, 2.0}, prior), std::invalid_argument);
+  auto bad = o;
+  bad.draws = 0;
+  CHECK_THROWS_AS(sampler_partition_posterior(make, bad, 0), std::invalid_argument);
+  // A coordinate the sampler does not have: a failure of every partition (the release's fallback), not an escape.
+  const sampler_partition_posterior wrong(make, o, 3);
+  CHECK(partition_cdf(plan, wrong, cutoffs, {3, 1}).failures == 6);
 }

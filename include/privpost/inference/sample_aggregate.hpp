@@ -7,6 +7,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <atomic>
+#include <boost/math/distributions/beta.hpp>
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
@@ -26,6 +27,7 @@
 #include "privpost/core/random/normal.hpp"
 #include "privpost/diagnostics/calibration.hpp"
 #include "privpost/diagnostics/sample_quantile.hpp"
+#include "privpost/families/binomial.hpp"
 #include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
 #include "privpost/inference/infer.hpp"
 #include "privpost/mechanisms/partition_plan.hpp"
@@ -405,6 +407,96 @@ class semi_conjugate_regression_posterior {
   semi_conjugate_regression_settings s_;
   Eigen::Index k_;
   Eigen::MatrixXd prior_precision_;
+};
+
+/// The prior raised to the power q in (0, 1]: Beta(a, b)^q is Beta(1 + q (a - 1), 1 + q (b - 1)) (spec A.3(b): the
+/// fractional prior of one of M partitions, q = 1/M). std::invalid_argument for q outside (0, 1].
+inline beta_prior fractional_prior(const beta_prior& prior, double power) {
+  if (!(power > 0.0 && power <= 1.0)) throw_invalid("fractional_prior", "power", power, "a number in (0, 1]");
+  return {1.0 + power * (prior.a() - 1.0), 1.0 + power * (prior.b() - 1.0)};
+}
+
+/// A Beta marginal with cdf and quantile (Boost.Math): the closed-form partition posterior of a proportion.
+struct beta_marginal {
+  /// Shape a.
+  double a = 1.0;
+  /// Shape b.
+  double b = 1.0;
+  /// Pr(theta <= x).
+  double cdf(double x) const {
+    if (x <= 0.0) return 0.0;
+    if (x >= 1.0) return 1.0;
+    return boost::math::cdf(boost::math::beta_distribution<double>(a, b), x);
+  }
+  /// The p-quantile.
+  double quantile(double p) const { return boost::math::quantile(boost::math::beta_distribution<double>(a, b), p); }
+};
+
+/// The closed-form partition posterior of a Bernoulli proportion: the prior raised to task.prior_power (see
+/// fractional_prior), the likelihood of the partition's records to task.likelihood_power w, so Beta(a' + w s_j,
+/// b' + w (n_j - s_j)) with s_j the partition's successes. The records (each 0 or 1) are referenced, not copied.
+class beta_partition_posterior {
+ public:
+  /// std::invalid_argument for a record that is not 0 or 1.
+  beta_partition_posterior(const std::vector<double>& records, beta_prior prior) : records_(records), prior_(prior) {
+    for (double r : records)
+      if (!(r == 0.0 || r == 1.0)) throw_invalid("beta_partition_posterior", "record", r, "0 or 1");
+  }
+
+  /// The partition's marginal posterior.
+  beta_marginal operator()(const partition_task& task, std::mt19937_64&) const {
+    const beta_prior p = fractional_prior(prior_, task.prior_power);
+    double s = 0.0;
+    for (std::size_t i : task.members) s += records_[i];
+    const double n = static_cast<double>(task.members.size());
+    return {p.a() + task.likelihood_power * s, p.b() + task.likelihood_power * (n - s)};
+  }
+
+ private:
+  const std::vector<double>& records_;
+  beta_prior prior_;
+};
+
+/// A partition posterior that runs one of privpost's samplers through infer() on each partition: make(task) returns
+/// the factory (g -> sampler) of the partition's sampler, built from task.members, task.likelihood_power and
+/// task.prior_power; the partition's draws are coordinate `coordinate` of every chain's kept draws. The chains of a
+/// partition run one after another in its worker thread (partitions are the unit of parallelism), seeded by a word of
+/// the partition's engine, so the outputs do not depend on the thread count.
+template <class MakeForPartition>
+class sampler_partition_posterior {
+ public:
+  /// std::invalid_argument for options infer() refuses or a negative coordinate.
+  sampler_partition_posterior(MakeForPartition make, inference_options options, Eigen::Index coordinate)
+      : make_(std::move(make)), options_(options), coordinate_(coordinate) {
+    detail::check_inference_options("sampler_partition_posterior", options_, 1);
+    if (coordinate < 0)
+      throw_invalid("sampler_partition_posterior", "coordinate", static_cast<double>(coordinate), "an index >= 0");
+    options_.parallel = false;
+  }
+
+  /// The draws of the coordinate on the task's partition. std::invalid_argument when the sampler's parameter has no
+  /// such coordinate.
+  Eigen::VectorXd operator()(const partition_task& task, std::mt19937_64& g) const {
+    inference_options o = options_;
+    o.seed = g();
+    const auto result = infer(make_(task), o);
+    const auto& chains = result.draws.chains();
+    if (chains.empty() || coordinate_ >= chains.front().cols())
+      throw_invalid("sampler_partition_posterior", "coordinate", static_cast<double>(coordinate_),
+                    "an index of the sampler's parameter");
+    Eigen::VectorXd out(result.draws.size());
+    Eigen::Index at = 0;
+    for (const auto& c : chains) {
+      out.segment(at, c.rows()) = c.col(coordinate_);
+      at += c.rows();
+    }
+    return out;
+  }
+
+ private:
+  MakeForPartition make_;
+  inference_options options_;
+  Eigen::Index coordinate_;
 };
 
 }  // namespace privpost
