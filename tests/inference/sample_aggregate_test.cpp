@@ -8,7 +8,7 @@
 //     fallback (no exception escapes);
 //  3. a proportion: the closed-form Beta partition posterior (tempered, fractional) and privpost's conjugate sampler run
 //     through infer() on each partition (sampler_partition_posterior) give the same CDFs and quantiles;
-//  4. bad input.
+//  4. bad input; the partition_posterior and closed_form_marginal concepts (static_asserts).
 #include <catch2/catch.hpp>
 
 #include <Eigen/Dense>
@@ -51,6 +51,24 @@ std::vector<std::size_t> all_records(int n) {
 }  // namespace sample_aggregate_inference
 
 using namespace sample_aggregate_inference;
+
+// The concepts of a partition posterior: draws (Eigen or std::vector) or a closed form, taking the task and an engine.
+namespace sample_aggregate_inference {
+using draws_posterior = Eigen::VectorXd (*)(const partition_task&, std::mt19937_64&);
+using vector_posterior = std::vector<double> (*)(const partition_task&, std::mt19937_64&);
+using scalar_posterior = double (*)(const partition_task&, std::mt19937_64&);
+using engineless_posterior = Eigen::VectorXd (*)(const partition_task&);
+}  // namespace sample_aggregate_inference
+static_assert(partition_posterior<draws_posterior>);
+static_assert(partition_posterior<vector_posterior>);
+static_assert(partition_posterior<regression_coefficient_posterior>);
+static_assert(partition_posterior<semi_conjugate_regression_posterior>);
+static_assert(partition_posterior<beta_partition_posterior>);
+static_assert(!partition_posterior<scalar_posterior>);      // a number is neither draws nor a distribution
+static_assert(!partition_posterior<engineless_posterior>);  // must take the partition's engine
+static_assert(closed_form_marginal<scalar_marginal>);
+static_assert(closed_form_marginal<beta_marginal>);
+static_assert(!closed_form_marginal<Eigen::VectorXd>);
 
 TEST_CASE("regression_coefficient_posterior is the conjugate update", "[sample_aggregate_inference]") {
   const auto d = make_data(60, 1);
