@@ -5,7 +5,8 @@
 //  2. a sampler run by infer, with the optional per-draw diagnostics;
 //  3. a differentiable model sampled by NUTS;
 //  4. a calibration study run by run_calibration;
-//  5. a writer composed by run with the library's summary writer.
+//  5. a writer composed by run with the library's summary writer;
+//  6. a closed-form partition posterior run on every partition of a sample-and-aggregate release.
 // Each run's answer is checked against a value known in closed form.
 #include <catch2/catch.hpp>
 
@@ -23,7 +24,9 @@
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/inference/infer.hpp"
 #include "privpost/inference/run.hpp"
+#include "privpost/inference/sample_aggregate.hpp"
 #include "privpost/inference/writers.hpp"
+#include "privpost/mechanisms/sample_aggregate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/nuts.hpp"
 
@@ -206,4 +209,49 @@ TEST_CASE("docs/concepts.md: a user's writer composed by run", "[docs]") {
   CHECK(std::abs(mine.means[0] - 0.3) < 0.01);  // Beta(3, 7) has mean 0.3; sd 0.138 / sqrt(4000) ~ 0.002
   CHECK(mine.progress_calls > 0);
   CHECK_THAT(table.str(), Catch::Contains("theta"));
+}
+
+TEST_CASE("docs/concepts.md: a user's partition posterior", "[docs]") {
+  //! [partition]
+  // x_i ~ N(mu, 1) with mu ~ N(0, 10^2). Partition j's posterior is closed form: the prior raised to task.prior_power
+  // q (N(0, 10^2 / q)), the likelihood to task.likelihood_power w, so N(w sum x / (q / 100 + w n_j), 1 / (q / 100 + w n_j)).
+  struct normal_marginal {  // a closed_form_marginal
+    double mean, sd;
+    double cdf(double b) const { return 0.5 * std::erfc(-(b - mean) / (sd * std::numbers::sqrt2)); }
+    double quantile(double p) const { return mean + sd * privpost::normal_quantile(p); }
+  };
+  struct normal_mean_posterior {  // a partition_posterior: reads only the task's members
+    const std::vector<double>& x;
+    normal_marginal operator()(const privpost::partition_task& task, std::mt19937_64&) const {
+      double sum = 0.0;
+      for (std::size_t i : task.members) sum += x[i];
+      const double precision = task.prior_power / 100.0 + task.likelihood_power * static_cast<double>(task.members.size());
+      return {task.likelihood_power * sum / precision, 1.0 / std::sqrt(precision)};
+    }
+  };
+  static_assert(privpost::partition_posterior<normal_mean_posterior>);
+  std::mt19937_64 g(8);
+  std::vector<double> x(2000);
+  for (double& v : x) v = 0.3 + privpost::draw_normal(g);
+  const privpost::partition_plan plan(x.size(), 20, g);  // a seeded plan; a release uses the OS CSPRNG
+  const std::vector<double> cutoffs = {0.25, 0.3, 0.35};
+  const auto p = privpost::partition_cdf(plan, normal_mean_posterior{x}, cutoffs, {1, 2});  // fractional prior
+  privpost::probability_release_options o;
+  o.combiner = privpost::probability_combiner::stouffer_clipped;
+  o.epsilon = 1.0;
+  const auto release = privpost::release_posterior_probabilities(p.values, cutoffs, o, g);
+  //! [partition]
+  // Equal partitions and the fractional prior: sqrt(M) times the mean z-score is the full posterior's z-score exactly,
+  // so the noiseless Stouffer aggregate is the full-data posterior probability.
+  std::size_t fallbacks = 0;
+  const auto aggregate = privpost::aggregate_partition_probabilities(p.values, cutoffs.size(), o, fallbacks);
+  double sum = 0.0;
+  for (double v : x) sum += v;
+  const normal_marginal full{sum / (0.01 + 2000.0), 1.0 / std::sqrt(0.01 + 2000.0)};
+  for (std::size_t k = 0; k < cutoffs.size(); ++k)
+    CHECK(privpost::combined_probability(o, 20, aggregate[k]) == Approx(full.cdf(cutoffs[k])).margin(1e-9));
+  CHECK(fallbacks == 0);
+  CHECK(p.failures == 0);
+  REQUIRE(release.probability.size() == 3);
+  CHECK(release.probability[0] <= release.probability[2]);
 }

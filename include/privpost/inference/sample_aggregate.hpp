@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/math/distributions/beta.hpp>
+#include <boost/math/distributions/gamma.hpp>
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
@@ -28,6 +29,8 @@
 #include "privpost/diagnostics/calibration.hpp"
 #include "privpost/diagnostics/sample_quantile.hpp"
 #include "privpost/families/binomial.hpp"
+#include "privpost/families/multinomial.hpp"
+#include "privpost/families/poisson.hpp"
 #include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
 #include "privpost/inference/infer.hpp"
 #include "privpost/mechanisms/partition_plan.hpp"
@@ -455,6 +458,96 @@ class beta_partition_posterior {
  private:
   const std::vector<double>& records_;
   beta_prior prior_;
+};
+
+/// The prior raised to the power q in (0, 1]: Gamma(shape, rate)^q is Gamma(1 + q (shape - 1), q rate) (the fractional
+/// prior of one of M partitions, q = 1/M; the shape stays > 0 for any shape > 0). std::invalid_argument for q outside
+/// (0, 1].
+inline poisson_gamma_prior fractional_prior(const poisson_gamma_prior& prior, double power) {
+  if (!(power > 0.0 && power <= 1.0)) throw_invalid("fractional_prior", "power", power, "a number in (0, 1]");
+  return {1.0 + power * (prior.shape() - 1.0), power * prior.rate()};
+}
+
+/// The prior raised to the power q in (0, 1]: Dirichlet(alpha)^q is Dirichlet(1 + q (alpha - 1)) (the fractional
+/// prior of one of M partitions, q = 1/M). std::invalid_argument for q outside (0, 1].
+template <int K>
+dirichlet_prior<K> fractional_prior(const dirichlet_prior<K>& prior, double power) {
+  if (!(power > 0.0 && power <= 1.0)) throw_invalid("fractional_prior", "power", power, "a number in (0, 1]");
+  return dirichlet_prior<K>((1.0 + power * (prior.alpha().array() - 1.0)).matrix());
+}
+
+/// A Gamma(shape, rate) marginal with cdf and quantile (Boost.Math): the closed-form partition posterior of a rate.
+struct gamma_marginal {
+  /// Shape (> 0).
+  double shape = 1.0;
+  /// Rate (> 0).
+  double rate = 1.0;
+  /// Pr(lambda <= x).
+  double cdf(double x) const {
+    if (x <= 0.0) return 0.0;
+    return boost::math::cdf(boost::math::gamma_distribution<double>(shape, 1.0 / rate), x);
+  }
+  /// The p-quantile.
+  double quantile(double p) const { return boost::math::quantile(boost::math::gamma_distribution<double>(shape, 1.0 / rate), p); }
+};
+
+/// The closed-form partition posterior of a Poisson rate: the prior raised to task.prior_power (see fractional_prior),
+/// the likelihood of the partition's records to task.likelihood_power w, so Gamma(shape' + w s_j, rate' + w n_j) with
+/// s_j the partition's total count. The records (non-negative integers) are referenced, not copied.
+class poisson_partition_posterior {
+ public:
+  /// std::invalid_argument for a record that is not a finite non-negative integer.
+  poisson_partition_posterior(const std::vector<double>& records, poisson_gamma_prior prior) : records_(records), prior_(prior) {
+    for (double r : records)
+      if (!(std::isfinite(r) && r >= 0.0 && r == std::floor(r)))
+        throw_invalid("poisson_partition_posterior", "record", r, "a non-negative integer");
+  }
+
+  /// The partition's marginal posterior.
+  gamma_marginal operator()(const partition_task& task, std::mt19937_64&) const {
+    const poisson_gamma_prior p = fractional_prior(prior_, task.prior_power);
+    double s = 0.0;
+    for (std::size_t i : task.members) s += records_[i];
+    const double n = static_cast<double>(task.members.size());
+    return {p.shape() + task.likelihood_power * s, p.rate() + task.likelihood_power * n};
+  }
+
+ private:
+  const std::vector<double>& records_;
+  poisson_gamma_prior prior_;
+};
+
+/// The closed-form partition posterior of one category probability theta_k of a K-category multinomial: the
+/// Dirichlet posterior Dirichlet(alpha' + w c_j) (alpha' the prior raised to task.prior_power, c_j the partition's
+/// category counts, w = task.likelihood_power) has the marginal Beta(alpha'_k + w c_jk, sum(alpha') - alpha'_k +
+/// w (n_j - c_jk)). The records (category indices) are referenced, not copied.
+template <int K>
+class dirichlet_partition_posterior {
+ public:
+  /// std::invalid_argument for a category outside [0, K) or a record outside [0, K).
+  dirichlet_partition_posterior(const std::vector<int>& records, dirichlet_prior<K> prior, int category)
+      : records_(records), prior_(prior), category_(category) {
+    if (category < 0 || category >= K)
+      throw_invalid("dirichlet_partition_posterior", "category", category, "an integer in [0, " + std::to_string(K - 1) + "]");
+    for (int r : records)
+      if (r < 0 || r >= K)
+        throw_invalid("dirichlet_partition_posterior", "record", r, "a category in [0, " + std::to_string(K - 1) + "]");
+  }
+
+  /// The partition's marginal posterior of theta_category.
+  beta_marginal operator()(const partition_task& task, std::mt19937_64&) const {
+    const dirichlet_prior<K> p = fractional_prior(prior_, task.prior_power);
+    double c = 0.0;
+    for (std::size_t i : task.members) c += records_[i] == category_ ? 1.0 : 0.0;
+    const double n = static_cast<double>(task.members.size());
+    const double a = p.alpha()(category_);
+    return {a + task.likelihood_power * c, p.alpha().sum() - a + task.likelihood_power * (n - c)};
+  }
+
+ private:
+  const std::vector<int>& records_;
+  dirichlet_prior<K> prior_;
+  int category_;
 };
 
 /// A partition posterior that runs one of privpost's samplers through infer() on each partition: make(task) returns
