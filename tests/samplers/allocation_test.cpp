@@ -55,6 +55,7 @@ std::atomic<long> eigen_malloc_checks_failed{0};  // Eigen allocations (or other
 #include "privpost/samplers/glm/poisson_record_model.hpp"
 #include "privpost/samplers/nuts.hpp"
 #include "privpost/samplers/record_augmented.hpp"
+#include "privpost/samplers/record_histogram.hpp"
 #include "privpost/samplers/record_regression.hpp"
 #include "privpost/samplers/record_releases.hpp"
 
@@ -149,6 +150,17 @@ TEST_CASE("truncated Gibbs-SS sweeps allocate nothing", "[allocation]") {
       exponential_gamma_prior(20.0, 20.0), 500.0, g, record_release(laplace_mechanism(4.0, 0.5), z1),
       record_release(gaussian_mechanism::analytic(4.0, 0.5, 1e-5), z1, dropped_contribution<exponential_rate_family>(0.0, 4.0)));
   CHECK(allocations_in_sweeps(two_exponential, g) == 0);
+  // The histogram sampler: a 3 x 4 table's two 1-way marginals and, released later, its 2-way table (the alias table
+  // and the query sums are rebuilt in place every sweep).
+  {
+    const auto ones = linear_queries::marginals({3, 4}, {{0}, {1}});
+    const auto both = linear_queries::marginals({3, 4}, {{0, 1}});
+    std::vector<histogram_measurement> m;
+    m.emplace_back(ones, laplace_mechanism(4.0, 0.5), ones.apply(Eigen::VectorXd::Constant(12, 20.0)));
+    m.emplace_back(both, laplace_mechanism(2.0, 0.5), both.apply(Eigen::VectorXd::Constant(12, 20.0)));
+    histogram_gibbs table(Eigen::VectorXd::Ones(12), 240.0, m, g);
+    CHECK(allocations_in_sweeps(table, g) == 0);
+  }
   z2 << 10.0, 480.0;
   gibbs_ss_truncated normal(normal_inverse_gamma_prior(0.0, 1.0, 10.0, 10.0), laplace_mechanism(12.0, 0.5), z2, 500.0, -3.0, 3.0,
                             g);

@@ -1,0 +1,377 @@
+// privpost/samplers/record_histogram.hpp
+// histogram_gibbs: the record-level sampler (as record_gibbs, spec exact-small-n.md C.3) for records that are cells
+// of a table, theta ~ Dirichlet(alpha) over the D cells, given one or several releases of linear queries of the same
+// records (noisy marginals; spec histogram-measurements.md B.8.1). The target is
+//     p(theta) prod_i theta_{x_i} prod_r p_r(z_r | Q_r h),   h the histogram of the latent records,
+// and a sweep draws theta | h ~ Dirichlet(alpha + h), builds an alias table for Categorical(theta) and then updates
+// every record by Metropolis-Hastings with x* ~ Categorical(theta) as the proposal: the theta_{x} terms cancel, so
+//     alpha = min(1, prod_r p_r(z_r | s_r - Q_r[:, x_i] + Q_r[:, x*]) / p_r(z_r | s_r)),
+// and only the queries of the two cells' columns change (a marginal table has one of each: 2 K coordinates for K
+// tables). Releases of the same records are conditioned on jointly, exactly: the product of the releases'
+// densities given the one latent histogram, not a product of per-release marginal likelihoods (which counts the
+// records once per release and is over-confident, spec B.3 and B.9-6).
+//
+//     const auto q1 = linear_queries::marginals({2, 2}, {{0}, {1}});
+//     std::vector<histogram_measurement> m;
+//     m.emplace_back(q1, laplace_mechanism(q1.l1_sensitivity(), 1.0), z1);
+//     m.emplace_back(q2, laplace_mechanism(q2.l1_sensitivity(), 0.5), z2);  // a later release of the same records
+//     infer([&](auto& g) { return histogram_gibbs(Eigen::VectorXd::Ones(4), 8.0, m, g); }, options);
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/numerical_events.hpp"
+#include "privpost/core/random/categorical.hpp"
+#include "privpost/core/random/dirichlet.hpp"
+#include "privpost/core/random/uniform.hpp"
+#include "privpost/mechanisms/discrete_gaussian.hpp"
+#include "privpost/mechanisms/discrete_laplace.hpp"
+#include "privpost/mechanisms/gaussian.hpp"
+#include "privpost/mechanisms/laplace.hpp"
+#include "privpost/mechanisms/linear_queries.hpp"
+#include "privpost/mechanisms/reachable.hpp"
+#include "privpost/samplers/record_releases.hpp"
+
+namespace privpost {
+
+/// The log density of one coordinate of a release with independent noise per coordinate, up to a constant: what
+/// histogram_gibbs evaluates on the few coordinates a record update changes. Built from the mechanism, it mirrors the
+/// mechanism's log_likelihood term by term: -|z - s| / b (Laplace), -(z - s)^2 / (2 sigma^2) (Gaussian), and on the
+/// lattice of granularity gamma -|z / gamma - round(s / gamma)| / t (discrete Laplace) or -(z / gamma - round(s /
+/// gamma))^2 / (2 sigma_l^2) (discrete Gaussian).
+class coordinate_noise {
+ public:
+  /// Laplace noise of scale b.
+  explicit coordinate_noise(const laplace_mechanism& m) : absolute_(true), granularity_(0.0), inverse_(1.0 / m.scale()) {}
+  /// Gaussian noise of sd sigma.
+  explicit coordinate_noise(const gaussian_mechanism& m)
+      : absolute_(false), granularity_(0.0), inverse_(1.0 / (m.sigma() * m.sigma())) {}
+  /// Discrete Laplace noise on the mechanism's lattice.
+  explicit coordinate_noise(const discrete_laplace_mechanism& m)
+      : absolute_(true), granularity_(m.granularity()), inverse_(1.0 / m.lattice_scale()) {}
+  /// Discrete Gaussian noise on the mechanism's lattice.
+  explicit coordinate_noise(const discrete_gaussian_mechanism& m)
+      : absolute_(false), granularity_(m.granularity()), inverse_(1.0 / m.lattice_variance()) {}
+
+  /// log p(z | s) of one coordinate, up to a constant that does not depend on s.
+  double log_kernel(double z, double s) const noexcept {
+    const double r = granularity_ > 0.0 ? z / granularity_ - std::floor(s / granularity_ + 0.5) : z - s;
+    return absolute_ ? -std::abs(r) * inverse_ : -0.5 * r * r * inverse_;
+  }
+
+ private:
+  bool absolute_;
+  double granularity_;
+  double inverse_;
+};
+
+/// A mechanism whose release of linear queries histogram_gibbs can condition on: noise independent per coordinate,
+/// of the four kinds coordinate_noise mirrors.
+template <class M>
+concept coordinatewise_mechanism = std::same_as<M, laplace_mechanism> || std::same_as<M, gaussian_mechanism> ||
+    std::same_as<M, discrete_laplace_mechanism> || std::same_as<M, discrete_gaussian_mechanism>;
+
+/// One release of linear queries of the records: the queries Q, the released z = Q h + noise, the mechanism's
+/// per-coordinate noise and its privacy cost.
+class histogram_measurement {
+ public:
+  /// The release z of queries q through mechanism m. std::invalid_argument if z's length is not Q's rows, an entry of
+  /// z is not finite (or, for a discrete mechanism, not on its lattice), or the mechanism's declared sensitivity is
+  /// below Q's (such a release was not private as declared).
+  template <coordinatewise_mechanism M>
+  histogram_measurement(linear_queries q, const M& m, Eigen::VectorXd z)
+      : queries_(std::move(q)), z_(std::move(z)), noise_(m), budget_(m.budget()), scale_(noise_scale(m)) {
+    constexpr const char* who = "histogram_measurement";
+    check_queries_covered(who, queries_, m);
+    check_size_match(who, "z", z_.size(), "the queries' rows", static_cast<std::int64_t>(queries_.rows()));
+    check_finite(who, "z", z_);
+    // A discrete mechanism's log_likelihood refuses a z off its lattice; the statistic's value does not matter here.
+    if constexpr (std::same_as<M, discrete_laplace_mechanism> || std::same_as<M, discrete_gaussian_mechanism>)
+      (void)m.log_likelihood(z_, Eigen::VectorXd::Zero(z_.size()));
+  }
+
+  /// The queries Q.
+  const linear_queries& queries() const noexcept { return queries_; }
+  /// The released values.
+  const Eigen::VectorXd& z() const noexcept { return z_; }
+  /// The per-coordinate noise.
+  const coordinate_noise& noise() const noexcept { return noise_; }
+  /// The privacy cost of this release.
+  const privacy_budget& budget() const noexcept { return budget_; }
+  /// The mechanism's noise scale (for the reachability check).
+  double scale() const noexcept { return scale_; }
+
+ private:
+  linear_queries queries_;
+  Eigen::VectorXd z_;
+  coordinate_noise noise_;
+  privacy_budget budget_;
+  double scale_;
+};
+
+/// The record-level sampler over (theta, x_1..x_n) for cell records with a Dirichlet(alpha) prior over the D cells,
+/// given one or more histogram_measurements of the same records. Models privpost::sampler; the parameter vector is
+/// theta (D cell probabilities). A sweep costs O(D) for theta and the alias table plus O(n) record updates, each
+/// touching only the queries of the two cells involved. Sweeps allocate nothing.
+class histogram_gibbs {
+ public:
+  /// The most records a chain holds.
+  static constexpr double max_records = 1e7;
+
+  /// alpha: D finite entries > 0 (D = every measurement's cell count, >= 2); n: the public number of records (a whole
+  /// number in [1, 1e7]); at least one measurement. theta starts from the prior and the records from
+  /// Categorical(theta) (record_init::prior), or also moved towards the releases (record_init::consistent, as
+  /// record_gibbs). std::invalid_argument for a bad alpha, n or measurement list, or a release value more than
+  /// max_noise_scales_outside noise scales outside [0, n max_c Q(j, c)].
+  template <random_engine G>
+  histogram_gibbs(Eigen::VectorXd alpha, double n, std::vector<histogram_measurement> measurements, G& g,
+                  record_init init = record_init::prior)
+      : alpha_(std::move(alpha)), n_(n), measurements_(std::move(measurements)) {
+    constexpr const char* who = "histogram_gibbs";
+    if (measurements_.empty()) throw_invalid(who, "measurements", 0.0, "at least 1");
+    const auto d = static_cast<Eigen::Index>(measurements_.front().queries().cells());
+    check_size_match(who, "alpha", alpha_.size(), "the queries' cells", d);
+    for (Eigen::Index c = 0; c < d; ++c) check_positive_finite(who, "alpha[" + std::to_string(c) + "]", alpha_(c));
+    for (std::size_t r = 1; r < measurements_.size(); ++r)
+      check_size_match(who, "cells of measurement " + std::to_string(r + 1),
+                       static_cast<std::int64_t>(measurements_[r].queries().cells()), "cells of measurement 1", d);
+    check_record_count(who, n);
+    if (!(std::floor(n) == n && n <= max_records)) throw_invalid(who, "n", n, "a whole number in [1, 1e7]");
+    if (init != record_init::prior && init != record_init::consistent)
+      throw_invalid(who, "init", static_cast<double>(static_cast<int>(init)), "record_init::prior or record_init::consistent");
+    for (std::size_t r = 0; r < measurements_.size(); ++r) {
+      const auto& m = measurements_[r];
+      std::vector<double> row_max(m.queries().rows(), 0.0);
+      for (std::size_t c = 0; c < m.queries().cells(); ++c) {
+        const auto rows = m.queries().column_rows(c);
+        const auto values = m.queries().column_values(c);
+        for (std::size_t k = 0; k < rows.size(); ++k) row_max[rows[k]] = std::max(row_max[rows[k]], values[k]);
+      }
+      for (Eigen::Index j = 0; j < m.z().size(); ++j)
+        check_reachable(who, "measurement " + std::to_string(r + 1) + " z(" + std::to_string(j) + ")", m.z()(j), 0.0,
+                        n * row_max[static_cast<std::size_t>(j)], n, m.scale());
+    }
+    states_.resize(measurements_.size());
+    for (std::size_t r = 0; r < measurements_.size(); ++r) states_[r].scratch.assign(measurements_[r].queries().rows(), 0.0);
+    std::size_t widest = 0;
+    for (std::size_t c = 0; c < static_cast<std::size_t>(d); ++c) {
+      std::size_t w = 0;
+      for (const auto& m : measurements_) w += m.queries().column_rows(c).size();
+      widest = std::max(widest, w);
+    }
+    changes_.reserve(2 * widest);
+    posterior_alpha_.resize(d);
+    theta_.resize(d);
+    draw_dirichlet(g, alpha_, theta_);
+    alias_.build(std::span<const double>(theta_.data(), static_cast<std::size_t>(d)));
+    records_.resize(static_cast<std::size_t>(n));
+    for (auto& x : records_) x = static_cast<std::uint32_t>(alias_.draw(g));
+    resum();
+    if (init == record_init::consistent) start_consistent(g);
+  }
+
+  /// One sweep: theta | h ~ Dirichlet(alpha + h), then every record in turn (systematic scan); the query sums are then
+  /// recomputed from h, so rounding never accumulates across sweeps.
+  template <random_engine G>
+  void step(G& g) {
+    draw_theta(g);
+    for (std::size_t i = 0; i < records_.size(); ++i) update_record(i, g);
+    resum_queries();
+  }
+
+  /// One Metropolis-Hastings update of record i at the current theta (after a step, or set_parameter): x* from the
+  /// alias table of theta, accepted with min(1, exp(log alpha)). Returns whether it was accepted (a proposal of the
+  /// record's own cell is accepted without a density evaluation).
+  template <random_engine G>
+  bool update_record(std::size_t i, G& g) {
+    const auto proposal = static_cast<std::uint32_t>(alias_.draw(g));
+    ++proposed_;
+    if (proposal == records_[i]) {
+      ++accepted_;
+      return true;
+    }
+    const double log_alpha = evaluate(records_[i], proposal);
+    smallest_log_alpha_ = std::min(smallest_log_alpha_, log_alpha);
+    if (log_alpha < 0.0 && !(std::log(draw_uniform(g)) < log_alpha)) return false;
+    ++accepted_;
+    apply(i, proposal);
+    return true;
+  }
+
+  /// log alpha of moving a record from cell `from` to cell `to` (before the min with 0).
+  double log_acceptance(std::size_t from, std::size_t to) {
+    check_cell("histogram_gibbs::log_acceptance", from);
+    check_cell("histogram_gibbs::log_acceptance", to);
+    return from == to ? 0.0 : evaluate(static_cast<std::uint32_t>(from), static_cast<std::uint32_t>(to));
+  }
+
+  /// The current theta (D cell probabilities).
+  const Eigen::VectorXd& parameter_vector() const noexcept { return theta_; }
+  /// Sets theta and rebuilds the alias table (the kernel tests hold it fixed and call update_record).
+  /// std::invalid_argument unless theta has D finite entries >= 0 with a positive sum.
+  void set_parameter(const Eigen::VectorXd& theta) {
+    check_size_match("histogram_gibbs::set_parameter", "theta", theta.size(), "cells", theta_.size());
+    alias_.build(std::span<const double>(theta.data(), static_cast<std::size_t>(theta.size())));
+    theta_ = theta;
+  }
+  /// Replaces the records (cells in [0, D)); the histogram and the query sums are recomputed.
+  void set_records(const std::vector<std::uint32_t>& records) {
+    check_size_match("histogram_gibbs::set_records", "records", static_cast<std::int64_t>(records.size()), "n",
+                     static_cast<std::int64_t>(records_.size()));
+    for (auto x : records) check_cell("histogram_gibbs::set_records", x);
+    records_ = records;
+    resum();
+  }
+  /// The latent records' cells.
+  const std::vector<std::uint32_t>& records() const noexcept { return records_; }
+  /// The latent histogram h.
+  const Eigen::VectorXd& histogram() const noexcept { return histogram_; }
+  /// Q_r h: the exact value of release r's queries at the latent records (0-based r).
+  const Eigen::VectorXd& query_sum(std::size_t r) const {
+    if (r >= states_.size())
+      throw_invalid("histogram_gibbs::query_sum", "r", static_cast<double>(r),
+                    "a measurement index in [0, " + std::to_string(states_.size() - 1) + "]");
+    return states_[r].sum;
+  }
+  /// The number of cells D.
+  std::size_t cells() const noexcept { return static_cast<std::size_t>(theta_.size()); }
+  /// Accepted / proposed record updates so far (1 before any).
+  double record_acceptance() const noexcept {
+    return proposed_ == 0 ? 1.0 : static_cast<double>(accepted_) / static_cast<double>(proposed_);
+  }
+  /// The smallest log alpha computed so far (0 before any): at least -sum_r eps_r for Laplace releases.
+  double smallest_log_acceptance() const noexcept { return smallest_log_alpha_; }
+  /// Nothing is ever repaired or retried: all zero.
+  const numerical_events& events() const noexcept { return events_; }
+
+ private:
+  struct measurement_state {
+    Eigen::VectorXd sum;          // Q h
+    Eigen::VectorXd kernel;       // log_kernel(z_j, sum_j), kept in step with sum
+    std::vector<double> scratch;  // all zero between record updates (evaluate)
+  };
+  struct change {
+    std::uint32_t measurement, row;
+    double delta, kernel;
+  };
+
+  void check_cell(const char* who, std::size_t x) const {
+    if (x >= cells()) throw_invalid(who, "cell", static_cast<double>(x), "a cell in [0, " + std::to_string(cells() - 1) + "]");
+  }
+
+  template <random_engine G>
+  void draw_theta(G& g) {
+    posterior_alpha_ = alpha_ + histogram_;
+    draw_dirichlet(g, posterior_alpha_, theta_);
+    alias_.build(std::span<const double>(theta_.data(), static_cast<std::size_t>(theta_.size())));
+  }
+
+  // Fills changes_ with every (measurement, row) whose sum moves when a record leaves `from` for `to`, with the new
+  // kernel value; returns the summed kernel change. The two columns' entries are scattered into the measurement's
+  // zeroed scratch (equal entries cancel), then read back and cleared: fewer unpredictable branches than a merge.
+  double evaluate(std::uint32_t from, std::uint32_t to) {
+    changes_.clear();
+    double log_alpha = 0.0;
+    for (std::size_t r = 0; r < measurements_.size(); ++r) {
+      const auto& q = measurements_[r].queries();
+      const auto& noise = measurements_[r].noise();
+      const double* z = measurements_[r].z().data();
+      auto& st = states_[r];
+      double* scratch = st.scratch.data();
+      const auto rows_a = q.column_rows(from), rows_b = q.column_rows(to);
+      const auto vals_a = q.column_values(from), vals_b = q.column_values(to);
+      for (std::size_t k = 0; k < rows_a.size(); ++k) scratch[rows_a[k]] -= vals_a[k];
+      for (std::size_t k = 0; k < rows_b.size(); ++k) scratch[rows_b[k]] += vals_b[k];
+      auto visit = [&](std::uint32_t row) {
+        const double delta = scratch[row];
+        if (delta == 0.0) return;
+        scratch[row] = 0.0;
+        const double k = noise.log_kernel(z[row], st.sum(row) + delta);
+        log_alpha += k - st.kernel(row);
+        changes_.push_back({static_cast<std::uint32_t>(r), row, delta, k});
+      };
+      for (std::uint32_t row : rows_a) visit(row);
+      for (std::uint32_t row : rows_b) visit(row);
+    }
+    return log_alpha;
+  }
+
+  // Moves record i to `to` after evaluate(records_[i], to).
+  void apply(std::size_t i, std::uint32_t to) {
+    for (const auto& c : changes_) {
+      states_[c.measurement].sum(c.row) += c.delta;
+      states_[c.measurement].kernel(c.row) = c.kernel;
+    }
+    histogram_(records_[i]) -= 1.0;
+    histogram_(to) += 1.0;
+    records_[i] = to;
+  }
+
+  void resum_queries() {
+    for (std::size_t r = 0; r < measurements_.size(); ++r) {
+      auto& st = states_[r];
+      const auto& m = measurements_[r];
+      m.queries().apply(histogram_, st.sum);
+      if (st.kernel.size() != st.sum.size()) st.kernel.resize(st.sum.size());
+      for (Eigen::Index j = 0; j < st.sum.size(); ++j) st.kernel(j) = m.noise().log_kernel(m.z()(j), st.sum(j));
+    }
+  }
+
+  void resum() {
+    histogram_ = Eigen::VectorXd::Zero(theta_.size());
+    for (auto x : records_) histogram_(x) += 1.0;
+    resum_queries();
+  }
+
+  // record_init::consistent, as record_gibbs: greedy passes with proposals from a fresh prior draw of theta each pass,
+  // accepting moves that do not lower the summed log density; stops after five passes in a row without a rise. Then
+  // theta | h. Not counted in record_acceptance().
+  template <random_engine G>
+  void start_consistent(G& g) {
+    int idle = 0;
+    for (int pass = 0; pass < record_init_passes && idle < 5; ++pass) {
+      draw_dirichlet(g, alpha_, theta_);
+      alias_.build(std::span<const double>(theta_.data(), static_cast<std::size_t>(theta_.size())));
+      bool moved = false;
+      for (std::size_t i = 0; i < records_.size(); ++i) {
+        const auto proposal = static_cast<std::uint32_t>(alias_.draw(g));
+        if (proposal == records_[i]) continue;
+        const double log_alpha = evaluate(records_[i], proposal);
+        if (log_alpha >= 0.0) {
+          apply(i, proposal);
+          moved = moved || log_alpha > 0.0;
+        }
+      }
+      resum_queries();
+      idle = moved ? 0 : idle + 1;
+    }
+    draw_theta(g);
+  }
+
+  Eigen::VectorXd alpha_;
+  double n_;
+  std::vector<histogram_measurement> measurements_;
+  std::vector<measurement_state> states_;
+  std::vector<change> changes_;
+  Eigen::VectorXd theta_, posterior_alpha_, histogram_;
+  alias_table alias_;
+  std::vector<std::uint32_t> records_;
+  std::uint64_t proposed_ = 0, accepted_ = 0;
+  double smallest_log_alpha_ = 0.0;
+  numerical_events events_;
+};
+
+}  // namespace privpost
