@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "privpost/core/errors.hpp"
+#include "privpost/core/math/log_sum_exp.hpp"
 #include "privpost/families/graphical/pairwise_graph.hpp"
 
 namespace privpost {
@@ -31,12 +32,6 @@ inline void check_log_potentials(const char* f, const table_layout& layout, cons
   check_size_match(f, "theta", theta.size(), "table_layout size (node and edge tables)", layout.size());
   for (Eigen::Index i = 0; i < theta.size(); ++i)
     if (!std::isfinite(theta(i))) throw_invalid(f, "log-potential theta_i", theta(i), "a finite number");
-}
-// log sum_i exp(x_i) with a max shift (the back ends' messages and normalisers); x non-empty and finite.
-template <class V>
-double log_sum_exp(const V& x) {
-  const double top = x.maxCoeff();
-  return top + std::log((x.array() - top).exp().sum());
 }
 }  // namespace detail
 
