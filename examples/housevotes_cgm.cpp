@@ -46,6 +46,8 @@
 #include <privpost/samplers/cgm/naive_mle.hpp>
 #include <privpost/samplers/gibbs_ss.hpp>
 
+#include "housevotes_data.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -64,55 +66,6 @@
 
 namespace {
 using privpost::pairwise_graph;
-
-// Columns: Class (democrat 0, republican 1), V1..V16 (n 0, y 1, empty 2 = missing).
-Eigen::MatrixXi read_votes(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("cannot open " + path + " (pass --csv FILE)");
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<std::vector<int>> rows;
-  int number = 1;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    std::vector<std::string> fields;
-    std::stringstream ss(line);
-    std::string field;
-    while (std::getline(ss, field, ',')) fields.push_back(field);
-    if (line.back() == ',') fields.emplace_back();
-    if (fields.size() != 17)
-      throw std::invalid_argument(path + " line " + std::to_string(number) + ": " + std::to_string(fields.size()) +
-                                  " fields, expected 17 (Class, V1..V16)");
-    std::vector<int> row(17);
-    if (fields[0] == "democrat") {
-      row[0] = 0;
-    } else if (fields[0] == "republican") {
-      row[0] = 1;
-    } else {
-      throw std::invalid_argument(path + " line " + std::to_string(number) + ": Class '" + fields[0] +
-                                  "', expected democrat or republican");
-    }
-    for (int j = 1; j < 17; ++j) {
-      const std::string& v = fields[static_cast<std::size_t>(j)];
-      if (v == "n") {
-        row[static_cast<std::size_t>(j)] = 0;
-      } else if (v == "y") {
-        row[static_cast<std::size_t>(j)] = 1;
-      } else if (v.empty()) {
-        row[static_cast<std::size_t>(j)] = 2;
-      } else {
-        throw std::invalid_argument(path + " line " + std::to_string(number) + ": vote '" + v + "', expected y, n or empty");
-      }
-    }
-    rows.push_back(row);
-  }
-  Eigen::MatrixXi x(static_cast<Eigen::Index>(rows.size()), 17);
-  for (std::size_t r = 0; r < rows.size(); ++r)
-    for (int j = 0; j < 17; ++j) x(static_cast<Eigen::Index>(r), j) = rows[r][static_cast<std::size_t>(j)];
-  return x;
-}
 
 // Mean log-likelihood of records under theta: <theta, t(x)> - A(theta), t(x) the record's node and edge indicators.
 double holdout_loglik(privpost::tree_bp& bp, const Eigen::VectorXd& theta, const Eigen::MatrixXi& test) {
@@ -172,7 +125,7 @@ int main(int argc, char** argv) {
   }
   Eigen::MatrixXi votes;
   try {
-    votes = read_votes(csv);
+    votes = privpost::examples::read_votes(csv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

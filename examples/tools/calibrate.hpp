@@ -42,14 +42,15 @@ struct cli_options {
   std::string ranks;
   std::string plot;  ///< FILE.png: ECDF-difference plots and rank histograms (calibration_plot.hpp)
   int mmd_draws = 500;
-  int dim = 1;                     ///< linreg: covariates (an intercept is added)
-  std::string moments = "update";  ///< linreg: noisy|prior|update
-  std::string graph = "chain";     ///< pairwise-tables: chain|star
-  int nodes = 4;                   ///< pairwise-tables: number of nodes
-  double pseudo_count = 10.0;      ///< pairwise-tables: hyper-Dirichlet alpha_0
-  int collapsed_moves = 0;         ///< binomial, multinomial, pairwise-tables: Gibbs-SS's collapsed moves per sweep
-  std::size_t partitions = 0;      ///< linreg: > 0 runs the partition-release study (calibrate_partition.cpp)
-  bool mechanism_given = false, methods_given = false, thin_given = false;
+  int dim = 1;                      ///< linreg: covariates (an intercept is added)
+  std::string moments = "update";   ///< linreg: noisy|prior|update
+  std::string graph = "chain";      ///< pairwise-tables: chain|star
+  int nodes = 4;                    ///< pairwise-tables: number of nodes
+  double pseudo_count = 10.0;       ///< pairwise-tables: hyper-Dirichlet alpha_0
+  int collapsed_moves = 0;          ///< binomial, multinomial, pairwise-tables: Gibbs-SS's collapsed moves per sweep
+  std::size_t partitions = 0;       ///< linreg: > 0 runs the partition-release study (calibrate_partition.cpp)
+  std::string queries = "one-way";  ///< marginals: one-way (the 1-way marginals) or identity (the histogram)
+  bool mechanism_given = false, methods_given = false, thin_given = false, nodes_given = false, categories_given = false;
 };
 
 template <class Study>
@@ -112,6 +113,8 @@ int run_unbounded_model(const cli_options& o, const privpost::study_settings& se
 int run_regression_model(const cli_options& o, const privpost::study_settings& settings);
 int run_glm_model(const cli_options& o, const privpost::study_settings& settings);
 int run_graphical_model(const cli_options& o, const privpost::study_settings& settings);
+/// marginals: the SBC of the record-level histogram sampler (calibrate_marginals.cpp).
+int run_marginals_model(const cli_options& o, const privpost::study_settings& settings);
 /// linreg --partitions M: the error of partition releases at the user's n, M and epsilon (calibrate_partition.cpp).
 int run_partition_study(const cli_options& o);
 

@@ -44,6 +44,18 @@ int dispatch(const cli_options& o) {
       if (!o.thin_given) g.thin = settings.thin = privpost::tools::tables_thin;
       return run_graphical_model(g, settings);
     }
+    case model_kind::marginals: {
+      if (o.collapsed_moves != 0)
+        throw std::invalid_argument("--collapsed-moves applies to binomial, multinomial and pairwise-tables only");
+      cli_options g = o;
+      privpost::study_settings s = settings;
+      if (!o.methods_given)
+        s.methods = o.queries == "identity" ? std::vector<std::string>{"records", "naive"} : std::vector<std::string>{"records"};
+      if (!o.thin_given) g.thin = s.thin = privpost::tools::marginals_thin;
+      if (!o.nodes_given) g.nodes = 2;
+      if (!o.categories_given) g.categories = 2;
+      return run_marginals_model(g, s);
+    }
   }
   throw std::logic_error("privpost-calibrate: a model kind without a dispatch case");
 }
@@ -79,11 +91,16 @@ int main(int argc, char** argv) {
                  "binomial, multinomial, pairwise-tables: Gibbs-SS's Metropolis-Hastings moves with the statistic "
                  "integrated out, per sweep (default 0)")
       ->check(CLI::Range(0, 1000));
-  app.add_option("--categories", o.categories,
-                 "K for the multinomial model (2 to 5); states per node of pairwise-tables (2 to 10)");
+  auto* categories_option = app.add_option(
+      "--categories", o.categories,
+      "K for the multinomial model (2 to 5); states per node of pairwise-tables (2 to 10); levels per column of marginals "
+      "(default 2)");
   app.add_option("--graph", o.graph, "pairwise-tables: the graph, chain or star (of --nodes nodes)")
       ->check(CLI::IsMember({"chain", "star"}));
-  app.add_option("--nodes", o.nodes, "pairwise-tables: number of nodes (2 to 50; default 4)");
+  auto* nodes_option =
+      app.add_option("--nodes", o.nodes, "pairwise-tables: number of nodes (2 to 50; default 4); marginals: columns (default 2)");
+  app.add_option("--queries", o.queries, "marginals: one-way (the 1-way marginals, default) or identity (the histogram)")
+      ->check(CLI::IsMember({"one-way", "identity"}));
   app.add_option("--pseudo-count", o.pseudo_count, "pairwise-tables: the hyper-Dirichlet prior's alpha_0 (default 10)");
   app.add_option("--truncation", o.truncation,
                  "q: declared bounds are the central 1 - q interval of the prior predictive of one record (unbounded models)")
@@ -103,6 +120,8 @@ int main(int argc, char** argv) {
   o.mechanism_given = mechanism_option->count() > 0;
   o.methods_given = methods_option->count() > 0;
   o.thin_given = thin_option->count() > 0;
+  o.nodes_given = nodes_option->count() > 0;
+  o.categories_given = categories_option->count() > 0;
   try {
     if (!o.plot.empty()) (void)privpost::tools::plot_paths(o.plot);  // a bad name is refused before the run
     privpost::tools::install_interrupt_handler();

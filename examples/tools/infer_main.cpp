@@ -5,7 +5,9 @@
 // exit status 3 then); --target-ess N extends the chains until every parameter reaches R-hat <= 1.01 and ESS >= N.
 // Regression releases made on the [-1, 1] scale of the declared box are sampled there and reported on the data's scale.
 // Logistic and Poisson regression releases (DP-GLM) are sampled by NUTS (infer_glm.cpp). Pairwise tables (CGM) are
-// fitted by MAP-EM and, on forests, sampled by Gibbs-SS over the Bayesian tree CGM (infer_tables.cpp).
+// fitted by MAP-EM and, on forests, sampled by Gibbs-SS over the Bayesian tree CGM (infer_tables.cpp); with --method
+// records, and for marginal-table releases (one or several of the same records), the record-level histogram sampler
+// gives their exact joint posterior (infer_marginals.cpp).
 //
 // This file holds the command line; each model kind runs in its own file (infer_bounded.cpp, infer_unbounded.cpp,
 // infer_regression.cpp, infer_glm.cpp, infer_tables.cpp), picked by the model's row in models.hpp, which also says
@@ -62,10 +64,17 @@ void check_applies(bool given, std::uint8_t flag, const privpost::tools::model_r
                               " releases only");
 }
 
-int dispatch(const privpost::tools::release_record& rec, options o) {
+int dispatch(const std::vector<privpost::tools::release_record>& recs, options o) {
   using privpost::tools::model_kind;
+  const privpost::tools::release_record& rec = recs.front();
   const auto& row = privpost::tools::find_model(rec.model);
+  const bool histogram = row.kind == model_kind::marginals || (row.kind == model_kind::tables && o.method == "records");
+  if (o.thin == 0 && histogram) o.thin = privpost::tools::marginals_thin;
   if (o.thin == 0 && row.kind != model_kind::tables) o.thin = row.default_thin;  // tables: MAP-EM has no thin
+  for (const auto& r : recs)
+    if (r.model != rec.model || (recs.size() > 1 && row.kind != model_kind::marginals))
+      throw std::invalid_argument("several release records are analysed together for the marginals model only (release " +
+                                  std::string("models: ") + rec.model + ", " + r.model + ")");
   const std::uint8_t method = o.method == "exact"       ? privpost::tools::method_exact
                               : o.method == "corrected" ? privpost::tools::method_corrected
                               : o.method == "records"   ? privpost::tools::method_records
@@ -88,7 +97,9 @@ int dispatch(const privpost::tools::release_record& rec, options o) {
     case model_kind::glm:
       return run_glm(rec, o);
     case model_kind::tables:
-      return run_pairwise_tables(rec, o);
+      return histogram ? run_marginals(recs, o) : run_pairwise_tables(rec, o);
+    case model_kind::marginals:
+      return run_marginals(recs, o);
   }
   throw std::logic_error("privpost-infer: a model kind without a dispatch case");
 }
@@ -98,7 +109,10 @@ int dispatch(const privpost::tools::release_record& rec, options o) {
 int main(int argc, char** argv) {
   CLI::App app{"privpost-infer: noise-aware posterior from a privpost release record"};
   options o;
-  app.add_option("release", o.release, "the JSON release record written by privpost-release")->required();
+  app.add_option("release", o.releases,
+                 "the JSON release record written by privpost-release (marginals: one or several releases of the same "
+                 "records, analysed jointly)")
+      ->required();
   app.add_option(
       "--prior", o.prior,
       "comma list: binomial a,b (default 1,1); multinomial alpha_1..K (default 1s); exponential/poisson Gamma shape,rate "
@@ -106,6 +120,8 @@ int main(int argc, char** argv) {
       "mu_0..mu_{p-1},lambda_0..lambda_{p-1} (diagonal precision),a,b of the normal-inverse-gamma prior (default zeros, ones, "
       "2, 1; for releases on the declared box's [-1, 1] scale, the default, the prior is on that scale: intercept first); "
       "pairwise-tables alpha_0, the hyper-Dirichlet pseudo-count of MAP-EM and the posterior's prior (default 10); "
+      "marginals (and pairwise-tables --method records) alpha_0, the Dirichlet's total pseudo-count spread evenly over the "
+      "table's cells (default 10), or one pseudo-count per cell; "
       "logistic and poisson-glm s_max,tau_scale,lkj_eta,mean_scale (||theta||^2 < s_max, half-normal covariate sds, LKJ "
       "correlation, normal covariate means; default 9,2.5,2,1; on the declared ranges' unit-ball scale "
       "100,1/sqrt(d),2,1/sqrt(d))");
@@ -167,32 +183,38 @@ int main(int argc, char** argv) {
                "pairwise-tables: MAP-EM only (on forests the posterior is also sampled by default)");
   CLI11_PARSE(app, argc, argv);
   try {
-    std::ifstream f(o.release);
-    if (!f) throw std::invalid_argument("cannot open release record '" + o.release + "'");
-    nlohmann::json j;
-    try {
-      f >> j;
-    } catch (const nlohmann::json::exception& e) {
-      throw std::invalid_argument(std::string("malformed release record: ") + e.what());
-    }
-    if (privpost::tools::is_partition_record(j))
-      return privpost::tools::report_partition_release(privpost::tools::partition_from_json(j), o.format);
-    privpost::tools::release_record rec;
-    try {
-      rec = privpost::tools::from_json(j);
-    } catch (const nlohmann::json::exception& e) {
-      throw std::invalid_argument(std::string("malformed release record: ") + e.what());
+    o.release = o.releases.front();
+    std::vector<privpost::tools::release_record> recs;
+    for (const std::string& path : o.releases) {
+      std::ifstream f(path);
+      if (!f) throw std::invalid_argument("cannot open release record '" + path + "'");
+      nlohmann::json j;
+      try {
+        f >> j;
+      } catch (const nlohmann::json::exception& e) {
+        throw std::invalid_argument("malformed release record '" + path + "': " + e.what());
+      }
+      if (privpost::tools::is_partition_record(j)) {
+        if (o.releases.size() > 1)
+          throw std::invalid_argument("'" + path + "' is a partition release; it is reported on its own");
+        return privpost::tools::report_partition_release(privpost::tools::partition_from_json(j), o.format);
+      }
+      try {
+        recs.push_back(privpost::tools::from_json(j));
+      } catch (const nlohmann::json::exception& e) {
+        throw std::invalid_argument("malformed release record '" + path + "': " + e.what());
+      }
     }
     if (!o.plot.empty()) (void)privpost::tools::plot_paths(o.plot);  // a bad name is refused before the run
     privpost::tools::install_interrupt_handler();
     int status = 0;
     if (o.format != "json") {
-      status = dispatch(rec, o);
+      status = dispatch(recs, o);
     } else {
       o.report = std::make_shared<nlohmann::json>();
       {
         const stdout_to_stderr guard;
-        status = dispatch(rec, o);
+        status = dispatch(recs, o);
       }
       (*o.report)["interrupted"] = privpost::tools::interrupt_requested();
       std::cout << o.report->dump(2) << '\n';

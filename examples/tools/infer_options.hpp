@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "models.hpp"
 #include "release_record.hpp"
@@ -14,9 +15,10 @@ namespace privpost::tools::infer_tool {
 
 struct options {
   std::string release, prior, draws_csv, moments;
-  std::string output_dir;        ///< CmdStan CSV files, one per method and chain (privpost::cmdstan_csv_writer)
-  std::string plot;              ///< FILE.png: traces and densities (infer_plot.hpp)
-  std::string format = "table";  ///< table (stdout) | json (stdout: one JSON document; the tables go to stderr)
+  std::vector<std::string> releases;  ///< every release record named (marginals: several releases of the same records)
+  std::string output_dir;             ///< CmdStan CSV files, one per method and chain (privpost::cmdstan_csv_writer)
+  std::string plot;                   ///< FILE.png: traces and densities (infer_plot.hpp)
+  std::string format = "table";       ///< table (stdout) | json (stdout: one JSON document; the tables go to stderr)
   /// --format json: the document the model runs fill in (write_outputs in infer.hpp) and infer_main.cpp prints.
   std::shared_ptr<nlohmann::json> report;
   std::string link = "exact";  ///< logistic: exact|taylor
@@ -49,5 +51,8 @@ int run_regression(const release_record& rec, const options& o);
 int run_glm(const release_record& rec, const options& o);
 /// Pairwise tables (CGM MAP-EM, then the Bayesian CGM's posterior on forests): infer_tables.cpp.
 int run_pairwise_tables(const release_record& rec, const options& o);
+/// Marginal tables, one or several releases of the same records, and pairwise tables with --method records (the
+/// record-level histogram sampler): infer_marginals.cpp.
+int run_marginals(const std::vector<release_record>& recs, const options& o);
 
 }  // namespace privpost::tools::infer_tool

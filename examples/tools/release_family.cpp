@@ -22,7 +22,7 @@ namespace privpost::tools::release_tool {
 // lattice sensitivity grows by the rounding allowance (mechanisms/lattice.hpp).
 void release_on_lattice(const options& o, privpost::tools::release_record& r, const Eigen::VectorXd& s, double l1, double l2) {
   using namespace privpost;
-  const bool counts = o.model == "binomial" || o.model == "multinomial" || o.model == "poisson";
+  const bool counts = o.model == "binomial" || o.model == "multinomial" || o.model == "poisson" || o.model == "marginals";
   if (!counts && !o.granularity)
     throw std::invalid_argument("--mechanism " + o.mechanism + " with the " + o.model +
                                 " model: its statistics are real numbers; declare the lattice with --granularity G (each "

@@ -1,7 +1,8 @@
 // privpost-release: the data owner's tool. Reads records from a CSV column, computes the model's sufficient statistic
 // with sensitivity from the declared bounds (never from the data), adds Laplace or Gaussian noise from the OS CSPRNG, and
 // writes a JSON release record. Unbounded models refuse to run without bounds; records outside them are dropped.
-// pairwise-tables releases the contingency tables of a declared graph over discrete columns.
+// pairwise-tables releases the contingency tables of a declared graph over discrete columns, marginals the declared
+// marginal tables of a contingency table.
 // --ledger FILE charges the release to the data set's privacy budget ledger before any noise is drawn and refuses a
 // release over the budget (ledger_file.hpp).
 #include <CLI/CLI.hpp>
@@ -25,9 +26,9 @@ namespace {
 
 privpost::tools::release_record make_release(const options& o) {
   using namespace privpost;
-  if (tools::is_discrete(o.mechanism) && !tools::is_family_model(o.model))
+  if (tools::is_discrete(o.mechanism) && !tools::is_family_model(o.model) && o.model != "marginals")
     throw std::invalid_argument("--mechanism " + o.mechanism + " serves the family models (" + tools::family_model_list() +
-                                "); the " + o.model + " model releases with laplace or gaussian");
+                                ") and marginals; the " + o.model + " model releases with laplace or gaussian");
   if (o.granularity && !tools::is_discrete(o.mechanism))
     throw std::invalid_argument("--granularity is for --mechanism discrete-laplace or discrete-gaussian");
   using privpost::tools::model_kind;
@@ -41,6 +42,8 @@ privpost::tools::release_record make_release(const options& o) {
       return make_glm_release(o);
     case model_kind::tables:
       return make_tables_release(o);
+    case model_kind::marginals:
+      return make_marginals_release(o);
   }
   throw std::logic_error("privpost-release: a model kind without a dispatch case");
 }
@@ -88,12 +91,18 @@ int main(int argc, char** argv) {
   app.add_option("--lower", o.lower, "declared lower bound of a record (unbounded models)");
   app.add_option("--upper", o.upper, "declared upper bound of a record (unbounded models)");
   app.add_option("--categories", o.categories, "K for the multinomial model (records are categories 0..K-1)");
-  app.add_option("--columns", o.columns, "pairwise-tables: comma list of the discrete columns (the graph's nodes)");
-  app.add_option("--levels", o.levels, "pairwise-tables: comma list of the declared levels of every column (in state order)");
+  app.add_option("--columns", o.columns,
+                 "pairwise-tables, marginals: comma list of the discrete columns (the graph's nodes, the table's columns)");
+  app.add_option("--levels", o.levels,
+                 "pairwise-tables, marginals: comma list of the declared levels of every column (in state order)");
   app.add_option("--levels-of", o.levels_of,
-                 "pairwise-tables: COLUMN=a/b/c, one column's declared levels (overrides --levels; repeat per column)");
+                 "pairwise-tables, marginals: COLUMN=a/b/c, one column's declared levels (overrides --levels; repeat per "
+                 "column)");
+  app.add_option("--marginals", o.marginals,
+                 "marginals: comma list of the released tables, each a column or columns joined by ':' (a,b,a:b); the "
+                 "table may have at most 10000 cells");
   app.add_option("--edges", o.edges, "pairwise-tables: comma list of the declared graph's edges a:b (column names)");
-  app.add_option("--missing-level", o.missing_level, "pairwise-tables: the declared level an empty cell stands for");
+  app.add_option("--missing-level", o.missing_level, "pairwise-tables, marginals: the declared level an empty cell stands for");
   app.add_option("--neighbours", o.neighbours,
                  "pairwise-tables: replace (default: sensitivity 2|E|) or add-remove (|E|, the dissertation's; 2 epsilon-DP "
                  "under replacement)")

@@ -27,6 +27,7 @@
 #include <privpost/families/normal.hpp>
 #include <privpost/families/regression/regression_layout.hpp>
 #include <privpost/families/truncation.hpp>
+#include <privpost/mechanisms/linear_queries.hpp>
 #include <privpost/mechanisms/reachable.hpp>
 #include <privpost/mechanisms/ssp.hpp>
 
@@ -83,6 +84,8 @@ struct release_record {
   std::vector<std::pair<int, int>> edges;        ///< node indices, as declared
   std::string neighbours = "replace_one";        ///< replace_one (the library's) or add_remove (the dissertation's)
   std::string missing_level;                     ///< the level empty cells were read as (empty: none allowed)
+  // marginals: nodes and levels above are the table's columns; each released table lists its columns' indices
+  std::vector<std::vector<std::size_t>> marginal_tables;  ///< increasing column indices per table, in release order
   // privpost-release --ledger: the ledger this release was charged to, and its state after the charge
   std::string ledger_file;         ///< the ledger's path as given (empty: no ledger)
   std::string ledger_label;        ///< the entry's label
@@ -167,6 +170,13 @@ inline nlohmann::json to_json(const release_record& r) {
                   {"released", "edge tables, cell (a, c) of edge (u, v) at a * K_v + c"}};
     if (!r.missing_level.empty()) j["graph"]["missing_level"] = r.missing_level;
   }
+  if (kind_of(r.model) == model_kind::marginals) {
+    j["marginals"] = {{"columns", r.nodes},
+                      {"levels", r.levels},
+                      {"tables", r.marginal_tables},
+                      {"released", "each table's counts in turn, row-major over its columns' levels (the last column fastest)"}};
+    if (!r.missing_level.empty()) j["marginals"]["missing_level"] = r.missing_level;
+  }
   return j;
 }
 
@@ -179,6 +189,27 @@ inline constexpr int max_categories = 5;
 inline constexpr std::size_t max_table_nodes = 1000;
 /// The most declared levels of one pairwise-tables column (see max_table_nodes).
 inline constexpr std::size_t max_table_levels = 1000;
+/// The most cells (product of the columns' levels) of a marginals release and of a pairwise-tables release analysed by
+/// --method records: privpost-infer keeps one latent table of this many cells per chain (histogram_gibbs), and
+/// privpost-release refuses a larger table before anything is charged.
+inline constexpr std::size_t max_histogram_cells = 10000;
+
+/// The queries of a marginals release (or of a pairwise-tables release's edge tables): levels per column, tables of
+/// increasing column indices. std::invalid_argument above max_histogram_cells cells.
+inline privpost::linear_queries marginal_queries(const std::vector<std::vector<std::string>>& levels,
+                                                 const std::vector<std::vector<std::size_t>>& tables) {
+  std::vector<std::size_t> sizes;
+  double cells = 1.0;
+  for (const auto& l : levels) {
+    sizes.push_back(l.size());
+    cells *= static_cast<double>(l.size());
+  }
+  if (!(cells <= static_cast<double>(max_histogram_cells)))
+    throw std::invalid_argument("the table has " + std::to_string(static_cast<long long>(std::min(cells, 9e18))) +
+                                " cells (the product of the columns' levels); accepted: at most " +
+                                std::to_string(max_histogram_cells) + " (one latent table per chain)");
+  return privpost::linear_queries::marginals(sizes, tables);
+}
 
 // Released values no honest release produces are refused by the library's one rule, privpost::max_noise_scales_outside
 // (mechanisms/reachable.hpp), applied here to the record's declared statistic range before any sampler sees it.
@@ -233,6 +264,10 @@ inline double declared_sensitivity(const release_record& r) {
         r.model == "poisson-glm" ? glm_statistic::poisson(d, r.radius, r.y_bound, c) : glm_statistic::logistic(d, r.radius, c);
     return l1 ? statistic.l1_sensitivity() : statistic.l2_sensitivity();
   }
+  if (kind_of(r.model) == model_kind::marginals) {
+    const auto q = marginal_queries(r.levels, r.marginal_tables);
+    return l1 ? q.l1_sensitivity() : q.l2_sensitivity();
+  }
   // pairwise-tables
   std::vector<int> cardinalities;
   for (const auto& l : r.levels) cardinalities.push_back(static_cast<int>(l.size()));
@@ -246,7 +281,8 @@ inline double declared_sensitivity(const release_record& r) {
 inline std::pair<double, double> statistic_range(const release_record& r, std::size_t i) {
   const double n = r.n;
   const model_kind kind = kind_of(r.model);
-  if (kind == model_kind::bounded_family || kind == model_kind::tables) return {0.0, n};  // counts of records
+  if (kind == model_kind::bounded_family || kind == model_kind::tables || kind == model_kind::marginals)
+    return {0.0, n};                           // counts of records
   if (kind == model_kind::unbounded_family) {  // t(x) = x, and x^2 for the normal's second entry; a dropped record adds 0
     if (r.model == "normal" && i == 1) {
       const double top = std::max(r.lower * r.lower, r.upper * r.upper);
@@ -360,9 +396,12 @@ inline release_record from_json(const nlohmann::json& j) {
   positive("sensitivity", r.sensitivity);
   positive(r.mechanism == "laplace" || r.mechanism == "discrete-laplace" ? "scale" : "sigma", r.noise);
   if (is_discrete(r.mechanism)) positive("granularity", r.granularity);
-  if (is_discrete(r.mechanism) && !is_family_model(r.model))
+  if (is_discrete(r.mechanism) && !is_family_model(r.model) && kind != model_kind::marginals)
     fail("mechanism '" + r.mechanism + "' with the " + r.model + " model; the lattice mechanisms serve the family models (" +
-         family_model_list() + ")");
+         family_model_list() + ") and marginals");
+  if (is_discrete(r.mechanism) && kind == model_kind::marginals && (r.granularity != 1.0 || r.lattice != "exact"))
+    fail("mechanism granularity " + record_detail::show(r.granularity) + " and lattice '" + echo(r.lattice) +
+         "' with the marginals model; accepted: granularity 1 and lattice exact (counts)");
   if ((r.mechanism == "gaussian" || r.mechanism == "discrete-gaussian") && !(r.delta > 0.0 && r.delta < 1.0))
     fail("mechanism field 'delta' is " + std::to_string(r.delta) + "; accepted: a number in (0, 1)");
 
@@ -512,6 +551,44 @@ inline release_record from_json(const nlohmann::json& j) {
     if (r.neighbours != "replace_one" && r.neighbours != "add_remove")
       fail("graph neighbours '" + echo(r.neighbours) + "'; accepted: replace_one, add_remove");
     if (g.contains("missing_level")) r.missing_level = text(g, "missing_level");
+  }
+  if (kind == model_kind::marginals) {
+    const auto& g = need(j, "marginals");
+    r.nodes = names(need(g, "columns"), "marginals columns");
+    if (r.nodes.empty() || r.nodes.size() > 64) fail("marginals columns: accepted 1 to 64 names");
+    const auto& levels = need(g, "levels");
+    if (!levels.is_array() || levels.size() != r.nodes.size()) fail("marginals levels: accepted one list of levels per column");
+    for (std::size_t v = 0; v < r.nodes.size(); ++v) {
+      r.levels.push_back(names(levels.at(v), "marginals levels of column '" + echo(r.nodes[v]) + "'"));
+      if (r.levels.back().size() < 2 || r.levels.back().size() > max_histogram_cells)
+        fail("marginals levels of column '" + echo(r.nodes[v]) + "': accepted 2 to " + std::to_string(max_histogram_cells) +
+             " levels");
+    }
+    const auto& tables = need(g, "tables");
+    if (!tables.is_array() || tables.empty() || tables.size() > 1000)
+      fail("marginals tables: accepted 1 to 1000 lists of column indices");
+    const double last = static_cast<double>(r.nodes.size() - 1);
+    for (const auto& t : tables) {
+      if (!t.is_array() || t.empty()) fail("a marginals table is not a non-empty list of column indices");
+      std::vector<std::size_t> columns;
+      for (const auto& c : t) {
+        const auto v = static_cast<std::size_t>(whole(c, "a marginals table's column index", 0, last));
+        if (!columns.empty() && v <= columns.back())
+          fail("marginals table " + t.dump() + "; accepted: increasing column indices, each once");
+        columns.push_back(v);
+      }
+      r.marginal_tables.push_back(columns);
+    }
+    if (g.contains("missing_level")) r.missing_level = text(g, "missing_level");
+    std::size_t rows = 0;
+    try {
+      rows = marginal_queries(r.levels, r.marginal_tables).rows();
+    } catch (const std::invalid_argument& e) {
+      fail(std::string("marginals: ") + e.what());
+    }
+    if (r.noisy_statistics.size() != rows)
+      fail("noisy_statistics has " + std::to_string(r.noisy_statistics.size()) + " values; the declared tables have " +
+           std::to_string(rows) + " cells");
   }
   // The sensitivity follows from the declared bounds alone: recompute it as privpost-release does.
   double expected = 0.0;

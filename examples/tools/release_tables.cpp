@@ -15,20 +15,9 @@
 
 namespace privpost::tools::release_tool {
 
-// Pairwise tables (spec cgm.md Sec. 1.3): every declared edge's contingency table of discrete columns. The
-// graph and every column's levels are declared (public): a cell outside its column's levels is an error naming the line
-// (nothing is released), an empty cell too unless --missing-level names the level it stands for and the column
-// declares that level. The L1 sensitivity is
-// 2|E| under replace-one neighbours (the library's) and |E| under add-remove (the dissertation's, --neighbours
-// add-remove: the release is then 2 epsilon-DP under replacement, and the record says so).
-privpost::tools::release_record make_tables_release(const options& o) {
-  using namespace privpost;
-  if (o.columns.empty() || o.edges.empty())
-    throw std::invalid_argument("pairwise-tables needs --columns a,b,... and --edges a:b,b:c,... (the declared graph)");
-  tools::release_record r;
-  r.model = o.model;
-  r.mechanism = o.mechanism;
-  r.version = privpost::version_string;
+// --columns, --levels, --levels-of and --missing-level into r (nodes, levels, missing_level): distinct column names, each
+// with 2 to max_table_levels distinct declared levels. Returns the columns' level counts.
+std::vector<int> read_declared_columns(const options& o, privpost::tools::release_record& r) {
   r.nodes = tools::split_list(o.columns);
   for (std::size_t v = 0; v < r.nodes.size(); ++v)
     if (std::find(r.nodes.begin() + static_cast<std::ptrdiff_t>(v) + 1, r.nodes.end(), r.nodes[v]) != r.nodes.end())
@@ -39,11 +28,6 @@ privpost::tools::release_record make_tables_release(const options& o) {
   r.missing_level = o.missing_level;
   const std::vector<std::string> shared = tools::split_list(o.levels);
   r.levels.assign(r.nodes.size(), shared);
-  auto node_index = [&](const std::string& name, const char* flag) {
-    const auto at = std::find(r.nodes.begin(), r.nodes.end(), name);
-    if (at == r.nodes.end()) throw std::invalid_argument(std::string(flag) + ": '" + name + "' is not one of --columns");
-    return static_cast<int>(at - r.nodes.begin());
-  };
   for (const std::string& spec : o.levels_of) {  // COLUMN=a/b/c
     const auto eq = spec.find('=');
     if (eq == std::string::npos) throw std::invalid_argument("--levels-of '" + spec + "'; accepted: COLUMN=level1/level2/...");
@@ -51,7 +35,7 @@ privpost::tools::release_record make_tables_release(const options& o) {
     std::stringstream in(spec.substr(eq + 1));
     for (std::string level; std::getline(in, level, '/');)
       if (!level.empty()) own.push_back(level);
-    r.levels[static_cast<std::size_t>(node_index(spec.substr(0, eq), "--levels-of"))] = own;
+    r.levels[static_cast<std::size_t>(column_index(r, spec.substr(0, eq), "--levels-of"))] = own;
   }
   std::vector<int> cardinalities;
   for (std::size_t v = 0; v < r.nodes.size(); ++v) {
@@ -65,21 +49,19 @@ privpost::tools::release_record make_tables_release(const options& o) {
         throw std::invalid_argument("column '" + r.nodes[v] + "': level '" + l[a] + "' is declared twice");
     cardinalities.push_back(static_cast<int>(l.size()));
   }
-  for (const std::string& e : tools::split_list(o.edges)) {
-    const auto colon = e.find(':');
-    if (colon == std::string::npos) throw std::invalid_argument("--edges '" + e + "'; accepted: a:b (two column names)");
-    r.edges.emplace_back(node_index(e.substr(0, colon), "--edges"), node_index(e.substr(colon + 1), "--edges"));
-  }
-  const pairwise_graph graph(cardinalities, r.edges);  // validates: no self loops, no duplicate edges
-  // The record stores each edge as the graph lays out its table: (u, v) with u < v, rows u's levels (cell (a, c) at
-  // a K_v + c), whatever order --edges named the two columns in.
-  for (int e = 0; e < graph.num_edges(); ++e) r.edges[static_cast<std::size_t>(e)] = graph.edge(e);
-  for (int v = 0; v < graph.num_nodes(); ++v)
-    if (graph.incident(v).empty())
-      throw std::invalid_argument("column '" + r.nodes[static_cast<std::size_t>(v)] +
-                                  "' is in no declared edge: nothing about it would be released (join it by an edge or "
-                                  "leave it out of --columns)");
-  // Records: one row per CSV data row, each cell mapped to its column's state.
+  return cardinalities;
+}
+
+int column_index(const privpost::tools::release_record& r, const std::string& name, const char* flag) {
+  const auto at = std::find(r.nodes.begin(), r.nodes.end(), name);
+  if (at == r.nodes.end()) throw std::invalid_argument(std::string(flag) + ": '" + name + "' is not one of --columns");
+  return static_cast<int>(at - r.nodes.begin());
+}
+
+// The records of --input as states of r's declared columns (one row per CSV data row): a cell outside its column's
+// levels is an error naming the line (nothing is released), an empty cell too unless --missing-level names a declared
+// level.
+Eigen::MatrixXi read_declared_records(const options& o, const privpost::tools::release_record& r) {
   Eigen::MatrixXi records;
   for (std::size_t v = 0; v < r.nodes.size(); ++v) {
     const auto cells = tools::read_csv_cells(o.input, r.nodes[v]);
@@ -100,6 +82,40 @@ privpost::tools::release_record make_tables_release(const options& o) {
       records(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(v)) = static_cast<int>(at - l.begin());
     }
   }
+  return records;
+}
+
+// Pairwise tables (spec cgm.md Sec. 1.3): every declared edge's contingency table of discrete columns. The
+// graph and every column's levels are declared (public): a cell outside its column's levels is an error naming the line
+// (nothing is released), an empty cell too unless --missing-level names the level it stands for and the column
+// declares that level. The L1 sensitivity is
+// 2|E| under replace-one neighbours (the library's) and |E| under add-remove (the dissertation's, --neighbours
+// add-remove: the release is then 2 epsilon-DP under replacement, and the record says so).
+privpost::tools::release_record make_tables_release(const options& o) {
+  using namespace privpost;
+  if (o.columns.empty() || o.edges.empty())
+    throw std::invalid_argument("pairwise-tables needs --columns a,b,... and --edges a:b,b:c,... (the declared graph)");
+  tools::release_record r;
+  r.model = o.model;
+  r.mechanism = o.mechanism;
+  r.version = privpost::version_string;
+  const std::vector<int> cardinalities = read_declared_columns(o, r);
+  auto node_index = [&](const std::string& name, const char* flag) { return column_index(r, name, flag); };
+  for (const std::string& e : tools::split_list(o.edges)) {
+    const auto colon = e.find(':');
+    if (colon == std::string::npos) throw std::invalid_argument("--edges '" + e + "'; accepted: a:b (two column names)");
+    r.edges.emplace_back(node_index(e.substr(0, colon), "--edges"), node_index(e.substr(colon + 1), "--edges"));
+  }
+  const pairwise_graph graph(cardinalities, r.edges);  // validates: no self loops, no duplicate edges
+  // The record stores each edge as the graph lays out its table: (u, v) with u < v, rows u's levels (cell (a, c) at
+  // a K_v + c), whatever order --edges named the two columns in.
+  for (int e = 0; e < graph.num_edges(); ++e) r.edges[static_cast<std::size_t>(e)] = graph.edge(e);
+  for (int v = 0; v < graph.num_nodes(); ++v)
+    if (graph.incident(v).empty())
+      throw std::invalid_argument("column '" + r.nodes[static_cast<std::size_t>(v)] +
+                                  "' is in no declared edge: nothing about it would be released (join it by an edge or "
+                                  "leave it out of --columns)");
+  const Eigen::MatrixXi records = read_declared_records(o, r);
   r.n = static_cast<double>(records.rows());
   const Eigen::VectorXd s = edge_tables(graph, records);
   if (o.neighbours != "replace" && o.neighbours != "add-remove")

@@ -33,8 +33,10 @@ struct options {
   // logistic, poisson-glm
   std::optional<double> radius, y_bound;
   std::string positive;
-  // pairwise-tables
+  // pairwise-tables (and marginals: columns, levels, levels_of, missing_level)
   std::string columns, levels, edges, missing_level, neighbours = "replace";
+  // marginals: the released tables, e.g. A,B,A:B
+  std::string marginals;
   std::vector<std::string> levels_of;
   // the privacy budget ledger
   std::string ledger, budget;
@@ -136,6 +138,17 @@ privpost::tools::release_record make_regression_release(const options& o);
 privpost::tools::release_record make_glm_release(const options& o);
 /// Pairwise tables (CGM): release_tables.cpp.
 privpost::tools::release_record make_tables_release(const options& o);
+/// --mechanism discrete-laplace|discrete-gaussian: releases s on the lattice into r, charged (release_family.cpp).
+void release_on_lattice(const options& o, privpost::tools::release_record& r, const Eigen::VectorXd& s, double l1, double l2);
+/// Marginal tables of a contingency table: release_marginals.cpp.
+privpost::tools::release_record make_marginals_release(const options& o);
+/// The declared columns (--columns, --levels, --levels-of, --missing-level) into r; returns their level counts
+/// (release_tables.cpp, shared with release_marginals.cpp).
+std::vector<int> read_declared_columns(const options& o, privpost::tools::release_record& r);
+/// The index of column `name` among r's declared columns; std::invalid_argument naming `flag` otherwise.
+int column_index(const privpost::tools::release_record& r, const std::string& name, const char* flag);
+/// The records of --input as states of r's declared columns, one row per CSV data row.
+Eigen::MatrixXi read_declared_records(const options& o, const privpost::tools::release_record& r);
 /// linreg --partitions: a partition release (sample and aggregate), its JSON record's text: release_partition.cpp.
 std::string make_partition_release(const options& o);
 

@@ -25,6 +25,7 @@
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/record_histogram.hpp"
+#include "privpost/testing/histogram_study.hpp"
 #include "support/beta_mixture_oracle.hpp"
 #include "support/calibration_checks.hpp"
 
@@ -346,40 +347,18 @@ TEST_CASE("histogram_gibbs: bad input", "[record_histogram]") {
 
 namespace record_histogram_test {
 
-struct table_trial {
-  Eigen::VectorXd truth, z;
-};
-
 // Spec B.9-4: theta ~ Dirichlet(1, 1, 1, 1), n = 20 records of a 2 x 2 table, one Laplace release of queries q at
-// epsilon; M = 500 trials, one chain of 500 burn-in + 2000 sweeps. Asserted per cell: the library's calibration rule
-// (KS p > 0.001, 50% and 90% coverage within 3.5 binomial sd: 0.078 and 0.047 at M = 500) and the spec's 90% band
-// [0.86, 0.94]. With `naive`, the naive method (Dirichlet(alpha + max(z, 0)): the noisy counts as if exact) is run
-// beside it and must fail the rule in at least one cell.
+// epsilon; M = 500 trials, one chain of 500 burn-in + 2000 sweeps (testing/histogram_study.hpp). Asserted per cell: the
+// library's calibration rule (KS p > 0.001, 50% and 90% coverage within 3.5 binomial sd: 0.078 and 0.047 at M = 500)
+// and the spec's 90% band [0.86, 0.94]. With `naive`, the naive method (Dirichlet(alpha + max(z, 0)): the noisy counts
+// as if exact) is run beside it and must fail the rule in at least one cell.
 void check_histogram_calibration(const linear_queries& q, double epsilon, bool naive, std::uint64_t seed) {
-  const laplace_mechanism m(q.l1_sensitivity(), epsilon);
-  const Eigen::VectorXd alpha = Eigen::VectorXd::Ones(4);
-  auto simulate = [=](std::mt19937_64& g) {
-    table_trial t;
-    t.truth = draw_dirichlet(g, alpha);
-    const alias_table cells(std::span<const double>(t.truth.data(), 4));
-    Eigen::VectorXd h = Eigen::VectorXd::Zero(4);
-    for (int i = 0; i < 20; ++i) h(static_cast<Eigen::Index>(cells.draw(g))) += 1.0;
-    t.z = m.release(q.apply(h), g);
-    return t;
-  };
-  std::vector<named_method<table_trial>> methods{
-      {"records", [=](const table_trial& t, std::mt19937_64& g) {
-         return single_chain([&](auto& cg) { return histogram_gibbs(alpha, 20.0, one_measurement(q, epsilon, t.z), cg); }, 500,
-                             2000, g);
-       }}};
-  if (naive)
-    methods.push_back({"naive", [=](const table_trial& t, std::mt19937_64& g) {
-                         const Eigen::VectorXd a = alpha + t.z.cwiseMax(0.0);
-                         Eigen::MatrixXd d(2000, 4);
-                         for (Eigen::Index i = 0; i < d.rows(); ++i) d.row(i) = draw_dirichlet(g, a).transpose();
-                         return d;
-                       }});
-  const simulation_study study(simulate, methods);
+  histogram_study_settings settings;
+  settings.n = 20;
+  settings.burnin = 500;
+  settings.draws = 2000;
+  if (naive) settings.methods.push_back("naive");
+  const auto study = histogram_study(q, laplace_mechanism(q.l1_sensitivity(), epsilon), Eigen::VectorXd::Ones(4), settings);
   const auto rows = run_calibration(study, {500, seed, 0}).report();
   bool naive_fails = false;
   for (int c = 0; c < 4; ++c) {
