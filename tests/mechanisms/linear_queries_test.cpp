@@ -44,7 +44,9 @@ TEST_CASE("linear_queries::marginals: layout and sensitivity", "[linear_queries]
   CHECK(s(1) == 4.0);  // cells 10, 10, 11, 7 have a = 1
   CHECK(s(7) == 2.0);  // (a, c) = (1, 0): cells 10, 10
 
+  CHECK(q.aligned());  // marginal tables: each row at one position of every column
   const auto id = linear_queries::identity(5);
+  CHECK(id.aligned());
   CHECK(id.l1_sensitivity() == 2.0);
   CHECK(id.l2_sensitivity() == Approx(std::sqrt(2.0)));
 }
@@ -54,6 +56,9 @@ TEST_CASE("linear_queries: exact pairwise sensitivity and the bound above 1024 c
   // (cells 0 and 1); L2^2 = max(1 + 0.25, 0.5625 + 0.25, 0.0625 + 1) = 1.25.
   const linear_queries q(2, 3, {{0, 0, 1.0}, {1, 0, 0.5}, {1, 1, 1.0}, {0, 2, 0.25}});
   CHECK_FALSE(q.integer());
+  CHECK_FALSE(q.aligned());
+  // Unit entries, two per cell, but row 1 is at position 1 of cell 0 and at position 0 of cell 1: not aligned.
+  CHECK_FALSE(linear_queries(3, 2, {{0, 0, 1.0}, {1, 0, 1.0}, {1, 1, 1.0}, {2, 1, 1.0}}).aligned());
   CHECK(q.l1_sensitivity() == Approx(1.5));
   CHECK(q.l2_sensitivity() == Approx(std::sqrt(1.25)));
   // Above exact_sensitivity_cells: 2 max ||col||_1 and sqrt(2 max ||col||_2^2), which for marginals are exact.

@@ -87,6 +87,7 @@ class linear_queries {
       value_.push_back(e.value);
       integer_ = integer_ && e.value == 1.0;
     }
+    compute_aligned();
     compute_sensitivities();
   }
 
@@ -165,6 +166,10 @@ class linear_queries {
   }
   /// Whether every nonzero entry is 1 (then Q h is a vector of whole numbers: the discrete mechanisms apply).
   bool integer() const noexcept { return integer_; }
+  /// Whether Q has the layout of marginal tables: every entry 1, every column the same number k of entries, and each
+  /// row always at the same position of its columns (the p-th entry of every column lies in table p's rows). Then a
+  /// record moving between cells changes, per position, either nothing or one row by -1 and another by +1.
+  bool aligned() const noexcept { return aligned_; }
   /// max over cells a, b of ||Q[:, b] - Q[:, a]||_1 (exact up to exact_sensitivity_cells cells, else the bound).
   double l1_sensitivity() const noexcept { return l1_; }
   /// max over cells a, b of ||Q[:, b] - Q[:, a]||_2 (exact up to exact_sensitivity_cells cells, else the bound).
@@ -203,6 +208,20 @@ class linear_queries {
   }
 
  private:
+  void compute_aligned() {
+    aligned_ = integer_;
+    const std::size_t k = start_[1] - start_[0];
+    std::vector<std::size_t> position(rows_, std::numeric_limits<std::size_t>::max());
+    for (std::size_t c = 0; aligned_ && c < cells(); ++c) {
+      aligned_ = start_[c + 1] - start_[c] == k;
+      for (std::size_t p = 0; aligned_ && p < k; ++p) {
+        std::size_t& at = position[row_[start_[c] + p]];
+        if (at == std::numeric_limits<std::size_t>::max()) at = p;
+        aligned_ = at == p;
+      }
+    }
+  }
+
   void compute_sensitivities() {
     const std::size_t d = cells();
     if (d <= exact_sensitivity_cells) {
@@ -254,6 +273,7 @@ class linear_queries {
   std::vector<std::uint32_t> row_;
   std::vector<double> value_;
   bool integer_ = true;
+  bool aligned_ = false;
   double l1_ = 0.0, l2_ = 0.0;
 };
 

@@ -280,8 +280,9 @@ class histogram_gibbs {
   }
 
   // Fills changes_ with every (measurement, row) whose sum moves when a record leaves `from` for `to`, with the new
-  // kernel value; returns the summed kernel change. The two columns' entries are scattered into the measurement's
-  // zeroed scratch (equal entries cancel), then read back and cleared: fewer unpredictable branches than a merge.
+  // kernel value; returns the summed kernel change. Marginal tables (linear_queries::aligned) are read position by
+  // position; any other Q by scattering the two columns' entries into the measurement's zeroed scratch (equal entries
+  // cancel), then reading them back and clearing them.
   double evaluate(std::uint32_t from, std::uint32_t to) {
     changes_.clear();
     double log_alpha = 0.0;
@@ -292,6 +293,17 @@ class histogram_gibbs {
       auto& st = states_[r];
       double* scratch = st.scratch.data();
       const auto rows_a = q.column_rows(from), rows_b = q.column_rows(to);
+      if (q.aligned()) {  // marginal tables: per table, nothing or one row -1 and another +1 (no scratch needed)
+        for (std::size_t p = 0; p < rows_a.size(); ++p) {
+          const std::uint32_t ra = rows_a[p], rb = rows_b[p];
+          if (ra == rb) continue;
+          const double ka = noise.log_kernel(z[ra], st.sum(ra) - 1.0), kb = noise.log_kernel(z[rb], st.sum(rb) + 1.0);
+          log_alpha += (ka - st.kernel(ra)) + (kb - st.kernel(rb));
+          changes_.push_back({static_cast<std::uint32_t>(r), ra, -1.0, ka});
+          changes_.push_back({static_cast<std::uint32_t>(r), rb, 1.0, kb});
+        }
+        continue;
+      }
       const auto vals_a = q.column_values(from), vals_b = q.column_values(to);
       for (std::size_t k = 0; k < rows_a.size(); ++k) scratch[rows_a[k]] -= vals_a[k];
       for (std::size_t k = 0; k < rows_b.size(); ++k) scratch[rows_b[k]] += vals_b[k];
