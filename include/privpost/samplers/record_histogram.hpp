@@ -139,7 +139,7 @@ class histogram_gibbs {
   template <random_engine G>
   histogram_gibbs(Eigen::VectorXd alpha, double n, std::vector<histogram_measurement> measurements, G& g,
                   record_init init = record_init::prior)
-      : alpha_(std::move(alpha)), n_(n), measurements_(std::move(measurements)) {
+      : alpha_(std::move(alpha)), measurements_(std::move(measurements)) {
     constexpr const char* who = "histogram_gibbs";
     if (measurements_.empty()) throw_invalid(who, "measurements", 0.0, "at least 1");
     const auto d = static_cast<Eigen::Index>(measurements_.front().queries().cells());
@@ -374,7 +374,6 @@ class histogram_gibbs {
   }
 
   Eigen::VectorXd alpha_;
-  double n_;
   std::vector<histogram_measurement> measurements_;
   std::vector<measurement_state> states_;
   std::vector<change> changes_;
