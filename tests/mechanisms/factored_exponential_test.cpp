@@ -11,6 +11,7 @@
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "privpost/mechanisms/factored_exponential.hpp"
@@ -21,6 +22,26 @@ using privpost::test::clamped_coin_score;
 using privpost::test::rescaled_coin_score;
 
 namespace factored_exponential_test {
+// Scores for the candidate_score checks below (declared only: the concept looks at signatures).
+struct integer_score {
+  int operator()(std::size_t j, const double& x) const;
+};
+struct text_record_score {
+  double operator()(std::size_t j, const std::string& x) const;
+};
+struct candidate_only_score {
+  double operator()(std::size_t j) const;
+};
+struct text_valued_score {
+  std::string operator()(std::size_t j, const double& x) const;
+};
+
+static_assert(candidate_score<clamped_coin_score, double>);
+static_assert(candidate_score<integer_score, double>);          // a score converts to double
+static_assert(!candidate_score<text_record_score, double>);     // scores another record type
+static_assert(!candidate_score<candidate_only_score, double>);  // ignores the record
+static_assert(!candidate_score<text_valued_score, double>);     // not a number
+
 // max over z and k < n of |log p(z | k) - log p(z | k + 1)| at n = 100.
 template <class Score>
 double largest_log_ratio(const factored_exponential_mechanism<double, Score>& m) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -20,6 +21,13 @@
 #include "privpost/mechanisms/linear_queries.hpp"
 
 using namespace privpost;
+
+// cell_range: the lists of records' cells histogram() and release_linear_queries accept.
+static_assert(cell_range<std::vector<std::uint32_t>>);
+static_assert(cell_range<std::vector<int>>);
+static_assert(cell_range<std::span<const std::size_t>>);
+static_assert(!cell_range<std::vector<double>>);  // a cell is an index, not a number to round
+static_assert(!cell_range<std::size_t>);          // one cell is not a list of them
 
 TEST_CASE("linear_queries::marginals: layout and sensitivity", "[linear_queries]") {
   // A 2 x 3 x 2 table; tables A, B and A:C. Cell (a, b, c) is 6 a + 2 b + c.

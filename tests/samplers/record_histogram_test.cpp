@@ -24,6 +24,7 @@
 #include "privpost/mechanisms/discrete_laplace.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
+#include "privpost/mechanisms/mechanism_variant.hpp"
 #include "privpost/samplers/record_histogram.hpp"
 #include "privpost/testing/histogram_study.hpp"
 #include "support/beta_mixture_oracle.hpp"
@@ -32,6 +33,14 @@
 using namespace privpost;
 
 namespace record_histogram_test {
+// The mechanisms whose per-coordinate noise coordinate_noise mirrors; a variant of them is refused (its kind is known
+// only at run time, and histogram_measurement takes the concrete mechanism).
+static_assert(coordinatewise_mechanism<laplace_mechanism>);
+static_assert(coordinatewise_mechanism<gaussian_mechanism>);
+static_assert(coordinatewise_mechanism<discrete_laplace_mechanism>);
+static_assert(coordinatewise_mechanism<discrete_gaussian_mechanism>);
+static_assert(!coordinatewise_mechanism<mechanism_variant<laplace_mechanism, gaussian_mechanism>>);
+static_assert(!coordinatewise_mechanism<double>);
 
 // The posterior of a histogram model by enumeration of every histogram h of n records over D cells: weight
 // DirMult(h; alpha) prod_r p_r(z_r | Q_r h) (the mechanisms' own log_likelihood), then theta | h ~ Dirichlet(alpha + h).

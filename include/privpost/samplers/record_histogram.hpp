@@ -205,7 +205,7 @@ class histogram_gibbs {
     }
     const double log_alpha = evaluate(records_[i], proposal);
     smallest_log_alpha_ = std::min(smallest_log_alpha_, log_alpha);
-    if (log_alpha < 0.0 && !(std::log(draw_uniform(g)) < log_alpha)) return false;
+    if (log_alpha < 0.0 && !accept(draw_uniform(g), log_alpha)) return false;
     ++accepted_;
     apply(i, proposal);
     return true;
@@ -267,6 +267,14 @@ class histogram_gibbs {
     std::uint32_t measurement, row;
     double delta, kernel;
   };
+
+  // log u < log alpha, the logarithm taken only when the bounds 1 - 1/u <= log u <= u - 1 do not decide it (they
+  // decide most draws, and the logarithm was an eighth of the sweep).
+  static bool accept(double u, double log_alpha) noexcept {
+    if (u - 1.0 < log_alpha) return true;
+    if (1.0 - 1.0 / u >= log_alpha) return false;
+    return std::log(u) < log_alpha;
+  }
 
   void check_cell(const char* who, std::size_t x) const {
     if (x >= cells()) throw_invalid(who, "cell", static_cast<double>(x), "a cell in [0, " + std::to_string(cells() - 1) + "]");

@@ -91,7 +91,10 @@ class alias_table {
     const std::uint64_t d = threshold_.size(), lo = (k & 0xFFFFFFFFull) * d, hi = (k >> 32) * d + (lo >> 32);
     const auto column = static_cast<std::size_t>(hi >> 21);
     const std::uint64_t remainder = ((hi & ((std::uint64_t{1} << 21) - 1)) << 32) | (lo & 0xFFFFFFFFull);
-    return remainder < threshold_[column] ? column : alias_[column];
+    // Keep or alias without a branch: the comparison is a coin flip per draw, and a mispredicted branch would cost
+    // more than the rest of the draw.
+    const std::uint64_t keep = std::uint64_t{0} - static_cast<std::uint64_t>(remainder < threshold_[column]);
+    return static_cast<std::size_t>((column & keep) | (std::uint64_t{alias_[column]} & ~keep));
   }
 
   /// The probability of category k that draw() realises (tests): (keep_k + sum of the columns aliased to k) / D, the
