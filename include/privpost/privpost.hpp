@@ -14,6 +14,7 @@
 #include "privpost/core/linalg/robust_cholesky.hpp"
 #include "privpost/core/linalg/simplex_projection.hpp"
 #include "privpost/core/linalg/symmetric_eigen.hpp"
+#include "privpost/core/math/exact_sum.hpp"
 #include "privpost/core/math/log_gamma.hpp"
 #include "privpost/core/math/log_sum_exp.hpp"
 #include "privpost/core/math/normal_tail.hpp"

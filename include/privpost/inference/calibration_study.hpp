@@ -57,6 +57,25 @@ struct calibration_row {
   double seconds_per_posterior = 0.0;
 };
 
+/// One trial reduced to what a calibration report needs: per method, the true parameter's quantile in each coordinate's
+/// posterior, the seconds it took and its MMD^2 to the non-private posterior (when that method ran). What a process
+/// running some of a study's trials sends to the one that reports (privpost/distributed/).
+struct calibration_trial_summary {
+  /// One method's part of the trial.
+  struct method {
+    /// The method's name.
+    std::string name;
+    /// posterior_quantile(truth_j, draws_j) for each coordinate j.
+    std::vector<double> quantiles;
+    /// Wall time of the method's draws.
+    double seconds = 0.0;
+    /// MMD^2 to the "nonprivate" method's draws, when computed.
+    std::optional<double> mmd2;
+  };
+  /// The methods, in the trial's order.
+  std::vector<method> methods;
+};
+
 /// Accumulates trials and reports. MMD uses at most `mmd_draws` evenly spaced draws of each posterior; 0 turns the
 /// (quadratic-cost) MMD off.
 class calibration_accumulator {
@@ -69,24 +88,37 @@ class calibration_accumulator {
 
   /// Adds one trial: every method's truth and draws (a method's first appearance fixes its place in the order);
   /// std::invalid_argument when a truth and its draws differ in size.
-  void add(const std::vector<method_draws>& trial) {
+  void add(const std::vector<method_draws>& trial) { add(summarize(trial)); }
+
+  /// The summary of one trial that add() accumulates (std::invalid_argument when a truth and its draws differ in size).
+  calibration_trial_summary summarize(const std::vector<method_draws>& trial) const {
     const method_draws* reference = nullptr;
     for (const auto& m : trial)
       if (m.method == "nonprivate") reference = &m;
+    calibration_trial_summary out;
     for (const auto& m : trial) {
       check_size_match("calibration_accumulator", "truth", m.truth.size(), "draw columns", m.draws.cols());
-      auto& acc = methods_[m.method];
+      calibration_trial_summary::method s{m.method, {}, m.seconds, std::nullopt};
+      for (Eigen::Index j = 0; j < m.truth.size(); ++j) s.quantiles.push_back(posterior_quantile(m.truth(j), m.draws.col(j)));
+      if (mmd_draws_ > 0 && reference != nullptr && m.draws.rows() >= 2) s.mmd2 = mmd2(thin(m.draws), thin(reference->draws));
+      out.methods.push_back(std::move(s));
+    }
+    return out;
+  }
+
+  /// Adds one summarised trial (std::invalid_argument when a method's coordinates differ from its earlier trials').
+  void add(const calibration_trial_summary& trial) {
+    for (const auto& m : trial.methods) {
+      auto& acc = methods_[m.name];
       if (acc.quantiles.empty()) {
         acc.order = static_cast<int>(methods_.size());
-        acc.quantiles.resize(static_cast<std::size_t>(m.truth.size()));
+        acc.quantiles.resize(m.quantiles.size());
       }
-      check_size_match("calibration_accumulator", "truth", m.truth.size(), "earlier truths",
-                       static_cast<Eigen::Index>(acc.quantiles.size()));
-      for (Eigen::Index j = 0; j < m.truth.size(); ++j)
-        acc.quantiles[static_cast<std::size_t>(j)].push_back(posterior_quantile(m.truth(j), m.draws.col(j)));
+      check_size_match("calibration_accumulator", "truth", static_cast<std::int64_t>(m.quantiles.size()), "earlier truths",
+                       static_cast<std::int64_t>(acc.quantiles.size()));
+      for (std::size_t j = 0; j < m.quantiles.size(); ++j) acc.quantiles[j].push_back(m.quantiles[j]);
       acc.seconds.push_back(m.seconds);
-      if (mmd_draws_ > 0 && reference != nullptr && m.draws.rows() >= 2)
-        acc.mmd2.push_back(mmd2(thin(m.draws), thin(reference->draws)));
+      if (m.mmd2) acc.mmd2.push_back(*m.mmd2);
     }
   }
 

@@ -19,6 +19,7 @@
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
 #include "privpost/core/interval.hpp"
+#include "privpost/core/math/exact_sum.hpp"
 #include "privpost/core/random/os_random_engine.hpp"
 
 namespace privpost {
@@ -125,16 +126,45 @@ class bounded_statistic {
     return c;
   }
 
-  /// The statistic over all records, with the policy applied.
-  result compute(std::span<const record_type> records) const {
-    result r{vector_type::Zero(), records.size(), 0};
-    for (const auto& x : records) {
-      const bool inside = admit_is_identity(x);
-      if (!inside) ++r.outside;
-      r.statistic += contribution(x);
+  /// The exact sums over part of the records (a shard), before rounding: parts merged in any grouping and order give
+  /// the statistic of all the records bit for bit.
+  struct partial {
+    /// The exact sum of each coordinate of t over the part's admitted records.
+    std::array<exact_sum, dimension> sums{};
+    /// Records read.
+    std::size_t records = 0;
+    /// Records outside the box (clamped or dropped): private, never publish it.
+    std::size_t outside = 0;
+
+    /// Adds another part's sums and counts.
+    void merge(const partial& other) {
+      for (std::size_t j = 0; j < dimension; ++j) sums[j].merge(other.sums[j]);
+      records += other.records;
+      outside += other.outside;
     }
-    return r;
+    /// The statistic: each exact sum rounded once.
+    result finish() const {
+      result r{vector_type::Zero(), records, outside};
+      for (std::size_t j = 0; j < dimension; ++j) r.statistic(static_cast<Eigen::Index>(j)) = sums[j].value();
+      return r;
+    }
+  };
+
+  /// The exact sums over `records`, with the policy applied.
+  partial accumulate(std::span<const record_type> records) const {
+    partial p;
+    p.records = records.size();
+    for (const auto& x : records) {
+      if (!admit_is_identity(x)) ++p.outside;
+      const vector_type c = contribution(x);
+      for (std::size_t j = 0; j < dimension; ++j) p.sums[j].add(c(static_cast<Eigen::Index>(j)));
+    }
+    return p;
   }
+
+  /// The statistic over all records, with the policy applied: each coordinate the exact sum of the contributions
+  /// rounded once, so it does not depend on the records' order (nor on a split into shards, see accumulate).
+  result compute(std::span<const record_type> records) const { return accumulate(records).finish(); }
 
  private:
   bool admit_is_identity(const record_type& x) const {
