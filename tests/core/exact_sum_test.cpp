@@ -146,4 +146,17 @@ TEST_CASE("exact_sum: bad input", "[exact_sum]") {
   exact_sum::limbs_type d{};
   d[3] = std::int64_t{1} << 62;
   CHECK_THROWS_WITH(exact_sum::from_limbs(d), Catch::Contains("digit 3"));
+  // Merging a sum into itself doubles it: past the accumulator's range (2^1164) that is an error, never a wrapped digit.
+  exact_sum doubling;
+  doubling.add(big);
+  int merges = 0;
+  CHECK_THROWS_AS(
+      [&] {
+        for (; merges < 1000; ++merges) doubling.merge(doubling);
+      }(),
+      std::domain_error);
+  CHECK(merges == 140);  // the largest double (below 2^1024) doubled 140 times is below 2^1164; once more is not
+  exact_sum::limbs_type high{};
+  high[exact_sum::digits - 1] = std::int64_t{1} << 31;
+  CHECK_THROWS_AS(exact_sum::from_limbs(high), std::domain_error);
 }

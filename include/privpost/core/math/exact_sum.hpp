@@ -81,7 +81,8 @@ class exact_sum {
     for (double x : xs) add(x);
   }
 
-  /// Adds the exact sum held by other.
+  /// Adds the exact sum held by other. std::domain_error when the total's magnitude reaches 2^1164 (the accumulator's
+  /// range; a double ends below 2^1024).
   void merge(const exact_sum& other) {
     normalize();
     const limbs_type o = other.limbs();
@@ -135,7 +136,8 @@ class exact_sum {
   }
 
   /// The sum whose digits are `d` (any values of magnitude below 2^62, such as sums of limbs() of up to 2^30 sums).
-  /// std::invalid_argument naming the first digit out of range.
+  /// std::invalid_argument naming the first digit out of range; std::domain_error when the sum's magnitude reaches
+  /// 2^1164.
   static exact_sum from_limbs(const limbs_type& d) {
     constexpr std::int64_t limit = std::int64_t{1} << 62;
     for (std::size_t i = 0; i < digits; ++i)
@@ -171,9 +173,16 @@ class exact_sum {
     }
   }
 
+  // Carries, and refuses a sum that has left the accumulator's range: the top digit then holds everything from
+  // 2^1134 up, and past 2^30 of those (2^1164) repeated merging could overflow it.
   void normalize() {
     carry(limbs_);
     pending_ = 0;
+    constexpr std::int64_t top_limit = std::int64_t{1} << 30;
+    if (!(limbs_[digits - 1] > -top_limit && limbs_[digits - 1] < top_limit)) {
+      limbs_ = limbs_type{};
+      throw std::domain_error("exact_sum: the sum's magnitude reached 2^1164, beyond the accumulator's range");
+    }
   }
 
   limbs_type limbs_{};
