@@ -1,7 +1,7 @@
 # Fails when a header includes a higher layer or another folder's detail/ (DESIGN.md "Layout"; Stan Math's runChecks.py):
-#   core <- mechanisms, families, diagnostics <- samplers <- inference <- testing
+#   core <- mechanisms, families, diagnostics <- samplers <- inference <- testing, distributed
 # diagnostics depends on core only; mechanisms and families do not include each other; privpost.hpp (the umbrella) never
-# includes testing/. Run: cmake -DSOURCE_DIR=<repo> -P cmake/layering_check.cmake
+# includes testing/ (opt-in) or distributed/ (it needs MPI). Run: cmake -DSOURCE_DIR=<repo> -P cmake/layering_check.cmake
 cmake_minimum_required(VERSION 3.25)
 # -DINCLUDE_ROOT=<dir> checks another tree (the test's fixture of known violations).
 if(INCLUDE_ROOT)
@@ -19,7 +19,8 @@ set(allowed_diagnostics "core")
 set(allowed_samplers "core;mechanisms;families")
 set(allowed_inference "core;mechanisms;families;diagnostics;samplers")
 set(allowed_testing "core;mechanisms;families;diagnostics;samplers;inference")
-set(layers core mechanisms families diagnostics samplers inference testing)
+set(allowed_distributed "core;mechanisms;families;diagnostics;samplers;inference")
+set(layers core mechanisms families diagnostics samplers inference testing distributed)
 
 file(GLOB_RECURSE headers RELATIVE "${root}" "${root}/*.hpp")
 set(violations "")
@@ -40,6 +41,9 @@ foreach(h IN LISTS headers)
     if(top STREQUAL "<root>")
       if(h STREQUAL "privpost.hpp" AND target_top STREQUAL "testing")
         list(APPEND violations "privpost.hpp includes ${target}: testing/ is opt-in, not part of the umbrella header")
+      endif()
+      if(h STREQUAL "privpost.hpp" AND target_top STREQUAL "distributed")
+        list(APPEND violations "privpost.hpp includes ${target}: distributed/ needs MPI, not part of the umbrella header")
       endif()
       continue()
     endif()

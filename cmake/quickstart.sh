@@ -4,7 +4,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-packages="g++ cmake ninja-build libeigen3-dev libboost-dev catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev gnuplot-nox doxygen"
+packages="g++ cmake ninja-build libeigen3-dev libboost-dev catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev gnuplot-nox doxygen libopenmpi-dev openmpi-bin"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -14,8 +15,12 @@
 #include <privpost/mechanisms/published_bounds.hpp>
 #include <privpost/samplers/sampler_policy.hpp>
 #include <privpost/testing/family_study.hpp>
+#if defined(PRIVPOST_TOOLS_MPI)
+#include <privpost/distributed/mpi.hpp>
+#endif
 
 #include "calibration_plot.hpp"
+#include "mpi_job.hpp"
 #include "tool_support.hpp"
 
 namespace privpost::tools::calibrate {
@@ -61,7 +66,17 @@ inline int run(const Study& study, const cli_options& o) {
   co.seed = o.seed;
   co.mmd_draws = o.mmd_draws;
   co.stop = &privpost::tools::interrupt_flag();  // Ctrl-C: stop before the next trial, report the trials done
-  const auto acc = privpost::run_calibration(study, co, [&](int done, int total) { progress(done, total); });
+  auto tick = [&](int done, int total) { progress(done, total); };
+  // Under mpirun the trials are spread over the ranks (trial t on rank t mod K, the same seeds): rank 0 reports the
+  // table one process would, the others are done once they have sent their trials.
+  std::optional<privpost::calibration_accumulator> spread;
+#if defined(PRIVPOST_TOOLS_MPI)
+  if (privpost::tools::spread_job() != nullptr) {
+    spread = privpost::distributed::run_calibration(MPI_COMM_WORLD, study, co, tick);
+    if (!spread) return 0;
+  }
+#endif
+  const auto acc = spread ? std::move(*spread) : privpost::run_calibration(study, co, tick);
   const auto rows = acc.report();
   if (o.format == "json") {
     std::cout << privpost::tools::to_json(rows).dump(2) << '\n';

@@ -9,6 +9,7 @@
 
 #include "calibrate.hpp"
 #include "models.hpp"
+#include "mpi_job.hpp"
 
 using namespace privpost::tools::calibrate;
 
@@ -63,6 +64,7 @@ int dispatch(const cli_options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  privpost::tools::mpi_job job(argc, argv);  // under mpirun: the trials spread over the ranks (calibrate.hpp)
   CLI::App app{"privpost-calibrate: simulation-based calibration of noise-aware and baseline posteriors"};
   cli_options o;
   app.add_option("--model", o.model, privpost::tools::model_choices())->check(CLI::IsMember(privpost::tools::model_names()));
@@ -123,6 +125,7 @@ int main(int argc, char** argv) {
   o.nodes_given = nodes_option->count() > 0;
   o.categories_given = categories_option->count() > 0;
   try {
+    job.refuse_launcher_without_mpi();
     if (!o.plot.empty()) (void)privpost::tools::plot_paths(o.plot);  // a bad name is refused before the run
     privpost::tools::install_interrupt_handler();
     return dispatch(o);
@@ -132,6 +135,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "privpost-calibrate: error: "
               << privpost::tools::for_the_user(e, "the study's settings (--model, its size, epsilon and prior options)") << '\n';
+    job.abort_job(1);
     return 1;
   }
 }

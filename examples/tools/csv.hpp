@@ -62,9 +62,13 @@ struct csv_table {
   std::vector<std::pair<std::size_t, std::vector<std::string>>> rows;
 };
 
+/// Whether a file with a header and no data rows is an error (a data set) or not (one rank's shard of a data set,
+/// which may hold no records; the release refuses when every shard is empty).
+enum class csv_rows { at_least_one, any };
+
 /// Parses CSV text as the file comment describes; source names the file in messages. std::invalid_argument on an
 /// unterminated quote, text after a closing quote, a duplicate name, a row of the wrong length, no data.
-inline csv_table parse_csv(const std::string& text, const std::string& source) {
+inline csv_table parse_csv(const std::string& text, const std::string& source, csv_rows rows = csv_rows::at_least_one) {
   csv_table table;
   std::size_t at = 0;
   if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) at = 3;  // UTF-8 byte-order mark (Excel's "CSV UTF-8")
@@ -146,17 +150,18 @@ inline csv_table parse_csv(const std::string& text, const std::string& source) {
     table.rows.emplace_back(record_line, std::move(fields));
   }
   if (header) throw std::invalid_argument("CSV file '" + source + "' is empty");
-  if (table.rows.empty()) throw std::invalid_argument("CSV file '" + source + "' has no data rows");
+  if (table.rows.empty() && rows == csv_rows::at_least_one)
+    throw std::invalid_argument("CSV file '" + source + "' has no data rows");
   return table;
 }
 
 /// Reads and parses a CSV file (parse_csv).
-inline csv_table read_csv(const std::string& path) {
+inline csv_table read_csv(const std::string& path, csv_rows rows = csv_rows::at_least_one) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument("cannot open CSV file '" + path + "'");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw std::runtime_error("cannot read CSV file '" + path + "'");
-  return parse_csv(text, path);
+  return parse_csv(text, path, rows);
 }
 
 /// The cells of one named column, one per data row, each with its line number. Throws when the column is missing.
@@ -178,8 +183,9 @@ inline std::vector<std::pair<std::size_t, std::string>> column_cells(const csv_t
 }
 
 /// Reads one named column of a CSV file as text, one cell per data row, each with its line number.
-inline std::vector<std::pair<std::size_t, std::string>> read_csv_cells(const std::string& path, const std::string& column) {
-  return column_cells(read_csv(path), column, path);
+inline std::vector<std::pair<std::size_t, std::string>> read_csv_cells(const std::string& path, const std::string& column,
+                                                                       csv_rows rows = csv_rows::at_least_one) {
+  return column_cells(read_csv(path, rows), column, path);
 }
 
 /// Parses a CSV cell as a finite decimal number; std::invalid_argument naming the line, the column and the cell.
@@ -194,9 +200,10 @@ inline double parse_csv_number(const std::string& cell, std::size_t line, const 
 }
 
 /// Reads one named numeric column of a CSV file (decimal numbers only, finite).
-inline std::vector<double> read_csv_column(const std::string& path, const std::string& column) {
+inline std::vector<double> read_csv_column(const std::string& path, const std::string& column,
+                                           csv_rows rows = csv_rows::at_least_one) {
   std::vector<double> values;
-  for (const auto& [line, cell] : read_csv_cells(path, column)) values.push_back(parse_csv_number(cell, line, column));
+  for (const auto& [line, cell] : read_csv_cells(path, column, rows)) values.push_back(parse_csv_number(cell, line, column));
   return values;
 }
 

@@ -14,6 +14,9 @@
 #include <vector>
 
 #include <privpost/privpost.hpp>
+#if defined(PRIVPOST_TOOLS_MPI)
+#include <privpost/distributed/mpi.hpp>
+#endif
 
 #include "infer_options.hpp"
 #include "infer_plot.hpp"
@@ -26,6 +29,14 @@ namespace privpost::tools::infer_tool {
 // stderr); tick is told the progress.
 template <class Make, class Tick>
 privpost::inference_result run_chains(Make make, const options& o, const privpost::inference_options& io, Tick tick) {
+#if defined(PRIVPOST_TOOLS_MPI)
+  // Under mpirun the chains are spread over the ranks (chain c on rank c mod K, the same seeds); every rank gets the
+  // draws, so that all go on through the same code (rank 0 alone prints and writes).
+  if (privpost::tools::spread_job() != nullptr) {
+    if (o.target_ess > 0.0) throw std::invalid_argument("--target-ess extends the chains in one process; run it without mpirun");
+    return privpost::distributed::broadcast(MPI_COMM_WORLD, privpost::distributed::infer(MPI_COMM_WORLD, make, io, tick));
+  }
+#endif
   privpost::run_options ro;
   ro.inference = io;
   if (o.target_ess > 0.0) {
@@ -121,6 +132,7 @@ inline void summarise(const char* title, const privpost::inference_result& r, co
 // --draws-csv: every method's draws in one file (privpost::draws_csv_writer).
 inline void write_draws(const std::string& path, const std::vector<std::pair<std::string, privpost::inference_result>>& results,
                         const std::vector<std::string>& names) {
+  if (!output_rank()) return;  // rank 0 of an MPI job writes the file
   std::ofstream f(path);
   if (!f) throw std::runtime_error("cannot open --draws-csv file '" + path + "'");
   privpost::draws_csv_writer writer(f);

@@ -25,6 +25,7 @@
 
 #include "infer_options.hpp"
 #include "interrupt.hpp"
+#include "mpi_job.hpp"
 #include "partition_record.hpp"
 #include "plot.hpp"
 #include "tool_support.hpp"
@@ -107,6 +108,7 @@ int dispatch(const std::vector<privpost::tools::release_record>& recs, options o
 }  // namespace
 
 int main(int argc, char** argv) {
+  privpost::tools::mpi_job job(argc, argv);  // under mpirun: the chains spread over the ranks (infer.hpp run_chains)
   CLI::App app{"privpost-infer: noise-aware posterior from a privpost release record"};
   options o;
   app.add_option("release", o.releases,
@@ -183,6 +185,7 @@ int main(int argc, char** argv) {
                "pairwise-tables: MAP-EM only (on forests the posterior is also sampled by default)");
   CLI11_PARSE(app, argc, argv);
   try {
+    job.refuse_launcher_without_mpi();
     o.release = o.releases.front();
     std::vector<privpost::tools::release_record> recs;
     for (const std::string& path : o.releases) {
@@ -233,6 +236,7 @@ int main(int argc, char** argv) {
                      "--prior, and the release record's n, noisy_statistics and declared bounds; the sampler cannot use "
                      "them as given")
               << '\n';
+    job.abort_job(1);
     return 1;
   }
 }

@@ -16,6 +16,7 @@
 
 #include <privpost/inference/infer.hpp>
 
+#include "mpi_job.hpp"
 #include "plot.hpp"
 
 namespace privpost::tools {
@@ -57,6 +58,7 @@ inline Eigen::VectorXd kernel_density(const Eigen::VectorXd& all, const Eigen::V
 /// with the density of the method named "naive" overlaid when present. names label the parameters.
 inline void write_infer_plot(const std::vector<std::pair<std::string, privpost::inference_result>>& results,
                              const std::vector<std::string>& names, const std::string& png, const std::string& title) {
+  if (!output_rank()) return;  // rank 0 of an MPI job draws
   const plot_files files = plot_paths(png);
   if (results.empty()) throw std::invalid_argument("--plot: no posterior to draw");
   const auto& main = results.front().second;

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "mpi_job.hpp"
+
 namespace privpost::tools {
 
 /// A file written once, atomically where the file system allows it (see the file comment). open in the constructor,
@@ -32,6 +34,7 @@ class output_file {
   /// Prepares path for writing (empty: standard output); a file it creates gets mode less the user's umask (0644: a
   /// release record is public; the ledger asks for 0600). std::runtime_error when it cannot be written.
   explicit output_file(std::string path, mode_t mode = 0644) : path_(std::move(path)) {
+    if (!output_rank()) path_.clear();  // rank 0 of an MPI job writes; the others' standard output is /dev/null
     if (path_.empty()) return;
     struct ::stat st {};
     if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {

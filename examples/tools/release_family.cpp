@@ -55,38 +55,24 @@ privpost::tools::release_record make_family_release(const options& o) {
   if (o.model == "multinomial" && !(o.categories >= 2 && o.categories <= tools::max_categories))
     throw std::invalid_argument("--categories is " + std::to_string(o.categories) + "; accepted: an integer from 2 to " +
                                 std::to_string(tools::max_categories) + " (the multinomial models privpost-infer analyses)");
-  const std::vector<double> x = tools::read_csv_column(o.input, o.column);
   tools::release_record r;
   r.model = o.model;
   r.mechanism = o.mechanism;
-  r.n = static_cast<double>(x.size());
   r.version = privpost::version_string;
-  Eigen::VectorXd s;
+  const std::string input = shard_path(o.input);
   double l1 = 0, l2 = 0;
-  if (o.model == "binomial" || o.model == "multinomial") {
+  const bool counts = o.model == "binomial" || o.model == "multinomial";
+  if (counts) {
     if (o.lower || o.upper) throw std::invalid_argument("--lower/--upper: the " + o.model + " model has fixed bounds");
+    r.policy = "none";
     if (o.model == "binomial") {
-      s = Eigen::VectorXd::Zero(1);
-      for (std::size_t i = 0; i < x.size(); ++i) {
-        if (x[i] != 0.0 && x[i] != 1.0)
-          throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) + "; accepted: 0 or 1");
-        s(0) += x[i];
-      }
       l1 = binomial_family::l1_sensitivity;
       l2 = binomial_family::l2_sensitivity;
     } else {
       r.categories = o.categories;
-      s = Eigen::VectorXd::Zero(o.categories - 1);
-      for (std::size_t i = 0; i < x.size(); ++i) {
-        if (!(x[i] >= 0 && x[i] < o.categories && std::floor(x[i]) == x[i]))
-          throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) +
-                                      "; accepted: a category 0.." + std::to_string(o.categories - 1));
-        if (x[i] < o.categories - 1) s(static_cast<Eigen::Index>(x[i])) += 1.0;
-      }
       l1 = 2.0;
       l2 = std::sqrt(2.0);
     }
-    r.policy = "none";
   } else {
     if (!o.lower || !o.upper)
       throw std::invalid_argument("the " + o.model + " model is unbounded: declare record bounds with --lower and --upper");
@@ -95,16 +81,31 @@ privpost::tools::release_record make_family_release(const options& o) {
     r.upper = *o.upper;
     // Records outside the bounds are dropped: that is what the truncated models of privpost-infer assume (Sec. 4.3).
     r.policy = "drop";
-    const auto policy = out_of_bounds::drop;
-    std::vector<std::array<double, 1>> records(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) records[i][0] = x[i];
-    auto compute = [&](auto family_tag) {
-      using F = decltype(family_tag);
-      const bounded_statistic<1, record_statistic<F>> stat({}, {interval(*o.lower, *o.upper)}, policy);
-      s = stat.compute(records).statistic;
-      l1 = stat.l1_sensitivity();
-      l2 = stat.l2_sensitivity();
-    };
+  }
+  // This process's records (its shard under mpirun) and its part of the statistic, summed exactly (release_tool.hpp).
+  shard_sums part = read_shard([&] {
+    const std::vector<double> x = tools::read_csv_column(input, o.column, shard_rows());
+    if (o.model == "binomial") {
+      shard_sums p(1);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (x[i] != 0.0 && x[i] != 1.0)
+          throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) + "; accepted: 0 or 1");
+        p.sums[0].add(x[i]);
+      }
+      p.records = static_cast<double>(x.size());
+      return p;
+    }
+    if (o.model == "multinomial") {
+      shard_sums p(static_cast<std::size_t>(o.categories - 1));
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (!(x[i] >= 0 && x[i] < o.categories && std::floor(x[i]) == x[i]))
+          throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) +
+                                      "; accepted: a category 0.." + std::to_string(o.categories - 1));
+        if (x[i] < o.categories - 1) p.sums[static_cast<std::size_t>(x[i])].add(1.0);
+      }
+      p.records = static_cast<double>(x.size());
+      return p;
+    }
     if (o.model == "poisson" && tools::is_discrete(o.mechanism)) {
       // counts on the lattice: a record that is not a whole number is an input error, named here (the lattice
       // mechanism would refuse the statistic without saying which record)
@@ -113,12 +114,35 @@ privpost::tools::release_record make_family_release(const options& o) {
           throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) +
                                       "; accepted by the poisson model with a lattice mechanism: a whole number");
     }
-    if (o.model == "normal") {
-      compute(normal_family{});
-    } else {
-      compute(exponential_rate_family{});  // t(x) = x for exponential, poisson and normal-known-var alike
-    }
+    std::vector<std::array<double, 1>> records(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) records[i][0] = x[i];
+    auto accumulate = [&](auto family_tag) {
+      using F = decltype(family_tag);
+      const bounded_statistic<1, record_statistic<F>> stat({}, {interval(*o.lower, *o.upper)}, out_of_bounds::drop);
+      const auto partial = stat.accumulate(records);
+      shard_sums p(partial.sums.size());
+      std::copy(partial.sums.begin(), partial.sums.end(), p.sums.begin());
+      p.records = static_cast<double>(partial.records);
+      p.outside = static_cast<double>(partial.outside);
+      return p;
+    };
+    // t(x) = x for exponential, poisson and normal-known-var alike
+    return o.model == "normal" ? accumulate(normal_family{}) : accumulate(exponential_rate_family{});
+  });
+  if (!counts) {
+    auto sensitivity = [&](auto family_tag) {
+      using F = decltype(family_tag);
+      const bounded_statistic<1, record_statistic<F>> stat({}, {interval(*o.lower, *o.upper)}, out_of_bounds::drop);
+      l1 = stat.l1_sensitivity();
+      l2 = stat.l2_sensitivity();
+    };
+    if (o.model == "normal")
+      sensitivity(normal_family{});
+    else
+      sensitivity(exponential_rate_family{});
   }
+  const Eigen::VectorXd s = combine(part);  // every rank's part; the ranks other than 0 stop here
+  r.n = part.records;
   if (o.mechanism == "laplace") {
     const laplace_mechanism m(l1, o.epsilon);
     r.sensitivity = l1;

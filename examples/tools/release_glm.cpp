@@ -81,59 +81,72 @@ privpost::tools::release_record make_glm_release(const options& o) {
   const std::optional<double> c = r.intercept ? std::optional<double>(r.intercept_value) : std::nullopt;
   if (poisson) r.y_bound = *o.y_bound;
   const auto statistic = poisson ? glm_statistic::poisson(d, r.radius, r.y_bound, c) : glm_statistic::logistic(d, r.radius, c);
-  std::vector<std::vector<double>> columns;
-  for (const auto& name : r.covariates) {
-    // "column=LEVEL": the indicator of a text column's level (1 where the cell is LEVEL, else 0).
-    const auto eq = name.find('=');
-    if (eq == std::string::npos) {
-      columns.push_back(tools::read_csv_column(o.input, name));
-      continue;
-    }
-    const std::string column = name.substr(0, eq), level = name.substr(eq + 1);
-    if (column.empty() || level.empty())
-      throw std::invalid_argument("--covariates: '" + name + "'; accepted: a column name, or column=LEVEL (an indicator)");
-    std::vector<double> indicator;
-    for (const auto& cell : tools::read_csv_cells(o.input, column)) indicator.push_back(cell.second == level ? 1.0 : 0.0);
-    columns.push_back(std::move(indicator));
-  }
-  std::vector<double> y;
-  long clamped_y = 0;
-  for (const auto& [line, cell] : tools::read_csv_cells(o.input, o.response)) {
-    if (!poisson && !o.positive.empty()) {
-      y.push_back(cell == o.positive ? 1.0 : -1.0);
-      continue;
-    }
-    const bool number = tools::is_decimal_number(cell);
-    const double v = number ? std::strtod(cell.c_str(), nullptr) : 0.0;
-    if (poisson) {
-      if (!number || !(std::isfinite(v) && v >= 0.0 && v == std::floor(v)))
-        throw std::invalid_argument("CSV line " + std::to_string(line) + ": response '" + tools::echo(cell) +
-                                    "'; accepted: a count (an integer >= 0)");
-      if (v > r.y_bound) ++clamped_y;
-    } else if (!number || !(v == 0.0 || v == 1.0 || v == -1.0)) {
-      throw std::invalid_argument("CSV line " + std::to_string(line) + ": response '" + tools::echo(cell) +
-                                  "'; accepted: 0, 1, -1 (or text labels with --positive LABEL)");
-    }
-    y.push_back(v);
-  }
-  r.n = static_cast<double>(y.size());
-  Eigen::VectorXd s = Eigen::VectorXd::Zero(statistic.size());
-  Eigen::VectorXd x(d);
-  long clamped = 0, clipped = 0;
-  for (std::size_t i = 0; i < y.size(); ++i) {
-    for (int k = 0; k < d; ++k) {
-      const double v = columns[static_cast<std::size_t>(k)][i];
-      if (r.glm_scale == "unit_ball") {
-        const auto& b = r.covariate_bounds[static_cast<std::size_t>(k)];
-        if (v < b.first || v > b.second) ++clamped;
-        x(k) = scale_to_declared_range(v, b.first, b.second, d);
-      } else {
-        x(k) = v;
+  const std::string input = shard_path(o.input);
+  // This process's records (its shard under mpirun) and its part of the statistic, summed exactly (release_tool.hpp).
+  shard_sums part = read_shard([&] {
+    std::vector<std::vector<double>> columns;
+    for (const auto& name : r.covariates) {
+      // "column=LEVEL": the indicator of a text column's level (1 where the cell is LEVEL, else 0).
+      const auto eq = name.find('=');
+      if (eq == std::string::npos) {
+        columns.push_back(tools::read_csv_column(input, name, shard_rows()));
+        continue;
       }
+      const std::string column = name.substr(0, eq), level = name.substr(eq + 1);
+      if (column.empty() || level.empty())
+        throw std::invalid_argument("--covariates: '" + name + "'; accepted: a column name, or column=LEVEL (an indicator)");
+      std::vector<double> indicator;
+      for (const auto& cell : tools::read_csv_cells(input, column, shard_rows()))
+        indicator.push_back(cell.second == level ? 1.0 : 0.0);
+      columns.push_back(std::move(indicator));
     }
-    if (x.norm() > r.radius) ++clipped;
-    statistic.add_record(x, y[i], s);  // admission: scaled onto the ball, counts clamped to R_y
-  }
+    std::vector<double> y;
+    long clamped_y = 0;
+    for (const auto& [line, cell] : tools::read_csv_cells(input, o.response, shard_rows())) {
+      if (!poisson && !o.positive.empty()) {
+        y.push_back(cell == o.positive ? 1.0 : -1.0);
+        continue;
+      }
+      const bool number = tools::is_decimal_number(cell);
+      const double v = number ? std::strtod(cell.c_str(), nullptr) : 0.0;
+      if (poisson) {
+        if (!number || !(std::isfinite(v) && v >= 0.0 && v == std::floor(v)))
+          throw std::invalid_argument("CSV line " + std::to_string(line) + ": response '" + tools::echo(cell) +
+                                      "'; accepted: a count (an integer >= 0)");
+        if (v > r.y_bound) ++clamped_y;
+      } else if (!number || !(v == 0.0 || v == 1.0 || v == -1.0)) {
+        throw std::invalid_argument("CSV line " + std::to_string(line) + ": response '" + tools::echo(cell) +
+                                    "'; accepted: 0, 1, -1 (or text labels with --positive LABEL)");
+      }
+      y.push_back(v);
+    }
+    shard_sums p(static_cast<std::size_t>(statistic.size()));
+    Eigen::VectorXd x(d), contribution(statistic.size());
+    long clamped = 0, clipped = 0;
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      for (int k = 0; k < d; ++k) {
+        const double v = columns[static_cast<std::size_t>(k)][i];
+        if (r.glm_scale == "unit_ball") {
+          const auto& b = r.covariate_bounds[static_cast<std::size_t>(k)];
+          if (v < b.first || v > b.second) ++clamped;
+          x(k) = scale_to_declared_range(v, b.first, b.second, d);
+        } else {
+          x(k) = v;
+        }
+      }
+      if (x.norm() > r.radius) ++clipped;
+      contribution.setZero();
+      statistic.add_record(x, y[i], contribution);  // admission: scaled onto the ball, counts clamped to R_y
+      p.add(contribution);
+    }
+    p.records = static_cast<double>(y.size());
+    p.audit = {static_cast<double>(clamped), static_cast<double>(clipped), static_cast<double>(clamped_y)};
+    return p;
+  });
+  const Eigen::VectorXd s = combine(part);  // every rank's part; the ranks other than 0 stop here
+  r.n = part.records;
+  const auto clamped = static_cast<long>(part.audit[0]), clipped = static_cast<long>(part.audit[1]),
+             clamped_y = static_cast<long>(part.audit[2]);
   r.statistic_names = statistic.names(r.covariates);  // the data's column names instead of x1..xd
   if (laplace) {
     const laplace_mechanism m(statistic.l1_sensitivity(), o.epsilon);

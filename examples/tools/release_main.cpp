@@ -15,6 +15,7 @@
 
 #include "ledger_file.hpp"
 #include "models.hpp"
+#include "mpi_job.hpp"
 #include "output_file.hpp"
 #include "release_record.hpp"
 #include "release_tool.hpp"
@@ -51,9 +52,13 @@ privpost::tools::release_record make_release(const options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Under mpirun: each rank reads its shard (--input 'shard-{rank}.csv'), rank 0 releases (release_tool.hpp).
+  privpost::tools::mpi_job job(argc, argv);
   CLI::App app{"privpost-release: release a model's sufficient statistics under differential privacy"};
   options o;
-  app.add_option("--input", o.input, "CSV file with a header row")->required();
+  app.add_option("--input", o.input,
+                 "CSV file with a header row; under mpirun each rank's shard, named with {rank} (e.g. 'shard-{rank}.csv')")
+      ->required();
   app.add_option("--column", o.column, "the column holding one value per record (all models but linreg)");
   app.add_option("--model", o.model, privpost::tools::model_choices())
       ->required()
@@ -143,13 +148,16 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   o.mechanism_given = mechanism_option->count() > 0;
   try {
+    job.refuse_launcher_without_mpi();
+    if (o.partitions > 0 && privpost::tools::spread_job() != nullptr)
+      throw std::invalid_argument("--partitions draws its partitions over all records in one process; run it without mpirun");
     if (privpost::tools::is_family_model(o.model) && o.column.empty())
       throw std::invalid_argument("--column is required for the " + o.model + " model");
     // The output is opened first: an unwritable --output is refused before anything is charged or drawn.
     privpost::tools::output_file output(o.output);
     std::optional<privpost::tools::ledger_file> ledger;
     if (!o.budget.empty() && o.ledger.empty()) throw std::invalid_argument("--budget needs --ledger FILE");
-    if (!o.ledger.empty()) {
+    if (!o.ledger.empty() && privpost::tools::output_rank()) {  // rank 0 alone charges (release_tool.hpp)
       std::optional<privpost::privacy_budget> total;
       if (!o.budget.empty()) total = parse_budget(o.budget);
       ledger.emplace(o.ledger, total);
@@ -201,9 +209,12 @@ int main(int argc, char** argv) {
                 << " records with " << record.mechanism << " noise " << record.noise << " (sensitivity " << record.sensitivity
                 << ")\n";
     return 0;
+  } catch (const shard_done&) {
+    return 0;  // a rank other than 0 of a sharded release: its part is in rank 0's statistic
   } catch (const privpost::budget_exceeded& e) {
     std::cerr << "privpost-release: error: over the privacy budget of the ledger '" << o.ledger << "': " << e.what()
               << "; nothing was released\n";
+    job.abort_job(1);
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "privpost-release: error: "
@@ -211,6 +222,7 @@ int main(int argc, char** argv) {
                                                "the declared bounds (--lower/--upper, --x-bounds, --y-bounds, --radius, "
                                                "--y-bound), --epsilon/--delta and the records of --input")
               << '\n';
+    job.abort_job(1);
     return 1;
   }
 }

@@ -43,18 +43,28 @@ privpost::tools::release_record make_marginals_release(const options& o) {
     r.marginal_tables.push_back(table);
   }
   const linear_queries q = tools::marginal_queries(r.levels, r.marginal_tables);  // refuses a table over the cap
-  const Eigen::MatrixXi records = read_declared_records(o, r);
-  if (records.rows() < 1) throw std::invalid_argument("--input has no records; nothing was released");
-  r.n = static_cast<double>(records.rows());
-  // The cell of a record: row-major over all declared columns (the last fastest), as linear_queries::marginals.
-  Eigen::VectorXd h = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(q.cells()));
-  for (Eigen::Index i = 0; i < records.rows(); ++i) {
-    std::size_t cell = 0;
-    for (std::size_t v = 0; v < r.nodes.size(); ++v)
-      cell = cell * r.levels[v].size() + static_cast<std::size_t>(records(i, static_cast<Eigen::Index>(v)));
-    h(static_cast<Eigen::Index>(cell)) += 1.0;
-  }
-  const Eigen::VectorXd s = q.apply(h);
+  const std::string input = shard_path(o.input);
+  // This process's records (its shard under mpirun) and their marginal tables: counts, exact in doubles; summed over
+  // the ranks.
+  shard_sums part = read_shard([&] {
+    const Eigen::MatrixXi records = read_declared_records(input, r);
+    // The cell of a record: row-major over all declared columns (the last fastest), as linear_queries::marginals.
+    Eigen::VectorXd h = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(q.cells()));
+    for (Eigen::Index i = 0; i < records.rows(); ++i) {
+      std::size_t cell = 0;
+      for (std::size_t v = 0; v < r.nodes.size(); ++v)
+        cell = cell * r.levels[v].size() + static_cast<std::size_t>(records(i, static_cast<Eigen::Index>(v)));
+      h(static_cast<Eigen::Index>(cell)) += 1.0;
+    }
+    const Eigen::VectorXd tables = q.apply(h);
+    shard_sums p(static_cast<std::size_t>(tables.size()));
+    p.add(tables);
+    p.records = static_cast<double>(records.rows());
+    return p;
+  });
+  const Eigen::VectorXd s = combine(part);  // every rank's part; the ranks other than 0 stop here
+  if (part.records < 1) throw std::invalid_argument("--input has no records; nothing was released");
+  r.n = part.records;
   r.policy = "none";
   if (tools::is_discrete(o.mechanism)) {
     release_on_lattice(o, r, s, q.l1_sensitivity(), q.l2_sensitivity());

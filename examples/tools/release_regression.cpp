@@ -42,18 +42,29 @@ privpost::tools::release_record make_regression_release(const options& o) {
                yh = 0.5 * (r.response_bounds.second - r.response_bounds.first);
   const int d = static_cast<int>(r.covariates.size());
   const regression_layout layout(d, r.intercept);
-  std::vector<std::vector<double>> columns;
-  for (const auto& c : r.covariates) columns.push_back(tools::read_csv_column(o.input, c));
-  const std::vector<double> y = tools::read_csv_column(o.input, o.response);
-  r.n = static_cast<double>(y.size());
-  Eigen::VectorXd s = Eigen::VectorXd::Zero(layout.size());
-  std::vector<Eigen::VectorXd> xs;
-  for (std::size_t i = 0; i < y.size(); ++i) {
-    Eigen::VectorXd x(d);
-    for (int k = 0; k < d; ++k) x(k) = (std::clamp(columns[static_cast<std::size_t>(k)][i], xb.first, xb.second) - xc) / xh;
-    xs.push_back(x);
-    s += layout.record_statistic(x, (std::clamp(y[i], r.response_bounds.first, r.response_bounds.second) - yc) / yh);
-  }
+  const std::string input = shard_path(o.input);
+  if (o.noisy_moments && spread_job() != nullptr)
+    throw std::invalid_argument(
+        "--noisy-moments under mpirun: the covariates' sample moments are released from one "
+        "process's records only; run it without mpirun");
+  std::vector<Eigen::VectorXd> xs;  // the mapped covariates, for --noisy-moments
+  // This process's records (its shard under mpirun) and its part of the statistic, summed exactly (release_tool.hpp).
+  shard_sums part = read_shard([&] {
+    std::vector<std::vector<double>> columns;
+    for (const auto& c : r.covariates) columns.push_back(tools::read_csv_column(input, c, shard_rows()));
+    const std::vector<double> y = tools::read_csv_column(input, o.response, shard_rows());
+    shard_sums p(static_cast<std::size_t>(layout.size()));
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      Eigen::VectorXd x(d);
+      for (int k = 0; k < d; ++k) x(k) = (std::clamp(columns[static_cast<std::size_t>(k)][i], xb.first, xb.second) - xc) / xh;
+      if (o.noisy_moments) xs.push_back(x);
+      p.add(layout.record_statistic(x, (std::clamp(y[i], r.response_bounds.first, r.response_bounds.second) - yc) / yh));
+    }
+    p.records = static_cast<double>(y.size());
+    return p;
+  });
+  const Eigen::VectorXd s = combine(part);  // every rank's part; the ranks other than 0 stop here
+  r.n = part.records;
   std::vector<interval> box(static_cast<std::size_t>(d), interval(-1.0, 1.0));
   const auto [l1, l2] = layout.sensitivity(box, interval(-1.0, 1.0));
   const double share = o.noisy_moments ? 0.5 : 1.0;

@@ -58,13 +58,13 @@ int column_index(const privpost::tools::release_record& r, const std::string& na
   return static_cast<int>(at - r.nodes.begin());
 }
 
-// The records of --input as states of r's declared columns (one row per CSV data row): a cell outside its column's
-// levels is an error naming the line (nothing is released), an empty cell too unless --missing-level names a declared
-// level.
-Eigen::MatrixXi read_declared_records(const options& o, const privpost::tools::release_record& r) {
+// The records of `input` (--input, or this rank's shard) as states of r's declared columns (one row per CSV data row): a cell
+// outside its column's levels is an error naming the line (nothing is released), an empty cell too unless --missing-level names a
+// declared level.
+Eigen::MatrixXi read_declared_records(const std::string& input, const privpost::tools::release_record& r) {
   Eigen::MatrixXi records;
   for (std::size_t v = 0; v < r.nodes.size(); ++v) {
-    const auto cells = tools::read_csv_cells(o.input, r.nodes[v]);
+    const auto cells = tools::read_csv_cells(input, r.nodes[v], shard_rows());
     if (v == 0) records.resize(static_cast<Eigen::Index>(cells.size()), static_cast<Eigen::Index>(r.nodes.size()));
     const auto& l = r.levels[v];
     for (std::size_t i = 0; i < cells.size(); ++i) {
@@ -115,9 +115,18 @@ privpost::tools::release_record make_tables_release(const options& o) {
       throw std::invalid_argument("column '" + r.nodes[static_cast<std::size_t>(v)] +
                                   "' is in no declared edge: nothing about it would be released (join it by an edge or "
                                   "leave it out of --columns)");
-  const Eigen::MatrixXi records = read_declared_records(o, r);
-  r.n = static_cast<double>(records.rows());
-  const Eigen::VectorXd s = edge_tables(graph, records);
+  const std::string input = shard_path(o.input);
+  // This process's records (its shard under mpirun) and its tables: counts, exact in doubles; summed over the ranks.
+  shard_sums part = read_shard([&] {
+    const Eigen::MatrixXi records = read_declared_records(input, r);
+    const Eigen::VectorXd tables = edge_tables(graph, records);
+    shard_sums p(static_cast<std::size_t>(tables.size()));
+    p.add(tables);
+    p.records = static_cast<double>(records.rows());
+    return p;
+  });
+  const Eigen::VectorXd s = combine(part);  // every rank's part; the ranks other than 0 stop here
+  r.n = part.records;
   if (o.neighbours != "replace" && o.neighbours != "add-remove")
     throw std::invalid_argument("--neighbours '" + o.neighbours + "'; accepted: replace, add-remove");
   const auto relation = o.neighbours == "replace" ? neighbour_relation::replace_one : neighbour_relation::add_remove;

@@ -12,9 +12,14 @@
 #include <vector>
 
 #include <Eigen/Dense>
+#include <privpost/core/math/exact_sum.hpp>
 #include <privpost/mechanisms/privacy_accountant.hpp>
+#if defined(PRIVPOST_TOOLS_MPI)
+#include <privpost/distributed/mpi.hpp>
+#endif
 
 #include "ledger_file.hpp"
+#include "mpi_job.hpp"
 #include "release_record.hpp"
 #include "tool_support.hpp"
 
@@ -48,6 +53,85 @@ struct options {
   double prior_precision = 1, prior_a = 1, prior_b = 1;
   int threads = 2;
 };
+
+// ---- sharded releases (mpirun -np K privpost-release --input 'shard-{rank}.csv') ------------------------------------
+// Every model sums its records' contributions exactly (exact_sum), so that the statistic does not depend on the
+// records' order and, under mpirun, the ranks' shards combine into the statistic one process computes from all of
+// them, bit for bit. The ranks read their shards together (a shard that fails to read ends every rank); the statistic
+// is then combined, and rank 0 alone charges the ledger, draws the noise and writes the record: the other ranks stop
+// there (shard_done).
+
+// Thrown on the ranks other than 0 once their shard's part of the statistic is combined: their work is done.
+struct shard_done {};
+
+// --input with {rank} replaced by this process's rank in the MPI job. A {rank} without a job of several processes is
+// refused (one process would read one shard and release it as the whole data set).
+inline std::string shard_path(const std::string& input) {
+  const auto at = input.find("{rank}");
+  const mpi_job* job = spread_job();
+  if (at == std::string::npos) {
+    if (job != nullptr)
+      throw std::invalid_argument("--input '" + input +
+                                  "' under mpirun: every rank would read the same records; name each rank's shard with "
+                                  "{rank}, e.g. --input 'shard-{rank}.csv'");
+    return input;
+  }
+  if (job == nullptr)
+    throw std::invalid_argument("--input '" + input + "' names shards by {rank}: start the release with mpirun -np K");
+  std::string path = input;
+  path.replace(at, 6, std::to_string(job->rank()));
+  if (path.find("{rank}") != std::string::npos) throw std::invalid_argument("--input: {rank} may appear once");
+  return path;
+}
+
+// Reads this process's records and sums its part of the statistic (read_and_sum), with every rank of an MPI job
+// together: a failure on any rank (a missing shard, a bad record) ends every rank with that rank's message.
+template <class F>
+auto read_shard(F&& read_and_sum) {
+#if defined(PRIVPOST_TOOLS_MPI)
+  if (spread_job() != nullptr) return privpost::distributed::collectively(MPI_COMM_WORLD, std::forward<F>(read_and_sum));
+#endif
+  return read_and_sum();
+}
+
+// What a shard may hold: no records is fine for one rank's shard (combine refuses when all are empty), not for a data
+// set read by one process.
+inline csv_rows shard_rows() { return spread_job() != nullptr ? csv_rows::any : csv_rows::at_least_one; }
+
+// A statistic's exact partial sums and the part's record counts.
+struct shard_sums {
+  std::vector<privpost::exact_sum> sums;
+  double records = 0;         ///< records read (the release's n once combined)
+  double outside = 0;         ///< records outside the declared bounds: private, the owner's audit only
+  std::vector<double> audit;  ///< other counts of the owner's audit (clamped values), summed like outside
+
+  explicit shard_sums(std::size_t dimension) : sums(dimension) {}
+  // Adds one record's contribution c (its length is the statistic's).
+  void add(const Eigen::VectorXd& c) {
+    for (Eigen::Index j = 0; j < c.size(); ++j) sums[static_cast<std::size_t>(j)].add(c(j));
+  }
+};
+
+// The statistic of all shards: each exact sum (combined over the ranks under mpirun) rounded once; the counts become
+// the global ones. On the ranks other than 0 it throws shard_done after the combination.
+inline Eigen::VectorXd combine(shard_sums& part) {
+#if defined(PRIVPOST_TOOLS_MPI)
+  if (spread_job() != nullptr) {
+    privpost::distributed::allreduce(MPI_COMM_WORLD, std::span<privpost::exact_sum>(part.sums));
+    part.records =
+        static_cast<double>(privpost::distributed::allreduce(MPI_COMM_WORLD, static_cast<std::uint64_t>(part.records)));
+    part.outside =
+        static_cast<double>(privpost::distributed::allreduce(MPI_COMM_WORLD, static_cast<std::uint64_t>(part.outside)));
+    for (double& count : part.audit)
+      count = static_cast<double>(privpost::distributed::allreduce(MPI_COMM_WORLD, static_cast<std::uint64_t>(count)));
+    if (part.records < 1) throw std::invalid_argument("every rank's shard is empty; nothing was released");
+    if (spread_job()->rank() != 0) throw shard_done{};
+  }
+#endif
+  Eigen::VectorXd s(static_cast<Eigen::Index>(part.sums.size()));
+  for (std::size_t j = 0; j < part.sums.size(); ++j) s(static_cast<Eigen::Index>(j)) = part.sums[j].value();
+  return s;
+}
 
 // The ledger of this run (nullptr without --ledger) and the label of its entry.
 inline privpost::tools::ledger_file* active_ledger = nullptr;
@@ -148,7 +232,7 @@ std::vector<int> read_declared_columns(const options& o, privpost::tools::releas
 /// The index of column `name` among r's declared columns; std::invalid_argument naming `flag` otherwise.
 int column_index(const privpost::tools::release_record& r, const std::string& name, const char* flag);
 /// The records of --input as states of r's declared columns, one row per CSV data row.
-Eigen::MatrixXi read_declared_records(const options& o, const privpost::tools::release_record& r);
+Eigen::MatrixXi read_declared_records(const std::string& input, const privpost::tools::release_record& r);
 /// linreg --partitions: a partition release (sample and aggregate), its JSON record's text: release_partition.cpp.
 std::string make_partition_release(const options& o);
 

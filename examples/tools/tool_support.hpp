@@ -20,6 +20,7 @@
 #include <privpost/inference/calibration_study.hpp>
 
 #include "interrupt.hpp"
+#include "mpi_job.hpp"
 
 namespace privpost::tools {
 
@@ -105,6 +106,7 @@ inline nlohmann::json to_json(const std::vector<calibration_row>& rows) {
 
 /// trial,method,parameter,quantile rows for QQ plots.
 inline void write_ranks(const calibration_accumulator& acc, const std::vector<calibration_row>& rows, const std::string& path) {
+  if (!output_rank()) return;  // rank 0 of an MPI job writes the file
   std::ofstream f(path);
   if (!f) throw std::runtime_error("cannot open --ranks file '" + path + "' for writing");
   f << "trial,method,parameter,quantile\n";

@@ -1,0 +1,485 @@
+// privpost/distributed/mpi.hpp
+// privpost across the processes of an MPI job: sums of sharded records that are bit for bit the single-process sums,
+// chains spread over ranks with the draws of the single-process run, and failures that end every rank together.
+// Not part of the umbrella header: it needs MPI (CMake target privpost::distributed, found by FindMPI). The caller
+// owns MPI_Init and MPI_Finalize; every function here is collective over its communicator (every rank calls it, in
+// the same order), and reports an MPI error as std::runtime_error (communicators whose error handler returns codes;
+// MPI's default handler aborts the job first).
+#pragma once
+
+#include <mpi.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "privpost/core/errors.hpp"
+#include "privpost/core/math/exact_sum.hpp"
+#include "privpost/core/numerical_events.hpp"
+#include "privpost/inference/calibration_study.hpp"
+#include "privpost/inference/infer.hpp"
+#include "privpost/mechanisms/ssp.hpp"
+
+namespace privpost::distributed {
+
+/// Thrown on the ranks that did not fail when another rank's part of a collective step failed: names that rank and
+/// carries its message, so every rank of the job stops with the same explanation.
+class remote_failure : public std::runtime_error {
+ public:
+  /// rank: the lowest rank that failed; what: its error message.
+  remote_failure(int rank, const std::string& what)
+      : std::runtime_error("rank " + std::to_string(rank) + " failed: " + what), rank_(rank) {}
+  /// The lowest rank that failed.
+  int rank() const noexcept { return rank_; }
+
+ private:
+  int rank_;
+};
+
+namespace detail {
+inline void check_mpi(int code, const char* call) {
+  if (code != MPI_SUCCESS) {
+    char text[MPI_MAX_ERROR_STRING];
+    int length = 0;
+    MPI_Error_string(code, text, &length);
+    throw std::runtime_error(std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+  }
+}
+}  // namespace detail
+
+/// This process's rank in comm.
+inline int rank(MPI_Comm comm) {
+  int r = 0;
+  detail::check_mpi(MPI_Comm_rank(comm, &r), "MPI_Comm_rank");
+  return r;
+}
+
+/// The number of processes in comm.
+inline int size(MPI_Comm comm) {
+  int s = 0;
+  detail::check_mpi(MPI_Comm_size(comm, &s), "MPI_Comm_size");
+  return s;
+}
+
+/// Runs body() on every rank and agrees on the outcome: when it throws on any rank, every rank throws (the failing
+/// ranks their own exception, the others remote_failure naming the lowest failing rank and its message), so no rank
+/// goes on to a later collective step, or to a release, that the others will never reach. Returns body()'s value.
+template <class Body>
+auto collectively(MPI_Comm comm, Body&& body) -> std::invoke_result_t<Body&> {
+  using R = std::invoke_result_t<Body&>;
+  std::exception_ptr error;
+  std::string message;
+  std::optional<std::conditional_t<std::is_void_v<R>, int, R>> value;
+  try {
+    if constexpr (std::is_void_v<R>) {
+      body();
+      value.emplace(0);
+    } else {
+      value.emplace(body());
+    }
+  } catch (const std::exception& e) {
+    error = std::current_exception();
+    message = e.what();
+  } catch (...) {
+    error = std::current_exception();
+    message = "an exception of a type other than std::exception";
+  }
+  const int n = size(comm), me = rank(comm);
+  int failed = error ? me : n;
+  int lowest = n;
+  detail::check_mpi(MPI_Allreduce(&failed, &lowest, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  if (lowest == n) {
+    if constexpr (std::is_void_v<R>)
+      return;
+    else
+      return std::move(*value);
+  }
+  // The lowest failing rank tells the others its message (length first).
+  std::uint64_t length = me == lowest ? message.size() : 0;
+  detail::check_mpi(MPI_Bcast(&length, 1, MPI_UINT64_T, lowest, comm), "MPI_Bcast");
+  std::string text(static_cast<std::size_t>(length), '\0');
+  if (me == lowest) text = message;
+  if (length > 0) detail::check_mpi(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, lowest, comm), "MPI_Bcast");
+  if (error) std::rethrow_exception(error);
+  throw remote_failure(lowest, text);
+}
+
+/// Replaces each of `sums` by its total over the ranks of comm, on every rank: the exact sums' digits are added as
+/// integers, so the totals are bit for bit what one process gets from all the values, whatever the number of ranks
+/// and however the values were split. std::invalid_argument if comm has 2^30 ranks or more (the digits' headroom).
+inline void allreduce(MPI_Comm comm, std::span<exact_sum> sums) {
+  if (size(comm) >= (1 << 30))
+    throw_invalid("distributed::allreduce", "ranks", static_cast<double>(size(comm)), "fewer than 2^30");
+  constexpr std::size_t digits = exact_sum::digits;
+  std::vector<std::int64_t> local(sums.size() * digits), total(sums.size() * digits);
+  for (std::size_t j = 0; j < sums.size(); ++j) {
+    const auto d = sums[j].limbs();
+    std::copy(d.begin(), d.end(), local.begin() + static_cast<std::ptrdiff_t>(j * digits));
+  }
+  if (!local.empty())
+    detail::check_mpi(MPI_Allreduce(local.data(), total.data(), static_cast<int>(local.size()), MPI_INT64_T, MPI_SUM, comm),
+                      "MPI_Allreduce");
+  for (std::size_t j = 0; j < sums.size(); ++j) {
+    exact_sum::limbs_type d{};
+    std::copy_n(total.begin() + static_cast<std::ptrdiff_t>(j * digits), digits, d.begin());
+    sums[j] = exact_sum::from_limbs(d);
+  }
+}
+
+/// The total of a count over the ranks of comm, on every rank.
+inline std::uint64_t allreduce(MPI_Comm comm, std::uint64_t count) {
+  std::uint64_t total = 0;
+  detail::check_mpi(MPI_Allreduce(&count, &total, 1, MPI_UINT64_T, MPI_SUM, comm), "MPI_Allreduce");
+  return total;
+}
+
+/// Sends root's `values` to every rank of comm (in place): how a release drawn on one rank, or any decision made there,
+/// reaches the others.
+inline void broadcast(MPI_Comm comm, std::span<double> values, int root = 0) {
+  if (!values.empty())
+    detail::check_mpi(MPI_Bcast(values.data(), static_cast<int>(values.size()), MPI_DOUBLE, root, comm), "MPI_Bcast");
+}
+
+/// The statistic of the records of every rank (each rank passes its shard), on every rank: bit for bit
+/// stat.compute() of the concatenated shards, with the global record and outside counts. The shards are read
+/// collectively: a shard that makes the statistic throw (a NaN record) ends every rank (see collectively).
+template <std::size_t P, class Statistic>
+typename bounded_statistic<P, Statistic>::result sharded_statistic(
+    MPI_Comm comm, const bounded_statistic<P, Statistic>& stat,
+    std::type_identity_t<std::span<const std::array<double, P>>> shard) {
+  auto part = collectively(comm, [&] { return stat.accumulate(shard); });
+  allreduce(comm, std::span<exact_sum>(part.sums));
+  part.records = static_cast<std::size_t>(allreduce(comm, static_cast<std::uint64_t>(part.records)));
+  part.outside = static_cast<std::size_t>(allreduce(comm, static_cast<std::uint64_t>(part.outside)));
+  return part.finish();
+}
+
+namespace detail {
+// numerical_events as an array of its counters (all std::uint64_t), for sending between ranks.
+constexpr std::size_t event_counters = sizeof(numerical_events) / sizeof(std::uint64_t);
+static_assert(std::is_trivially_copyable_v<numerical_events> && sizeof(numerical_events) % sizeof(std::uint64_t) == 0,
+              "numerical_events must hold only std::uint64_t counters to be sent between ranks");
+
+// One chain's results as sent from its rank to the root.
+struct chain_payload {
+  Eigen::MatrixXd draws, diagnostics;
+  numerical_events events;
+  std::int64_t kept = 0, swept = 0;
+};
+
+inline void send_chain(MPI_Comm comm, int root, int tag, const chain_payload& p) {
+  const std::array<std::int64_t, 6> header{p.draws.rows(),       p.draws.cols(), p.diagnostics.rows(),
+                                           p.diagnostics.cols(), p.kept,         p.swept};
+  check_mpi(MPI_Send(header.data(), 6, MPI_INT64_T, root, tag, comm), "MPI_Send");
+  const auto events = std::bit_cast<std::array<std::uint64_t, event_counters>>(p.events);
+  check_mpi(MPI_Send(events.data(), static_cast<int>(event_counters), MPI_UINT64_T, root, tag, comm), "MPI_Send");
+  check_mpi(MPI_Send(p.draws.data(), static_cast<int>(p.draws.size()), MPI_DOUBLE, root, tag, comm), "MPI_Send");
+  check_mpi(MPI_Send(p.diagnostics.data(), static_cast<int>(p.diagnostics.size()), MPI_DOUBLE, root, tag, comm), "MPI_Send");
+}
+
+inline chain_payload receive_chain(MPI_Comm comm, int source, int tag) {
+  std::array<std::int64_t, 6> header{};
+  check_mpi(MPI_Recv(header.data(), 6, MPI_INT64_T, source, tag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
+  chain_payload p;
+  std::array<std::uint64_t, event_counters> events{};
+  check_mpi(MPI_Recv(events.data(), static_cast<int>(event_counters), MPI_UINT64_T, source, tag, comm, MPI_STATUS_IGNORE),
+            "MPI_Recv");
+  p.events = std::bit_cast<numerical_events>(events);
+  p.draws.resize(header[0], header[1]);
+  p.diagnostics.resize(header[2], header[3]);
+  p.kept = header[4];
+  p.swept = header[5];
+  check_mpi(MPI_Recv(p.draws.data(), static_cast<int>(p.draws.size()), MPI_DOUBLE, source, tag, comm, MPI_STATUS_IGNORE),
+            "MPI_Recv");
+  check_mpi(
+      MPI_Recv(p.diagnostics.data(), static_cast<int>(p.diagnostics.size()), MPI_DOUBLE, source, tag, comm, MPI_STATUS_IGNORE),
+      "MPI_Recv");
+  return p;
+}
+}  // namespace detail
+
+/// privpost::infer with the chains spread over the ranks of comm: chain c runs on rank c mod size (its engine is
+/// chain_engine(seed, c), as in one process), each rank running its chains as options.parallel says, and the root
+/// receives every chain. Returns on the root exactly what privpost::infer(make, options) returns in one process for
+/// the same options, and std::nullopt on the other ranks. progress is called on the root only, from its own chains'
+/// sweeps scaled to the whole run. A chain that throws ends every rank (the collectively rule); options.stop cuts
+/// every chain to the shortest kept, as in one process.
+// clang-format off
+template <random_engine Engine = std::mt19937_64, class MakeSampler, class Progress = void (*)(const inference_progress&)>
+  requires std::invocable<MakeSampler&, Engine&> && sampler<std::invoke_result_t<MakeSampler&, Engine&>, Engine>
+std::optional<inference_result> infer(MPI_Comm comm, MakeSampler make, const inference_options& options,
+                                      Progress progress = nullptr, int root = 0) {
+  // clang-format on
+  privpost::detail::check_inference_options("distributed::infer", options, 1);
+  const int n_ranks = size(comm), me = rank(comm);
+  if (root < 0 || root >= n_ranks)
+    throw_invalid("distributed::infer", "root", root, "a rank in [0, " + std::to_string(n_ranks - 1) + "]");
+  const std::int64_t per_chain =
+      static_cast<std::int64_t>(options.burnin) + static_cast<std::int64_t>(options.draws) * options.thin;
+  const std::int64_t total = per_chain * options.chains;
+  std::vector<int> mine;
+  for (int c = me; c < options.chains; c += n_ranks) mine.push_back(c);
+  const std::int64_t local_total = per_chain * static_cast<std::int64_t>(mine.size());
+  const std::int64_t report_every = std::max<std::int64_t>(1, local_total / 100);
+  using S = std::invoke_result_t<MakeSampler&, Engine&>;
+  const std::vector<std::string> diagnostic_names = privpost::detail::draw_diagnostic_names<S>();
+  const auto n_diagnostics = static_cast<Eigen::Index>(diagnostic_names.size());
+  std::vector<detail::chain_payload> local(mine.size());
+  std::mutex progress_mutex;
+  std::int64_t done = 0;
+  auto tick = [&](std::int64_t sweeps) {
+    if (me != root || !privpost::detail::wants_progress(progress)) return;
+    std::lock_guard lock(progress_mutex);
+    done += sweeps;
+    progress(inference_progress{local_total > 0 ? done * total / local_total : total, total});
+  };
+  collectively(comm, [&] {
+    inference_options here = options;
+    here.chains = static_cast<int>(mine.size());
+    if (here.chains == 0) return;
+    privpost::detail::for_each_chain(here, [&](int k) {
+      const auto i = static_cast<std::size_t>(k);
+      privpost::detail::driven_chain<S, Engine> chain(make, options.seed, mine[i], options.burnin, n_diagnostics);
+      chain.advance(options.burnin, options.draws, options, report_every, tick);
+      local[i] = {std::move(chain.draws), std::move(chain.diagnostics), chain.sampler.events(), chain.kept, chain.swept};
+    });
+  });
+  constexpr int tag = 0x7076;  // "pv"
+  if (me != root) {
+    for (const auto& p : local) detail::send_chain(comm, root, tag, p);
+    return std::nullopt;
+  }
+  const auto n_chains = static_cast<std::size_t>(options.chains);
+  std::vector<Eigen::MatrixXd> chains(n_chains), diagnostics(n_chains);
+  std::vector<Eigen::Index> kept_draws(n_chains, 0);
+  numerical_events all;
+  std::int64_t sweeps = 0;
+  for (int c = 0; c < options.chains; ++c) {
+    const int owner = c % n_ranks;
+    detail::chain_payload p =
+        owner == me ? std::move(local[static_cast<std::size_t>(c / n_ranks)]) : detail::receive_chain(comm, owner, tag);
+    const auto i = static_cast<std::size_t>(c);
+    chains[i] = std::move(p.draws);
+    diagnostics[i] = std::move(p.diagnostics);
+    kept_draws[i] = static_cast<Eigen::Index>(p.kept);
+    all += p.events;
+    sweeps += p.swept;
+  }
+  if (n_diagnostics == 0) diagnostics.clear();
+  const bool interrupted = sweeps < total;
+  if (interrupted) privpost::detail::cut_to_kept("distributed::infer", chains, diagnostics, kept_draws);
+  return inference_result{posterior(std::move(chains)), all, sweeps, diagnostic_names, std::move(diagnostics), interrupted};
+}
+
+/// Sends the root's inference_result to every rank (on_root: the root's result; ignored elsewhere). What a program
+/// whose every rank goes on with the draws needs after distributed::infer, such as the command-line tools, whose ranks
+/// run the same code so that their later collective steps line up.
+inline inference_result broadcast(MPI_Comm comm, const std::optional<inference_result>& on_root, int root = 0) {
+  const bool here = rank(comm) == root;
+  if (here && !on_root) throw std::invalid_argument("distributed::broadcast: the root has no inference_result to send");
+  auto send_u64 = [&](std::uint64_t v) {
+    detail::check_mpi(MPI_Bcast(&v, 1, MPI_UINT64_T, root, comm), "MPI_Bcast");
+    return v;
+  };
+  auto send_matrix = [&](const Eigen::MatrixXd* m) {
+    const auto rows = static_cast<Eigen::Index>(send_u64(here ? static_cast<std::uint64_t>(m->rows()) : 0));
+    const auto cols = static_cast<Eigen::Index>(send_u64(here ? static_cast<std::uint64_t>(m->cols()) : 0));
+    Eigen::MatrixXd out = here ? *m : Eigen::MatrixXd(rows, cols);
+    if (out.size() > 0)
+      detail::check_mpi(MPI_Bcast(out.data(), static_cast<int>(out.size()), MPI_DOUBLE, root, comm), "MPI_Bcast");
+    return out;
+  };
+  auto send_list = [&](const std::vector<Eigen::MatrixXd>* list) {
+    const auto n = send_u64(here ? list->size() : 0);
+    std::vector<Eigen::MatrixXd> out;
+    for (std::uint64_t k = 0; k < n; ++k) out.push_back(send_matrix(here ? &(*list)[static_cast<std::size_t>(k)] : nullptr));
+    return out;
+  };
+  const inference_result* r = here ? &*on_root : nullptr;
+  std::vector<Eigen::MatrixXd> chains = send_list(here ? &r->draws.chains() : nullptr);
+  auto events = std::bit_cast<std::array<std::uint64_t, detail::event_counters>>(here ? r->events : numerical_events{});
+  detail::check_mpi(MPI_Bcast(events.data(), static_cast<int>(events.size()), MPI_UINT64_T, root, comm), "MPI_Bcast");
+  const auto sweeps = static_cast<std::int64_t>(send_u64(here ? static_cast<std::uint64_t>(r->sweeps) : 0));
+  std::vector<std::string> names;
+  const auto n_names = send_u64(here ? r->diagnostic_names.size() : 0);
+  for (std::uint64_t k = 0; k < n_names; ++k) {
+    std::string name = here ? r->diagnostic_names[static_cast<std::size_t>(k)] : std::string();
+    name.resize(static_cast<std::size_t>(send_u64(name.size())));
+    if (!name.empty())
+      detail::check_mpi(MPI_Bcast(name.data(), static_cast<int>(name.size()), MPI_CHAR, root, comm), "MPI_Bcast");
+    names.push_back(std::move(name));
+  }
+  std::vector<Eigen::MatrixXd> diagnostics = send_list(here ? &r->diagnostics : nullptr);
+  const bool interrupted = send_u64(here && r->interrupted ? 1 : 0) != 0;
+  return inference_result{posterior(std::move(chains)),
+                          std::bit_cast<numerical_events>(events),
+                          sweeps,
+                          std::move(names),
+                          std::move(diagnostics),
+                          interrupted};
+}
+
+namespace detail {
+// A trial summary as bytes, sent from the rank that ran the trial to the root: counts and sizes as std::uint64_t,
+// values as doubles, names as their bytes.
+class summary_writer {
+ public:
+  template <class T>
+  void put(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const auto bytes = std::bit_cast<std::array<char, sizeof(T)>>(v);
+    out.insert(out.end(), bytes.begin(), bytes.end());
+  }
+  std::vector<char> out;
+};
+
+class summary_reader {
+ public:
+  explicit summary_reader(const std::vector<char>& in) : in_(in) {}
+  template <class T>
+  T get() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    if (in_.size() - at_ < sizeof(T)) throw std::runtime_error("distributed::run_calibration: a truncated trial summary");
+    std::array<char, sizeof(T)> bytes{};
+    std::copy_n(in_.begin() + static_cast<std::ptrdiff_t>(at_), sizeof(T), bytes.begin());
+    at_ += sizeof(T);
+    return std::bit_cast<T>(bytes);
+  }
+  std::size_t left() const { return in_.size() - at_; }
+
+ private:
+  const std::vector<char>& in_;
+  std::size_t at_ = 0;
+};
+
+inline std::vector<char> encode(const calibration_trial_summary& s) {
+  summary_writer w;
+  w.put(static_cast<std::uint64_t>(s.methods.size()));
+  for (const auto& m : s.methods) {
+    w.put(static_cast<std::uint64_t>(m.name.size()));
+    for (char c : m.name) w.put(c);
+    w.put(static_cast<std::uint64_t>(m.quantiles.size()));
+    for (double q : m.quantiles) w.put(q);
+    w.put(m.seconds);
+    w.put(static_cast<std::uint8_t>(m.mmd2 ? 1 : 0));
+    w.put(m.mmd2.value_or(0.0));
+  }
+  return std::move(w.out);
+}
+
+inline calibration_trial_summary decode(const std::vector<char>& bytes) {
+  summary_reader r(bytes);
+  calibration_trial_summary s;
+  const auto methods = r.get<std::uint64_t>();
+  for (std::uint64_t k = 0; k < methods; ++k) {
+    calibration_trial_summary::method m;
+    const auto name = r.get<std::uint64_t>();
+    if (name > r.left()) throw std::runtime_error("distributed::run_calibration: a truncated trial summary");
+    for (std::uint64_t i = 0; i < name; ++i) m.name.push_back(r.get<char>());
+    const auto quantiles = r.get<std::uint64_t>();
+    if (quantiles > r.left() / sizeof(double))
+      throw std::runtime_error("distributed::run_calibration: a truncated trial summary");
+    for (std::uint64_t i = 0; i < quantiles; ++i) m.quantiles.push_back(r.get<double>());
+    m.seconds = r.get<double>();
+    const bool has_mmd = r.get<std::uint8_t>() != 0;
+    const double mmd = r.get<double>();
+    if (has_mmd) m.mmd2 = mmd;
+    s.methods.push_back(std::move(m));
+  }
+  return s;
+}
+
+inline void send_bytes(MPI_Comm comm, int to, int tag, const std::vector<char>& bytes) {
+  const std::uint64_t n = bytes.size();
+  check_mpi(MPI_Send(&n, 1, MPI_UINT64_T, to, tag, comm), "MPI_Send");
+  check_mpi(MPI_Send(bytes.data(), static_cast<int>(n), MPI_BYTE, to, tag, comm), "MPI_Send");
+}
+
+inline std::vector<char> receive_bytes(MPI_Comm comm, int from, int tag) {
+  std::uint64_t n = 0;
+  check_mpi(MPI_Recv(&n, 1, MPI_UINT64_T, from, tag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
+  std::vector<char> bytes(static_cast<std::size_t>(n));
+  check_mpi(MPI_Recv(bytes.data(), static_cast<int>(n), MPI_BYTE, from, tag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
+  return bytes;
+}
+}  // namespace detail
+
+/// privpost::run_calibration with the trials spread over the ranks of comm: trial t runs on rank t mod size, seeded
+/// by chain_engine(seed, t) as in one process, and is reduced there to its summary (calibration_trial_summary); the
+/// root adds the summaries in trial order. Returns on the root the accumulator one process builds for the same
+/// options (every report field equal but the seconds, which are measured), std::nullopt on the other ranks.
+/// progress(done, total) is called on the root only, from its own trials scaled to the whole run. A trial that throws
+/// ends every rank (collectively); options.stop stops every rank before its next trial, and the root then reports the
+/// trials 0..k-1 done before the first one missing (interrupted_error on the root when k < 2).
+template <calibration_study Study, class Progress = void (*)(int, int)>
+std::optional<calibration_accumulator> run_calibration(MPI_Comm comm, const Study& study, const calibration_options& options,
+                                                       Progress progress = nullptr, int root = 0) {
+  if (options.trials < 2) throw_invalid("distributed::run_calibration", "trials", options.trials, "an integer >= 2");
+  const int n_ranks = size(comm), me = rank(comm);
+  if (root < 0 || root >= n_ranks)
+    throw_invalid("distributed::run_calibration", "root", root, "a rank in [0, " + std::to_string(n_ranks - 1) + "]");
+  const calibration_accumulator summarizer(options.mmd_draws);
+  std::vector<std::vector<char>> mine;
+  const int local_total = me < options.trials ? (options.trials - 1 - me) / n_ranks + 1 : 0;
+  collectively(comm, [&] {
+    for (int t = me; t < options.trials; t += n_ranks) {
+      if (options.stop != nullptr && options.stop->load(std::memory_order_relaxed)) break;
+      std::mt19937_64 g = chain_engine(options.seed, t);
+      mine.push_back(detail::encode(summarizer.summarize(study.trial(g))));
+      if (me == root && local_total > 0)
+        privpost::detail::report_progress(
+            progress, static_cast<int>(static_cast<std::int64_t>(mine.size()) * options.trials / local_total), options.trials);
+    }
+  });
+  constexpr int tag = 0x7063;  // "pc"
+  if (me != root) {
+    const std::uint64_t done = mine.size();
+    detail::check_mpi(MPI_Send(&done, 1, MPI_UINT64_T, root, tag, comm), "MPI_Send");
+    for (const auto& bytes : mine) detail::send_bytes(comm, root, tag, bytes);
+    return std::nullopt;
+  }
+  std::vector<std::uint64_t> done(static_cast<std::size_t>(n_ranks), 0);
+  for (int r = 0; r < n_ranks; ++r) {
+    if (r == me)
+      done[static_cast<std::size_t>(r)] = mine.size();
+    else
+      detail::check_mpi(MPI_Recv(&done[static_cast<std::size_t>(r)], 1, MPI_UINT64_T, r, tag, comm, MPI_STATUS_IGNORE),
+                        "MPI_Recv");
+  }
+  // Every sent summary is received (in each rank's sending order, ascending t) before the prefix is chosen.
+  std::vector<std::vector<char>> summaries(static_cast<std::size_t>(options.trials));
+  std::vector<bool> have(static_cast<std::size_t>(options.trials), false);
+  for (int t = 0; t < options.trials; ++t) {
+    const int owner = t % n_ranks;
+    const auto index = static_cast<std::uint64_t>(t / n_ranks);
+    if (index >= done[static_cast<std::size_t>(owner)]) continue;
+    summaries[static_cast<std::size_t>(t)] =
+        owner == me ? std::move(mine[static_cast<std::size_t>(index)]) : detail::receive_bytes(comm, owner, tag);
+    have[static_cast<std::size_t>(t)] = true;
+  }
+  calibration_accumulator acc(options.mmd_draws);
+  int added = 0;
+  while (added < options.trials && have[static_cast<std::size_t>(added)]) {
+    acc.add(detail::decode(summaries[static_cast<std::size_t>(added)]));
+    ++added;
+  }
+  if (added < 2)
+    throw interrupted_error("distributed::run_calibration: stopped (calibration_options::stop) after " + std::to_string(added) +
+                            " trial(s) in order; a report needs at least 2");
+  return acc;
+}
+
+}  // namespace privpost::distributed
