@@ -7,7 +7,9 @@
 // and compare: (1) the reduction of one statistic's exact sums (dimension 1, 10, 100), median of 2000 calls, the cost
 // a sharded release or a sharded sweep pays once; (2) a sharded normal-model statistic over 10^6 records split
 // evenly; (3) a calibration study of 256 trials (the binomial model's Gibbs-SS, n = 100, 4000 sweeps a trial) spread
-// over the ranks, median of 3 runs: the speed-up at K ranks is the 1-rank figure over the K-rank one. Rank 0 prints.
+// over the ranks, median of 3 runs: the speed-up at K ranks is the 1-rank figure over the K-rank one; (4) one sweep of
+// the record-level sampler with 10^6 binomial records in 8 shards over the ranks (Laplace epsilon 1), median of 20
+// sweeps after 5, with the one-process record_gibbs sweep beside it at 1 rank. Rank 0 prints.
 #include <mpi.h>
 
 #include <algorithm>
@@ -24,6 +26,7 @@
 #include "privpost/families/binomial.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
+#include "privpost/samplers/record_augmented.hpp"
 
 namespace {
 
@@ -115,6 +118,33 @@ int main(int argc, char** argv) {
       if (acc && acc->report().front().trials != 256) MPI_Abort(comm, 1);
     }
     if (me == 0) std::printf("  calibration study, 256 trials x 4000 sweeps: %8.3f s (median of 3)\n", median(times));
+  }
+  {
+    Eigen::VectorXd z(1);
+    z << 300000.0;
+    const privpost::beta_prior prior(1.0, 1.0);
+    const privpost::laplace_mechanism m(1.0, 1.0);
+    std::mt19937_64 g(5);
+    auto chain = privpost::distributed::sharded_records(comm, prior, m, z, 1e6, g, 8);
+    std::vector<double> times;
+    for (int sweep = 0; sweep < 25; ++sweep) {
+      MPI_Barrier(comm);
+      const auto start = std::chrono::steady_clock::now();
+      chain.step(g);
+      if (sweep >= 5) times.push_back(seconds_since(start));
+    }
+    if (me == 0)
+      std::printf("  sharded record sweep, 10^6 binomial records, 8 shards: %8.2f ms (median of 20)\n", 1e3 * median(times));
+    if (ranks == 1) {
+      privpost::record_gibbs plain(prior, m, z, 1e6, g);
+      times.clear();
+      for (int sweep = 0; sweep < 25; ++sweep) {
+        const auto start = std::chrono::steady_clock::now();
+        plain.step(g);
+        if (sweep >= 5) times.push_back(seconds_since(start));
+      }
+      std::printf("  record_gibbs sweep, 10^6 binomial records (one process): %8.2f ms (median of 20)\n", 1e3 * median(times));
+    }
   }
   MPI_Finalize();
   return 0;

@@ -119,6 +119,9 @@ privpost::tools::release_record make_family_release(const options& o) {
     auto accumulate = [&](auto family_tag) {
       using F = decltype(family_tag);
       const bounded_statistic<1, record_statistic<F>> stat({}, {interval(*o.lower, *o.upper)}, out_of_bounds::drop);
+      // The sensitivity from the declared bounds alone, from the one statistic object that sums the records.
+      l1 = stat.l1_sensitivity();
+      l2 = stat.l2_sensitivity();
       const auto partial = stat.accumulate(records);
       shard_sums p(partial.sums.size());
       std::copy(partial.sums.begin(), partial.sums.end(), p.sums.begin());
@@ -129,18 +132,6 @@ privpost::tools::release_record make_family_release(const options& o) {
     // t(x) = x for exponential, poisson and normal-known-var alike
     return o.model == "normal" ? accumulate(normal_family{}) : accumulate(exponential_rate_family{});
   });
-  if (!counts) {
-    auto sensitivity = [&](auto family_tag) {
-      using F = decltype(family_tag);
-      const bounded_statistic<1, record_statistic<F>> stat({}, {interval(*o.lower, *o.upper)}, out_of_bounds::drop);
-      l1 = stat.l1_sensitivity();
-      l2 = stat.l2_sensitivity();
-    };
-    if (o.model == "normal")
-      sensitivity(normal_family{});
-    else
-      sensitivity(exponential_rate_family{});
-  }
   const Eigen::VectorXd s = combine(part);  // every rank's part; the ranks other than 0 stop here
   r.n = part.records;
   if (o.mechanism == "laplace") {

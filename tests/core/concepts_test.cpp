@@ -32,6 +32,7 @@
 #include "privpost/mechanisms/discrete_laplace.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
+#include "privpost/mechanisms/mechanism_variant.hpp"
 #include "privpost/samplers/cgm/cgm_em.hpp"
 #include "privpost/samplers/cgm/cgm_noise.hpp"
 #include "privpost/samplers/cgm/naive_mle.hpp"
@@ -242,6 +243,12 @@ static_assert(scale_mixture_noise<discrete_laplace_mechanism> && sensitivity_cal
 static_assert(scale_mixture_noise<discrete_gaussian_mechanism> && sensitivity_calibrated<discrete_gaussian_mechanism>);
 static_assert(!discrete_laplace_mechanism::fixed_variance && discrete_gaussian_mechanism::fixed_variance);
 static_assert(zcdp_mechanism<discrete_gaussian_mechanism> && !zcdp_mechanism<discrete_laplace_mechanism>);
+// exact_scale_mixture_noise: Laplace, Gaussian and their variants split exactly; lattice noise does not
+static_assert(exact_scale_mixture_noise<laplace_mechanism> && exact_scale_mixture_noise<gaussian_mechanism>);
+static_assert(exact_scale_mixture_noise<mechanism_variant<laplace_mechanism, gaussian_mechanism>>);
+static_assert(!exact_scale_mixture_noise<discrete_laplace_mechanism> && !exact_scale_mixture_noise<discrete_gaussian_mechanism>);
+static_assert(!exact_scale_mixture_noise<mechanism_variant<laplace_mechanism, discrete_laplace_mechanism>>);
+static_assert(!exact_scale_mixture_noise<opted_in_lookalike>);
 static_assert(!sensitivity_calibrated<opted_in_lookalike>);
 inline constexpr auto make_laplace = [](double l1, double) { return laplace_mechanism(l1, 1.0); };
 inline constexpr auto make_lookalike = [](double, double) { return lookalike{}; };

@@ -1,6 +1,7 @@
 // The distributed layer under mpiexec (CTest runs this program on 1, 2 and 3 ranks): sharded statistics bit for bit
 // the single-process statistic for shards of uneven sizes (one rank's shard empty on 3 ranks), a bad shard ending every
-// rank with the failing rank's message, and chains spread over ranks giving the single-process draws. Every rank runs
+// rank with the failing rank's message, chains spread over ranks giving the single-process draws, and a record-level
+// chain whose records are sharded over the ranks giving the one-process chain of the same K. Every rank runs
 // every test case in the same order (the calls are collective), and every check is a CHECK: a REQUIRE that stopped
 // one rank's test case would leave the others waiting in a collective call.
 #define CATCH_CONFIG_RUNNER
@@ -21,6 +22,8 @@
 #include "privpost/core/random/binomial.hpp"
 #include "privpost/distributed/mpi.hpp"
 #include "privpost/families/binomial.hpp"
+#include "privpost/families/normal.hpp"
+#include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/record_augmented.hpp"
 
@@ -286,6 +289,53 @@ TEST_CASE("distributed run_calibration: a trial that throws ends every rank", "[
   CHECK(threw);
   o.trials = 1;
   CHECK_THROWS_WITH(distributed::run_calibration(comm, coin_study(), o), Catch::Contains("trials"));
+}
+
+// theta and S of every sweep of a K = 6 chain (two chains' worth of sweeps through infer on every rank).
+template <class Make>
+std::vector<Eigen::MatrixXd> sharded_draws(Make make) {
+  inference_options o;
+  o.chains = 2;
+  o.burnin = 20;
+  o.draws = 80;
+  o.seed = 404;
+  return infer(make, o).draws.chains();
+}
+
+TEST_CASE("sharded records: the one-process chain of the same K, bit for bit, on any number of ranks", "[distributed]") {
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  SECTION("binomial records, integer sums") {
+    Eigen::VectorXd z(1);
+    z << 41.5;
+    const auto spread = sharded_draws([&](std::mt19937_64& g) {
+      return distributed::sharded_records(comm, beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.5), z, 103.0, g, 6);
+    });
+    const auto single = sharded_draws([&](std::mt19937_64& g) {
+      return sharded_record_gibbs(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.5), z, 103.0, g, record_sharding{6});
+    });
+    CHECK(spread == single);
+  }
+  SECTION("normal records clamped, real-valued sums") {
+    Eigen::VectorXd z(2);
+    z << 3.1, 40.7;
+    const normal_inverse_gamma_prior prior(0.0, 1.0, 3.0, 2.0);
+    const auto m = gaussian_mechanism::analytic(8.0, 1.0, 1e-5);
+    const clamped_contribution<normal_family> clamp(-2.0, 2.0);
+    const auto spread =
+        sharded_draws([&](std::mt19937_64& g) { return distributed::sharded_records(comm, prior, m, z, 50.0, g, 6, clamp); });
+    const auto single =
+        sharded_draws([&](std::mt19937_64& g) { return sharded_record_gibbs(prior, m, z, 50.0, g, record_sharding{6}, clamp); });
+    CHECK(spread == single);
+  }
+  SECTION("each rank holds its shards only") {
+    Eigen::VectorXd z(1);
+    z << 41.5;
+    std::mt19937_64 g(1);
+    const auto chain = distributed::sharded_records(comm, beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.5), z, 103.0, g, 6);
+    const int me = distributed::rank(comm), n = distributed::size(comm);
+    CHECK(chain.held_shards() == static_cast<std::size_t>((6 - me + n - 1) / n));
+    for (std::size_t h = 0; h < chain.held_shards(); ++h) CHECK(chain.shard_index(h) % n == me);
+  }
 }
 
 // MPI around Catch2: the job fails when a test failed on any rank.

@@ -123,6 +123,15 @@ concept scale_mixture_noise = release_mechanism<M> && requires(const M& m, doubl
   { M::fixed_variance } -> std::convertible_to<bool>;
 };
 
+/// A scale_mixture_noise mechanism whose noise is exactly that mixture on the real line, so that it splits into K
+/// independent parts (z - s = e_1 + ... + e_K, e_k | w ~ N(0, w / K)): the Laplace and Gaussian mechanisms, not the
+/// discrete ones (whose mixture view is a continuous approximation of noise on a lattice). Opt-in: a static constexpr
+/// bool exact_scale_mixture = true. The sharded record-level sampler (samplers/record_sharded.hpp) needs it.
+template <class M>
+concept exact_scale_mixture_noise = scale_mixture_noise<M> && requires {
+  requires static_cast<bool>(M::exact_scale_mixture);
+};
+
 /// A mechanism calibrated to a sensitivity: l1_sensitivity() or l2_sensitivity() reports what it was built for, so that
 /// release_statistic can refuse a statistic whose sensitivity from the declared bounds is larger.
 template <class M>

@@ -32,6 +32,7 @@
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/inference/infer.hpp"
 #include "privpost/mechanisms/ssp.hpp"
+#include "privpost/samplers/record_sharded.hpp"
 
 namespace privpost::distributed {
 
@@ -165,6 +166,36 @@ typename bounded_statistic<P, Statistic>::result sharded_statistic(
   part.records = static_cast<std::size_t>(allreduce(comm, static_cast<std::uint64_t>(part.records)));
   part.outside = static_cast<std::size_t>(allreduce(comm, static_cast<std::uint64_t>(part.outside)));
   return part.finish();
+}
+
+/// The combine step of sharded_record_gibbs (samplers/record_sharded.hpp) over the ranks of comm: one allreduce of the
+/// chain's 2 d exact sums per sweep, so every rank holds the global T and S bit for bit.
+struct shard_sums {
+  /// The ranks that hold the chain's shards.
+  MPI_Comm comm;
+  /// Replaces the sums by their totals over comm.
+  void operator()(std::span<exact_sum> sums) const { allreduce(comm, sums); }
+};
+
+/// The record-level sampler of records sharded over the ranks of comm: K = shards shards, rank r holding shards r,
+/// r + size, ... (so K >= size keeps every rank busy). Every rank of comm constructs it with the same arguments and an
+/// engine in the same state, and steps it the same number of times (each step is collective); every rank then holds
+/// the same theta, T and S, and the draws are bit for bit those of sharded_record_gibbs with K shards in one process.
+/// Run it through privpost::infer on every rank with options.parallel false (chains one after another, each spread
+/// over all ranks) and without options.stop (a rank stopping alone would leave the others waiting); every rank gets the
+/// same result. The per-shard sweeps throw nothing but std::bad_alloc; the shared steps throw identically on every rank.
+///
+///     auto make = [&](std::mt19937_64& g) {
+///       return distributed::sharded_records(comm, beta_prior(1, 1), laplace_mechanism(1, 0.5), z, 1e7, g, 64);
+///     };
+///     const inference_result r = privpost::infer(make, options);   // on every rank
+template <conjugate_prior Prior, exact_scale_mixture_noise Mechanism, random_engine G,
+          class Contribution = statistic_contribution<typename Prior::family>>
+sharded_record_gibbs<Prior, Mechanism, Contribution, shard_sums> sharded_records(MPI_Comm comm, const Prior& prior,
+                                                                                 const Mechanism& mechanism,
+                                                                                 const Eigen::VectorXd& z, double n, G& g,
+                                                                                 int shards, Contribution contribution = {}) {
+  return {prior, mechanism, z, n, g, record_sharding{shards, rank(comm), size(comm)}, std::move(contribution), shard_sums{comm}};
 }
 
 namespace detail {

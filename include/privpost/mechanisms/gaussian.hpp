@@ -46,6 +46,8 @@ class gaussian_mechanism {
   using vector_type = Eigen::VectorXd;
   /// The noise variance is known: samplers never redraw it.
   static constexpr bool fixed_variance = true;
+  /// The noise is exactly Gaussian (a mixture with one variance).
+  static constexpr bool exact_scale_mixture = true;
 
   /// sigma = D sqrt(2 ln(1.25/delta)) / epsilon; throws std::domain_error for epsilon >= 1.
   static gaussian_mechanism classic(double l2_sensitivity, double epsilon, double delta) {

@@ -39,6 +39,8 @@ class laplace_mechanism {
   using vector_type = Eigen::VectorXd;
   /// The scale-mixture variances are latent and redrawn every sweep.
   static constexpr bool fixed_variance = false;
+  /// The noise is exactly the Gaussian scale mixture (Lap(b) = N(0, w), w ~ Exp(rate 1 / (2 b^2))).
+  static constexpr bool exact_scale_mixture = true;
 
   /// Throws std::invalid_argument unless l1_sensitivity is finite and > 0 and epsilon is finite and >= 2^-50.
   laplace_mechanism(double l1_sensitivity, double epsilon) : sensitivity_(l1_sensitivity), epsilon_(epsilon) {

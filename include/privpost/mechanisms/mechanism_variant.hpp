@@ -71,6 +71,8 @@ class mechanism_variant {
   using vector_type = typename detail::first_mechanism<Ms...>::type::vector_type;
   /// True when every alternative's scale-mixture variance is a constant (then samplers skip the redraw).
   static constexpr bool fixed_variance = (detail::fixed_variance_of<Ms>() && ...);
+  /// True when every alternative's noise is exactly its scale mixture (core/concepts.hpp exact_scale_mixture_noise).
+  static constexpr bool exact_scale_mixture = (exact_scale_mixture_noise<Ms> && ...);
 
   /// Holds a copy of one of the alternatives (implicit, so an alternative converts where a variant is expected).
   template <class M>
