@@ -124,6 +124,8 @@
 #include "privpost/samplers/record_regression.hpp"
 #include "privpost/samplers/record_releases.hpp"
 #include "privpost/samplers/record_sharded.hpp"
+#include "privpost/samplers/record_sharded_histogram.hpp"
+#include "privpost/samplers/record_sharded_regression.hpp"
 #include "privpost/samplers/sampler_policy.hpp"
 
 #include "privpost/inference/calibration_study.hpp"

@@ -327,6 +327,43 @@ TEST_CASE("sharded records: the one-process chain of the same K, bit for bit, on
         sharded_draws([&](std::mt19937_64& g) { return sharded_record_gibbs(prior, m, z, 50.0, g, record_sharding{6}, clamp); });
     CHECK(spread == single);
   }
+  SECTION("linear regression records clamped into a box") {
+    const regression_layout layout(1, true);
+    const std::vector<interval> box{interval(-1.0, 1.0)};
+    const nig_regression_prior prior(Eigen::VectorXd::Zero(2), Eigen::MatrixXd::Identity(2, 2) * 38.0, 20.0, 0.5);
+    const niw_hyperprior niw{Eigen::VectorXd::Zero(1), 1.0, Eigen::MatrixXd::Identity(1, 1), 50.0};
+    const laplace_mechanism m(layout.sensitivity(box, interval(-1.0, 1.0)).first, 1.0);
+    Eigen::VectorXd z(layout.size());
+    for (Eigen::Index k = 0; k < z.size(); ++k) z(k) = 0.5 + 0.25 * static_cast<double>(k);
+    z(0) = 40.0;
+    const auto spread = sharded_draws([&](std::mt19937_64& g) {
+      return distributed::sharded_regression_records(comm, layout, prior, niw, box, interval(-1.0, 1.0), m, z, 40.0, g, 6);
+    });
+    const auto single = sharded_draws([&](std::mt19937_64& g) {
+      return sharded_record_regression(layout, prior, niw, box, interval(-1.0, 1.0), m, z, 40.0, g, record_sharding{6});
+    });
+    CHECK(spread == single);
+  }
+  SECTION("cell records given two releases of marginals") {
+    const auto q1 = linear_queries::marginals({3, 3}, {{0}, {1}});
+    const auto q2 = linear_queries::marginals({3, 3}, {{0, 1}});
+    Eigen::VectorXd z1(6), z2(9);
+    z1 << 12.4, 9.1, 8.8, 5.2, 14.9, 10.3;
+    z2 << 4.1, 6.3, 1.2, 0.4, 5.5, 3.9, 0.2, 3.3, 5.6;
+    auto measurements = [&] {
+      std::vector<histogram_measurement> m;
+      m.emplace_back(q1, laplace_mechanism(q1.l1_sensitivity(), 1.0), z1);
+      m.emplace_back(q2, gaussian_mechanism::analytic(q2.l2_sensitivity(), 1.0, 1e-5), z2);
+      return m;
+    };
+    const auto spread = sharded_draws([&](std::mt19937_64& g) {
+      return distributed::sharded_histogram_records(comm, Eigen::VectorXd::Ones(9), 30.0, measurements(), g, 6);
+    });
+    const auto single = sharded_draws([&](std::mt19937_64& g) {
+      return sharded_histogram_gibbs(Eigen::VectorXd::Ones(9), 30.0, measurements(), g, record_sharding{6});
+    });
+    CHECK(spread == single);
+  }
   SECTION("each rank holds its shards only") {
     Eigen::VectorXd z(1);
     z << 41.5;

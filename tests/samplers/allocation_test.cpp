@@ -58,6 +58,8 @@ std::atomic<long> eigen_malloc_checks_failed{0};  // Eigen allocations (or other
 #include "privpost/samplers/record_histogram.hpp"
 #include "privpost/samplers/record_regression.hpp"
 #include "privpost/samplers/record_releases.hpp"
+#include "privpost/samplers/record_sharded.hpp"
+#include "privpost/samplers/record_sharded_histogram.hpp"
 
 // The replacement operators below pair malloc with free on purpose; GCC 12 sees the inlined std::allocator calls of the
 // test bodies and reports a mismatch it cannot see through.
@@ -119,6 +121,9 @@ TEST_CASE("Gibbs-SS sweeps allocate nothing", "[allocation]") {
   // The record-level sampler: the records and their contributions are sized at construction.
   record_gibbs records(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.1), z1, 1000.0, g);
   CHECK(allocations_in_sweeps(records, g) == 0);
+  // And with its records in 8 shards, in one process.
+  sharded_record_gibbs sharded(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.1), z1, 1000.0, g, record_sharding{8});
+  CHECK(allocations_in_sweeps(sharded, g) == 0);
 }
 
 TEST_CASE("truncated Gibbs-SS sweeps allocate nothing", "[allocation]") {
@@ -160,6 +165,9 @@ TEST_CASE("truncated Gibbs-SS sweeps allocate nothing", "[allocation]") {
     m.emplace_back(both, laplace_mechanism(2.0, 0.5), both.apply(Eigen::VectorXd::Constant(12, 20.0)));
     histogram_gibbs table(Eigen::VectorXd::Ones(12), 240.0, m, g);
     CHECK(allocations_in_sweeps(table, g) == 0);
+    // The same records in 5 shards (the noise split's buffers are sized at construction).
+    sharded_histogram_gibbs sharded(Eigen::VectorXd::Ones(12), 240.0, m, g, record_sharding{5});
+    CHECK(allocations_in_sweeps(sharded, g) == 0);
   }
   z2 << 10.0, 480.0;
   gibbs_ss_truncated normal(normal_inverse_gamma_prior(0.0, 1.0, 10.0, 10.0), laplace_mechanism(12.0, 0.5), z2, 500.0, -3.0, 3.0,

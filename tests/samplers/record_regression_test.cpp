@@ -16,6 +16,7 @@
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/record_regression.hpp"
+#include "privpost/samplers/record_sharded_regression.hpp"
 #include "privpost/testing/regression_study.hpp"
 #include "support/calibration_checks.hpp"
 
@@ -216,8 +217,9 @@ struct clamped_trial {
 
 // SBC at n = 20 (spec C.7-5, with the n): the truth from the prior, covariates from the hierarchical NIW law or
 // the fixed N(0, 1) (about 32% clamped), y = theta^T x~ + e, records clamped into the box, S released with Laplace at
-// the box's sensitivity. Methods: records (asserted), gibbs (Gibbs-SS-Update or -Prior on the same release: it models
-// neither clamping nor the exact noise; printed), naive (the conjugate update on the release: the negative control).
+// the box's sensitivity. Methods: records and sharded (the records in 4 shards; both asserted), gibbs (Gibbs-SS-Update
+// or -Prior on the same release: it models neither clamping nor the exact noise; printed), naive (the conjugate update
+// on the release: the negative control).
 void check_clamped_calibration(bool hierarchical, double eps, std::uint64_t seed, bool naive_must_fail,
                                const nig_regression_prior& prior = prior1(), bool gibbs_must_fail = false) {
   constexpr int trials = 300;
@@ -259,6 +261,17 @@ void check_clamped_calibration(bool hierarchical, double eps, std::uint64_t seed
              },
              burnin, draws, g);
        }},
+      {"sharded",  // the same records in K = 4 shards (samplers/record_sharded_regression.hpp)
+       [=](const clamped_trial& t, std::mt19937_64& g) {
+         return single_chain(
+             [&](auto& cg) {
+               return hierarchical ? sharded_record_regression(layout1, prior, niw, box_x, box_y, mechanism, t.z, t.n, cg,
+                                                               record_sharding{4})
+                                   : sharded_record_regression(layout1, prior, fixed_law, box_x, box_y, mechanism, t.z, t.n, cg,
+                                                               record_sharding{4});
+             },
+             burnin, draws, g);
+       }},
       {"gibbs",
        [=](const clamped_trial& t, std::mt19937_64& g) {
          if (hierarchical)
@@ -283,6 +296,7 @@ void check_clamped_calibration(bool hierarchical, double eps, std::uint64_t seed
   bool naive_failed = false, gibbs_failed = false;
   for (int k = 0; k < 3; ++k) {
     const auto& rec = row(rows, "records", k);
+    const auto& sharded = row(rows, "sharded", k);
     const auto& gibbs = row(rows, "gibbs", k);
     const auto& naive = row(rows, "naive", k);
     INFO((hierarchical ? "NIW covariates" : "fixed N(0, 1) covariates")
@@ -290,8 +304,11 @@ void check_clamped_calibration(bool hierarchical, double eps, std::uint64_t seed
          << " / " << rec.coverage90 << "; Gibbs-SS KS p " << gibbs.ks_pvalue << ", coverage " << gibbs.coverage50 << " / "
          << gibbs.coverage90 << "; naive KS p " << naive.ks_pvalue << ", coverage " << naive.coverage50 << " / "
          << naive.coverage90);
+    INFO("sharded (K = 4) KS p " << sharded.ks_pvalue << ", coverage " << sharded.coverage50 << " / " << sharded.coverage90);
     check_calibrated(rec);
     CHECK(std::abs(rec.coverage90 - 0.9) <= 0.05);  // the spec's band (C.7-5), tighter than 3.5 sds at M = 300
+    check_calibrated(sharded);
+    CHECK(std::abs(sharded.coverage90 - 0.9) <= 0.05);
     naive_failed = naive_failed || miscalibrated(naive);
     gibbs_failed = gibbs_failed || miscalibrated(gibbs);
   }

@@ -8,7 +8,10 @@
 //  3. the chain depends on the seed and K alone: K = 6 shards held by one, two or three threads (each a "process"
 //     combining its sums through a barrier) give bit for bit the same draws, for integer and real-valued sums;
 //  4. the shards' running sums equal their records' sums, and mixing per sweep against record_gibbs (reported);
-//  5. bad input, and the constraints at compile time.
+//     the regression sampler's placement rule and sums (its calibration: tests/samplers/record_regression_test.cpp);
+//  5. the histogram sampler (cell records, noisy marginals): SBC on a 2 x 2 table with the naive control, two releases
+//     of the same records against one process's exact joint posterior (histogram_gibbs), the placement rule;
+//  6. bad input, and the constraints at compile time.
 #include <catch2/catch.hpp>
 
 #include <barrier>
@@ -32,7 +35,10 @@
 #include "privpost/mechanisms/mechanism_variant.hpp"
 #include "privpost/samplers/record_augmented.hpp"
 #include "privpost/samplers/record_sharded.hpp"
+#include "privpost/samplers/record_sharded_histogram.hpp"
+#include "privpost/samplers/record_sharded_regression.hpp"
 #include "privpost/testing/family_study.hpp"
+#include "privpost/testing/histogram_study.hpp"
 #include "support/beta_mixture_oracle.hpp"
 #include "support/calibration_checks.hpp"
 
@@ -50,6 +56,8 @@ static_assert(sharded_sampler_for<normal_inverse_gamma_prior, laplace_mechanism,
 static_assert(!sharded_sampler_for<beta_prior, discrete_laplace_mechanism>);
 static_assert(!sharded_sampler_for<beta_prior, double>);
 static_assert(!sharded_sampler_for<beta_prior, laplace_mechanism, int>);
+static_assert(sampler<sharded_record_regression<laplace_mechanism>>);
+static_assert(sampler<sharded_record_regression<gaussian_mechanism>>);
 
 namespace {
 
@@ -80,8 +88,8 @@ struct thread_combine {
   void operator()(std::span<exact_sum> s) const { (*sums)(s); }
 };
 
-// theta and S over `sweeps` sweeps of a K = 6 chain whose shards are held by `processes` threads (thread 0's record of
-// it; every thread's is checked equal to it).
+// theta and S (the histogram for cell records) over `sweeps` sweeps of a K = 6 chain whose shards are held by `processes` threads
+// (thread 0's record of it; every thread's is checked equal to it).
 template <class Make>
 std::vector<double> placed_chain(int processes, int sweeps, Make make) {
   thread_sums sums(processes);
@@ -96,7 +104,12 @@ std::vector<double> placed_chain(int processes, int sweeps, Make make) {
         chain.step(g);
         const Eigen::VectorXd theta = chain.parameter_vector();
         for (Eigen::Index j = 0; j < theta.size(); ++j) trace.push_back(theta(j));
-        for (Eigen::Index j = 0; j < chain.release_sum().size(); ++j) trace.push_back(chain.release_sum()(j));
+        Eigen::VectorXd sums;
+        if constexpr (requires { chain.release_sum(); })
+          sums = chain.release_sum();
+        else
+          sums = chain.histogram();
+        for (Eigen::Index j = 0; j < sums.size(); ++j) trace.push_back(sums(j));
       }
     });
   threads.clear();
@@ -269,6 +282,148 @@ TEST_CASE("sharded_record_gibbs: the sums equal the records' sums; mixing agains
     INFO("K = " << k << ": bulk ESS " << ess << " of 4000 draws; record_gibbs " << reference);
     CHECK(ess > reference / 3.0);
   }
+}
+
+namespace {
+// Linear regression with an intercept and one covariate in [-1, 1], y in [-1, 1] (the data model of the regression
+// calibration tests), n = 40 records, a Laplace release at epsilon 1.
+const regression_layout line(1, true);
+const std::vector<interval> unit_box{interval(-1.0, 1.0)};
+nig_regression_prior line_prior() {
+  return nig_regression_prior(Eigen::VectorXd::Zero(2), Eigen::MatrixXd::Identity(2, 2) * 38.0, 20.0, 0.5);
+}
+Eigen::VectorXd line_release() {
+  Eigen::VectorXd z(line.size());
+  for (Eigen::Index k = 0; k < z.size(); ++k) z(k) = 0.5 + 0.25 * static_cast<double>(k);
+  z(0) = 40.0;  // the intercept's square summed over the records: n
+  return z;
+}
+}  // namespace
+
+TEST_CASE("sharded_record_regression: the chain is the seed's and K's; the sums are the records'", "[records][sharded]") {
+  const laplace_mechanism m(line.sensitivity(unit_box, interval(-1.0, 1.0)).first, 1.0);
+  const niw_hyperprior niw{Eigen::VectorXd::Zero(1), 1.0, Eigen::MatrixXd::Identity(1, 1), 50.0};
+  auto make = [&](std::mt19937_64& g, record_sharding sh, thread_combine c) {
+    return sharded_record_regression(line, line_prior(), niw, unit_box, interval(-1.0, 1.0), m, line_release(), 40.0, g, sh, c);
+  };
+  const auto one = placed_chain(1, 60, make);
+  CHECK(placed_chain(2, 60, make) == one);
+  CHECK(placed_chain(3, 60, make) == one);
+
+  std::mt19937_64 g(8);
+  sharded_record_regression chain(line, line_prior(), niw, unit_box, interval(-1.0, 1.0), m, line_release(), 40.0, g,
+                                  record_sharding{3});
+  for (int s = 0; s < 20; ++s) chain.step(g);
+  Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(3, 3);
+  Eigen::VectorXd released = Eigen::VectorXd::Zero(line.size());
+  for (std::size_t h = 0; h < chain.held_shards(); ++h)
+    for (Eigen::Index i = 0; i < chain.shard_responses(h).size(); ++i) {
+      const Eigen::VectorXd x = chain.shard_covariates(h).col(i);
+      const double y = chain.shard_responses(h)(i);
+      Eigen::Vector3d u(1.0, x(0), y);
+      gram += u * u.transpose();
+      released += line.record_statistic(Eigen::VectorXd::Constant(1, std::clamp(x(0), -1.0, 1.0)), std::clamp(y, -1.0, 1.0));
+    }
+  CHECK((chain.gram() - gram).cwiseAbs().maxCoeff() < 1e-10);
+  CHECK((chain.release_sum() - released).cwiseAbs().maxCoeff() < 1e-10);
+  CHECK(chain.parameter_vector().size() == 3);
+  CHECK(chain.record_acceptance() > 0.0);
+
+  // Bad input: the sharding, and record_regression's checks.
+  auto bad = [&](double n, record_sharding sh, const Eigen::VectorXd& z) {
+    return sharded_record_regression(line, line_prior(), niw, unit_box, interval(-1.0, 1.0), m, z, n, g, sh);
+  };
+  CHECK_THROWS_WITH(bad(40.0, {41}, line_release()), Catch::Contains("shards") && Catch::Contains("[1, 40]"));
+  CHECK_THROWS_WITH(bad(40.0, {2, 5, 3}, line_release()), Catch::Contains("process"));
+  CHECK_THROWS_WITH(bad(40.0, {2}, Eigen::VectorXd::Zero(2)), Catch::Contains("layout size"));
+  CHECK_THROWS_WITH(bad(40.5, {2}, line_release()), Catch::Contains("n"));
+  Eigen::VectorXd far = line_release();
+  far(1) = 1e6;
+  CHECK_THROWS_AS(bad(40.0, {2}, far), std::invalid_argument);
+}
+
+// The histogram study's rule (tests/samplers/record_histogram_test.cpp, spec B.9-4): n = 20 records of a 2 x 2 table,
+// Dirichlet(1, 1, 1, 1), M = 500 trials of 500 + 2000 sweeps, K = 4 shards; per cell the library's calibration rule
+// and the spec's 90% band [0.86, 0.94]. Both 1-way marginals at epsilon 1, and the identity queries at epsilon 0.1
+// with the naive update (the noisy counts as if exact), which must fail in at least one cell.
+TEST_CASE("sharded_histogram_gibbs is calibrated on a 2 x 2 table; the naive update is not",
+          "[calibration][records][sharded][sharded-sbc]") {
+  auto check = [](const linear_queries& q, double epsilon, bool naive, std::uint64_t seed) {
+    histogram_study_settings settings;
+    settings.n = 20;
+    settings.methods = {"sharded"};
+    if (naive) settings.methods.push_back("naive");
+    const auto study = histogram_study(q, laplace_mechanism(q.l1_sensitivity(), epsilon), Eigen::VectorXd::Ones(4), settings);
+    const auto rows = run_calibration(study, {500, seed, 0}).report();
+    bool naive_fails = false;
+    for (int c = 0; c < 4; ++c) {
+      const auto& r = test::row(rows, "sharded", c);
+      INFO("epsilon " << epsilon << ", cell " << c << ": KS p " << r.ks_pvalue << ", coverage " << r.coverage50 << " / "
+                      << r.coverage90);
+      test::check_calibrated(r);
+      CHECK(r.coverage90 >= 0.86);
+      CHECK(r.coverage90 <= 0.94);
+      if (naive) naive_fails = naive_fails || test::miscalibrated(test::row(rows, "naive", c));
+    }
+    if (naive) CHECK(naive_fails);
+  };
+  check(linear_queries::marginals({2, 2}, {{0}, {1}}), 1.0, false, 8201);
+  check(linear_queries::identity(4), 0.1, true, 8202);
+}
+
+TEST_CASE("sharded_histogram_gibbs: two releases jointly, as histogram_gibbs; the chain is the seed's and K's",
+          "[records][sharded]") {
+  // A 3 x 3 table of n = 30 records: both 1-way marginals (Laplace, epsilon 1) and later the 2-way table (Gaussian,
+  // epsilon 1, delta 1e-5). The posterior means of the 9 cells from K = 5 shards against histogram_gibbs's (4 chains
+  // of 1000 + 10000 sweeps each): within 4 Monte Carlo standard errors of their difference.
+  const auto q1 = linear_queries::marginals({3, 3}, {{0}, {1}});
+  const auto q2 = linear_queries::marginals({3, 3}, {{0, 1}});
+  Eigen::VectorXd z1(6), z2(9);
+  z1 << 12.4, 9.1, 8.8, 5.2, 14.9, 10.3;
+  z2 << 4.1, 6.3, 1.2, 0.4, 5.5, 3.9, 0.2, 3.3, 5.6;
+  auto measurements = [&] {
+    std::vector<histogram_measurement> m;
+    m.emplace_back(q1, laplace_mechanism(q1.l1_sensitivity(), 1.0), z1);
+    m.emplace_back(q2, gaussian_mechanism::analytic(q2.l2_sensitivity(), 1.0, 1e-5), z2);
+    return m;
+  };
+  inference_options o;
+  o.chains = 4;
+  o.burnin = 1000;
+  o.draws = 10000;
+  o.seed = 12;
+  const auto exact =
+      infer([&](std::mt19937_64& g) { return histogram_gibbs(Eigen::VectorXd::Ones(9), 30.0, measurements(), g); }, o);
+  const auto sharded = infer(
+      [&](std::mt19937_64& g) {
+        return sharded_histogram_gibbs(Eigen::VectorXd::Ones(9), 30.0, measurements(), g, record_sharding{5});
+      },
+      o);
+  for (Eigen::Index c = 0; c < 9; ++c) {
+    const double se = std::sqrt(std::pow(exact.draws.sd(c), 2) / exact.draws.ess_bulk(c) +
+                                std::pow(sharded.draws.sd(c), 2) / sharded.draws.ess_bulk(c));
+    INFO("cell " << c << ": sharded " << sharded.draws.mean(c) << " (ESS " << sharded.draws.ess_bulk(c) << "), histogram_gibbs "
+                 << exact.draws.mean(c) << " (ESS " << exact.draws.ess_bulk(c) << ")");
+    CHECK(std::abs(sharded.draws.mean(c) - exact.draws.mean(c)) <= 4.0 * se);
+  }
+
+  auto make = [&](std::mt19937_64& g, record_sharding sh, thread_combine c) {
+    return sharded_histogram_gibbs(Eigen::VectorXd::Ones(9), 30.0, measurements(), g, sh, c);
+  };
+  const auto one = placed_chain(1, 80, make);
+  CHECK(placed_chain(2, 80, make) == one);
+  CHECK(placed_chain(3, 80, make) == one);
+
+  // Lattice releases do not split; the sharding and histogram_gibbs's checks apply.
+  std::mt19937_64 g(3);
+  std::vector<histogram_measurement> lattice;
+  lattice.emplace_back(q1, discrete_laplace_mechanism(q1.l1_sensitivity(), 1.0), Eigen::VectorXd::Constant(6, 10.0));
+  CHECK_THROWS_WITH(sharded_histogram_gibbs(Eigen::VectorXd::Ones(9), 30.0, lattice, g, record_sharding{2}),
+                    Catch::Contains("Laplace or Gaussian"));
+  CHECK_THROWS_WITH(sharded_histogram_gibbs(Eigen::VectorXd::Ones(9), 30.0, measurements(), g, record_sharding{31}),
+                    Catch::Contains("shards"));
+  CHECK_THROWS_AS(sharded_histogram_gibbs(Eigen::VectorXd::Ones(4), 30.0, measurements(), g, record_sharding{2}),
+                  std::invalid_argument);
 }
 
 TEST_CASE("sharded_record_gibbs: bad input", "[records][sharded][errors]") {

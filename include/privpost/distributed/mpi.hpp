@@ -33,6 +33,8 @@
 #include "privpost/inference/infer.hpp"
 #include "privpost/mechanisms/ssp.hpp"
 #include "privpost/samplers/record_sharded.hpp"
+#include "privpost/samplers/record_sharded_histogram.hpp"
+#include "privpost/samplers/record_sharded_regression.hpp"
 
 namespace privpost::distributed {
 
@@ -196,6 +198,40 @@ sharded_record_gibbs<Prior, Mechanism, Contribution, shard_sums> sharded_records
                                                                                  const Eigen::VectorXd& z, double n, G& g,
                                                                                  int shards, Contribution contribution = {}) {
   return {prior, mechanism, z, n, g, record_sharding{shards, rank(comm), size(comm)}, std::move(contribution), shard_sums{comm}};
+}
+
+/// The record-level linear regression sampler (sharded_record_regression) with its records sharded over the ranks of
+/// comm, as sharded_records: K = shards shards, rank r holding shards r, r + size, ...; covariate_law is an
+/// niw_hyperprior (hierarchical covariates) or a normal_covariate_law (fixed). The same rules: every rank constructs
+/// and steps it alike, through privpost::infer with options.parallel false and no options.stop, and gets the draws of
+/// the K shards in one process bit for bit.
+template <exact_scale_mixture_noise Mechanism, class CovariateLaw, random_engine G>
+requires std::same_as<CovariateLaw, niw_hyperprior> || std::same_as<CovariateLaw, normal_covariate_law>
+    sharded_record_regression<Mechanism, shard_sums> sharded_regression_records(
+        MPI_Comm comm, const regression_layout& layout, const nig_regression_prior& prior, const CovariateLaw& covariate_law,
+        const std::vector<interval>& covariate_bounds, interval response_bounds, const Mechanism& mechanism,
+        const Eigen::VectorXd& z, double n, G& g, int shards) {
+  return {layout,
+          prior,
+          covariate_law,
+          covariate_bounds,
+          response_bounds,
+          mechanism,
+          z,
+          n,
+          g,
+          record_sharding{shards, rank(comm), size(comm)},
+          shard_sums{comm}};
+}
+
+/// The record-level sampler of cell records given noisy linear queries (sharded_histogram_gibbs) with its records
+/// sharded over the ranks of comm, as sharded_records: K = shards shards, rank r holding shards r, r + size, ...; one
+/// allreduce of the D cells' counts a sweep. The same rules: every rank constructs and steps it alike, through
+/// privpost::infer with options.parallel false and no options.stop, and gets the draws of the K shards in one process.
+template <random_engine G>
+sharded_histogram_gibbs<shard_sums> sharded_histogram_records(MPI_Comm comm, Eigen::VectorXd alpha, double n,
+                                                              std::vector<histogram_measurement> measurements, G& g, int shards) {
+  return {std::move(alpha), n, std::move(measurements), g, record_sharding{shards, rank(comm), size(comm)}, shard_sums{comm}};
 }
 
 namespace detail {

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -42,6 +43,7 @@
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/linear_queries.hpp"
+#include "privpost/mechanisms/mechanism_variant.hpp"
 #include "privpost/mechanisms/reachable.hpp"
 #include "privpost/samplers/record_releases.hpp"
 
@@ -101,6 +103,8 @@ class histogram_measurement {
     // A discrete mechanism's log_likelihood refuses a z off its lattice; the statistic's value does not matter here.
     if constexpr (std::same_as<M, discrete_laplace_mechanism> || std::same_as<M, discrete_gaussian_mechanism>)
       (void)m.log_likelihood(z_, Eigen::VectorXd::Zero(z_.size()));
+    else
+      continuous_.emplace(m);
   }
 
   /// The queries Q.
@@ -113,14 +117,50 @@ class histogram_measurement {
   const privacy_budget& budget() const noexcept { return budget_; }
   /// The mechanism's noise scale (for the reachability check).
   double scale() const noexcept { return scale_; }
+  /// The Laplace or Gaussian mechanism of the release, whose noise splits exactly over shards
+  /// (sharded_histogram_gibbs); empty for the lattice mechanisms.
+  const std::optional<mechanism_variant<laplace_mechanism, gaussian_mechanism>>& continuous_mechanism() const noexcept {
+    return continuous_;
+  }
 
  private:
   linear_queries queries_;
   Eigen::VectorXd z_;
+  std::optional<mechanism_variant<laplace_mechanism, gaussian_mechanism>> continuous_;
   coordinate_noise noise_;
   privacy_budget budget_;
   double scale_;
 };
+
+namespace detail {
+// The checks of a histogram chain: at least one measurement, alpha of D finite entries > 0 (D every measurement's cell
+// count), n a whole number in [1, max_records] (named by `accepted`), every release value within
+// max_noise_scales_outside noise scales of [0, n max_c Q(j, c)].
+inline void check_histogram_chain(const char* who, const Eigen::VectorXd& alpha, double n, double max_records,
+                                  const char* accepted, const std::vector<histogram_measurement>& measurements) {
+  if (measurements.empty()) throw_invalid(who, "measurements", 0.0, "at least 1");
+  const auto d = static_cast<Eigen::Index>(measurements.front().queries().cells());
+  check_size_match(who, "alpha", alpha.size(), "the queries' cells", d);
+  for (Eigen::Index c = 0; c < d; ++c) check_positive_finite(who, "alpha[" + std::to_string(c) + "]", alpha(c));
+  for (std::size_t r = 1; r < measurements.size(); ++r)
+    check_size_match(who, "cells of measurement " + std::to_string(r + 1),
+                     static_cast<std::int64_t>(measurements[r].queries().cells()), "cells of measurement 1", d);
+  check_record_count(who, n);
+  if (!(std::floor(n) == n && n <= max_records)) throw_invalid(who, "n", n, accepted);
+  for (std::size_t r = 0; r < measurements.size(); ++r) {
+    const auto& m = measurements[r];
+    std::vector<double> row_max(m.queries().rows(), 0.0);
+    for (std::size_t c = 0; c < m.queries().cells(); ++c) {
+      const auto rows = m.queries().column_rows(c);
+      const auto values = m.queries().column_values(c);
+      for (std::size_t k = 0; k < rows.size(); ++k) row_max[rows[k]] = std::max(row_max[rows[k]], values[k]);
+    }
+    for (Eigen::Index j = 0; j < m.z().size(); ++j)
+      check_reachable(who, "measurement " + std::to_string(r + 1) + " z(" + std::to_string(j) + ")", m.z()(j), 0.0,
+                      n * row_max[static_cast<std::size_t>(j)], n, m.scale());
+  }
+}
+}  // namespace detail
 
 /// The record-level sampler over (theta, x_1..x_n) for cell records with a Dirichlet(alpha) prior over the D cells,
 /// given one or more histogram_measurements of the same records. Models privpost::sampler; the parameter vector is
@@ -141,29 +181,10 @@ class histogram_gibbs {
                   record_init init = record_init::prior)
       : alpha_(std::move(alpha)), measurements_(std::move(measurements)) {
     constexpr const char* who = "histogram_gibbs";
-    if (measurements_.empty()) throw_invalid(who, "measurements", 0.0, "at least 1");
-    const auto d = static_cast<Eigen::Index>(measurements_.front().queries().cells());
-    check_size_match(who, "alpha", alpha_.size(), "the queries' cells", d);
-    for (Eigen::Index c = 0; c < d; ++c) check_positive_finite(who, "alpha[" + std::to_string(c) + "]", alpha_(c));
-    for (std::size_t r = 1; r < measurements_.size(); ++r)
-      check_size_match(who, "cells of measurement " + std::to_string(r + 1),
-                       static_cast<std::int64_t>(measurements_[r].queries().cells()), "cells of measurement 1", d);
-    check_record_count(who, n);
-    if (!(std::floor(n) == n && n <= max_records)) throw_invalid(who, "n", n, "a whole number in [1, 1e7]");
+    detail::check_histogram_chain(who, alpha_, n, max_records, "a whole number in [1, 1e7]", measurements_);
     if (init != record_init::prior && init != record_init::consistent)
       throw_invalid(who, "init", static_cast<double>(static_cast<int>(init)), "record_init::prior or record_init::consistent");
-    for (std::size_t r = 0; r < measurements_.size(); ++r) {
-      const auto& m = measurements_[r];
-      std::vector<double> row_max(m.queries().rows(), 0.0);
-      for (std::size_t c = 0; c < m.queries().cells(); ++c) {
-        const auto rows = m.queries().column_rows(c);
-        const auto values = m.queries().column_values(c);
-        for (std::size_t k = 0; k < rows.size(); ++k) row_max[rows[k]] = std::max(row_max[rows[k]], values[k]);
-      }
-      for (Eigen::Index j = 0; j < m.z().size(); ++j)
-        check_reachable(who, "measurement " + std::to_string(r + 1) + " z(" + std::to_string(j) + ")", m.z()(j), 0.0,
-                        n * row_max[static_cast<std::size_t>(j)], n, m.scale());
-    }
+    const auto d = alpha_.size();
     states_.resize(measurements_.size());
     for (std::size_t r = 0; r < measurements_.size(); ++r) states_[r].scratch.assign(measurements_[r].queries().rows(), 0.0);
     std::size_t widest = 0;

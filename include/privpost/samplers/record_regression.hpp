@@ -59,6 +59,61 @@ struct normal_covariate_law {
   Eigen::MatrixXd covariance;
 };
 
+namespace detail {
+// The checks of a regression record chain's setup: the prior's dimension against the design, finite declared bounds
+// (one interval per covariate), and a finite release of the layout's size.
+inline void check_regression_release(const char* f, const regression_layout& layout, const nig_regression_prior& prior,
+                                     const std::vector<interval>& covariate_bounds, interval response_bounds,
+                                     const Eigen::VectorXd& z) {
+  check_size_match(f, "prior dimension", prior.dimension(), "design columns", layout.columns());
+  check_size_match(f, "covariate bounds", static_cast<Eigen::Index>(covariate_bounds.size()), "covariates d",
+                   layout.covariates());
+  for (const auto& b : covariate_bounds) {
+    check_finite(f, "covariate lower bound", b.lo);
+    check_finite(f, "covariate upper bound", b.hi);
+  }
+  check_finite(f, "response lower bound", response_bounds.lo);
+  check_finite(f, "response upper bound", response_bounds.hi);
+  check_size_match(f, "release z", z.size(), "layout size", layout.size());
+  check_finite(f, "z", z);
+}
+
+// The rule of mechanisms/reachable.hpp: n records clamped into the box give entry k of the sum in n times its range.
+inline void check_regression_reachable(const char* f, const regression_layout& layout,
+                                       const std::vector<interval>& covariate_bounds, interval response_bounds,
+                                       const Eigen::VectorXd& z, double n, double scale) {
+  const std::vector<interval> ranges = layout.statistic_ranges(covariate_bounds, response_bounds);
+  for (Eigen::Index k = 0; k < z.size(); ++k)
+    check_reachable(f, "z(" + std::to_string(k) + ")", z(k), n * ranges[static_cast<std::size_t>(k)].lo,
+                    n * ranges[static_cast<std::size_t>(k)].hi, n, scale);
+}
+
+// c(x, y): the layout's entries of u u^T for u = (clamp(x~), clamp(y)), the record clamped into the declared box as
+// the data owner summed it, into out (u: scratch of size columns + 1).
+inline void clamped_regression_contribution(const regression_layout& layout, const std::vector<interval>& covariate_bounds,
+                                            interval response_bounds, const Eigen::Ref<const Eigen::VectorXd>& x, double y,
+                                            Eigen::VectorXd& u, Eigen::VectorXd& out) {
+  const int off = layout.intercept() ? 1 : 0;
+  if (layout.intercept()) u(0) = layout.intercept_value();
+  for (int j = 0; j < layout.covariates(); ++j) {
+    const auto& b = covariate_bounds[static_cast<std::size_t>(j)];
+    u(off + j) = std::clamp(x(j), b.lo, b.hi);
+  }
+  u(layout.columns()) = std::clamp(y, response_bounds.lo, response_bounds.hi);
+  for (int k = 0; k < layout.size(); ++k) out(k) = u(layout.pair(k).first) * u(layout.pair(k).second);
+}
+
+// Adds the unclamped record's row u = (x~, y) to the lower triangle of the Gram matrix (u: scratch of size columns + 1).
+inline void add_regression_row(const regression_layout& layout, const Eigen::Ref<const Eigen::VectorXd>& x, double y,
+                               Eigen::VectorXd& u, Eigen::MatrixXd& gram) {
+  const int off = layout.intercept() ? 1 : 0;
+  if (layout.intercept()) u(0) = layout.intercept_value();
+  for (int j = 0; j < layout.covariates(); ++j) u(off + j) = x(j);
+  u(layout.columns()) = y;
+  gram.template selfadjointView<Eigen::Lower>().rankUpdate(u);
+}
+}  // namespace detail
+
 /// The record-level regression sampler over (theta, sigma^2[, mu_x, Sigma_x], records). Models privpost::sampler;
 /// parameter_vector() is (theta, sigma^2), as the regression studies and `privpost-infer` report.
 template <release_mechanism Mechanism>
@@ -205,17 +260,7 @@ class record_regression {
     constexpr const char* f = "record_regression";
     if (init != record_init::prior && init != record_init::consistent)
       throw_invalid(f, "init", static_cast<double>(static_cast<int>(init)), "record_init::prior or record_init::consistent");
-    check_size_match(f, "prior dimension", prior_.dimension(), "design columns", layout_.columns());
-    check_size_match(f, "covariate bounds", static_cast<Eigen::Index>(covariate_bounds.size()), "covariates d",
-                     layout_.covariates());
-    for (const auto& b : covariate_bounds) {
-      check_finite(f, "covariate lower bound", b.lo);
-      check_finite(f, "covariate upper bound", b.hi);
-    }
-    check_finite(f, "response lower bound", response_bounds.lo);
-    check_finite(f, "response upper bound", response_bounds.hi);
-    check_size_match(f, "release z", z.size(), "layout size", layout_.size());
-    check_finite(f, "z", z);
+    detail::check_regression_release(f, layout_, prior_, covariate_bounds, response_bounds, z);
     check_record_count(f, n);
     if (!(std::floor(n) == n && n <= max_records)) throw_invalid(f, "n", n, "a whole number in [1, 1e7]");
     // Each record keeps its D contributions: n D doubles (at most 800 MB).
@@ -224,11 +269,7 @@ class record_regression {
                     "at most " + std::to_string(static_cast<long long>(max_stored_contributions / layout_.size())) +
                         " records for a layout of " + std::to_string(layout_.size()) +
                         " statistics (n D <= 1e8 stored contributions; beyond it gibbs_ss is the tool)");
-    // The rule of mechanisms/reachable.hpp: records clamped into the box give entry k of the sum in n times its range.
-    const std::vector<interval> ranges = layout_.statistic_ranges(covariate_bounds, response_bounds);
-    for (Eigen::Index k = 0; k < z.size(); ++k)
-      check_reachable(f, "z(" + std::to_string(k) + ")", z(k), n * ranges[static_cast<std::size_t>(k)].lo,
-                      n * ranges[static_cast<std::size_t>(k)].hi, n, noise_scale(mechanism));
+    detail::check_regression_reachable(f, layout_, covariate_bounds, response_bounds, z, n, noise_scale(mechanism));
     covariate_bounds_ = covariate_bounds;
     z_ = z;
     const int d = layout_.covariates();
@@ -333,16 +374,8 @@ class record_regression {
     }
   }
 
-  // c(x, y): the layout's entries of u u^T for u = (clamp(x~), clamp(y)), into out (u: scratch of size columns + 1).
   void contribution(const Eigen::Ref<const Eigen::VectorXd>& x, double y, Eigen::VectorXd& u, Eigen::VectorXd& out) const {
-    const int off = layout_.intercept() ? 1 : 0;
-    if (layout_.intercept()) u(0) = layout_.intercept_value();
-    for (int j = 0; j < layout_.covariates(); ++j) {
-      const auto& b = covariate_bounds_[static_cast<std::size_t>(j)];
-      u(off + j) = std::clamp(x(j), b.lo, b.hi);
-    }
-    u(layout_.columns()) = std::clamp(y, response_bounds_.lo, response_bounds_.hi);
-    for (int k = 0; k < layout_.size(); ++k) out(k) = u(layout_.pair(k).first) * u(layout_.pair(k).second);
+    detail::clamped_regression_contribution(layout_, covariate_bounds_, response_bounds_, x, y, u, out);
   }
 
   // log p(z | proposed) - log p(z | S), and log p(z | proposed) into log_new: the mechanism's log_density_change when
@@ -364,11 +397,7 @@ class record_regression {
     gram_.setZero(p + 1, p + 1);
     release_sum_.setZero();
     for (Eigen::Index i = 0; i < records_x_.cols(); ++i) {
-      const int off = layout_.intercept() ? 1 : 0;
-      if (layout_.intercept()) u_(0) = layout_.intercept_value();
-      for (int j = 0; j < layout_.covariates(); ++j) u_(off + j) = records_x_(j, i);
-      u_(p) = records_y_(i);
-      gram_.template selfadjointView<Eigen::Lower>().rankUpdate(u_);
+      detail::add_regression_row(layout_, records_x_.col(i), records_y_(i), u_, gram_);
       contribution(records_x_.col(i), records_y_(i), u_, c_new_);
       contributions_.col(i) = c_new_;
       release_sum_ += c_new_;

@@ -31,7 +31,8 @@
 //
 //     sharded_record_gibbs chain(beta_prior(1, 1), laplace_mechanism(1, 0.5), z, 1e6, g, record_sharding{4});
 //     infer([&](auto& g) { return sharded_record_gibbs(prior, mechanism, z, n, g, record_sharding{4}); }, options);
-//     // on rank r of an MPI job of P ranks: distributed::sharded_record_gibbs (distributed/mpi.hpp)
+//     // over MPI: distributed::sharded_records (distributed/mpi.hpp)
+// The regression and histogram relatives: samplers/record_sharded_regression.hpp, samplers/record_sharded_histogram.hpp.
 #pragma once
 
 #include <Eigen/Core>
@@ -77,6 +78,105 @@ struct local_shards {
   void operator()(std::span<exact_sum>) const noexcept {}
 };
 
+namespace detail {
+// Checks n (a whole number in [1, max_records], named by `accepted`) and the sharding (K in [1, min(n, 2^20)], the
+// process index in [0, processes)); returns the sharding (for member initialisers: nothing is sized by K before this).
+inline record_sharding checked_sharding(const char* f, const record_sharding& sharding, double n, double max_records,
+                                        const char* accepted) {
+  check_record_count(f, n);
+  if (!(std::floor(n) == n && n <= max_records)) throw_invalid(f, "n", n, accepted);
+  const double shard_cap = std::min(n, static_cast<double>(1 << 20));
+  if (!(sharding.shards >= 1 && sharding.shards <= shard_cap))
+    throw_invalid(f, "shards", sharding.shards, "a whole number in [1, min(n, 2^20)] = [1, " + format_value(shard_cap) + "]");
+  if (!(sharding.processes >= 1)) throw_invalid(f, "processes", sharding.processes, "at least 1");
+  if (!(sharding.process >= 0 && sharding.process < sharding.processes))
+    throw_invalid(f, "process", sharding.process,
+                  "an index in [0, processes - 1] = [0, " + std::to_string(sharding.processes - 1) + "]");
+  return sharding;
+}
+
+// Shard k of K holds records [k n / K, (k + 1) n / K): sizes differ by at most one.
+inline std::size_t shard_size(int k, double n, int shards) {
+  const auto count = static_cast<std::uint64_t>(n), index = static_cast<std::uint64_t>(k),
+             total = static_cast<std::uint64_t>(shards);
+  return static_cast<std::size_t>((index + 1) * count / total - index * count / total);
+}
+
+// Two seeds drawn once from the chain's engine at construction; shard k's engine is seeded from them and k, the same
+// on every process.
+struct shard_seeds {
+  std::uint64_t a = 0, b = 0;
+  template <random_engine G>
+  explicit shard_seeds(G& g) : a(static_cast<std::uint64_t>(g())), b(static_cast<std::uint64_t>(g())) {}
+  void seed(std::mt19937_64& engine, int k) const {
+    const auto index = static_cast<std::uint64_t>(k);
+    std::seed_seq seq{static_cast<std::uint32_t>(a),     static_cast<std::uint32_t>(a >> 32),
+                      static_cast<std::uint32_t>(b),     static_cast<std::uint32_t>(b >> 32),
+                      static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32)};
+    engine.seed(seq);
+  }
+};
+
+// Accepted / proposed record updates over the shards (1 before any).
+template <class Shards>
+double shard_acceptance(const Shards& shards) noexcept {
+  std::uint64_t proposed = 0, accepted = 0;
+  for (const auto& sh : shards) {
+    proposed += sh.proposed;
+    accepted += sh.accepted;
+  }
+  return proposed == 0 ? 1.0 : static_cast<double>(accepted) / static_cast<double>(proposed);
+}
+
+// Steps 2 and 3 of the split (the file comment) and the shards' kernel, for a release of `dimension` coordinates
+// split into K shares: w_j | z_j - S_j, then every shard's share e_k = (z - S) / K + xi_k - mean(xi) of the residual.
+template <exact_scale_mixture_noise Mechanism>
+class noise_split {
+ public:
+  noise_split(const Mechanism& mechanism, int shards, Eigen::Index dimension)
+      : mechanism_(mechanism),
+        shards_(static_cast<double>(shards)),
+        w_(Eigen::VectorXd::Zero(dimension)),
+        half_precision_(Eigen::VectorXd::Zero(dimension)),
+        xi_(static_cast<std::size_t>(shards)) {}
+
+  // Redraws w and the shares from the chain's engine (all K drawn on every process, so that engine stays in step);
+  // share(k, j, value) receives held shard k's share of coordinate j (k_held(k) says whether k is held).
+  template <class Z, class S, random_engine G, class Held, class Share>
+  void redraw(const Z& z, const S& sum, G& g, Held&& held, Share&& share) {
+    for (Eigen::Index j = 0; j < w_.size(); ++j) {
+      const double residual = z(j) - sum(j);
+      w_(j) = mechanism_.redraw_variance(residual, g);  // the Gaussian's sigma^2 without a draw
+      half_precision_(j) = 0.5 * shards_ / w_(j);
+      const double sd = std::sqrt(w_(j) / shards_);
+      double mean = 0.0;
+      for (double& x : xi_) mean += (x = sd * draw_normal(g));
+      mean /= shards_;
+      for (std::size_t k = 0; k < xi_.size(); ++k)
+        if (held(static_cast<int>(k))) share(static_cast<int>(k), j, residual / shards_ + (xi_[k] - mean));
+    }
+  }
+
+  // log N(e - delta; 0, w / K) - log N(e; 0, w / K) summed over the coordinates: the shard kernel's log alpha.
+  template <class E, class D>
+  double log_alpha(const E& share, const D& delta) const {
+    double l = 0.0;
+    for (Eigen::Index j = 0; j < w_.size(); ++j) l += half_precision_(j) * delta(j) * (2.0 * share(j) - delta(j));
+    return l;
+  }
+
+  const Eigen::VectorXd& variances() const noexcept { return w_; }
+  // K / (2 w_j): the kernel's weight of coordinate j (a change delta of it adds half_precision(j) delta (2 e_j - delta)).
+  double half_precision(Eigen::Index j) const noexcept { return half_precision_(j); }
+
+ private:
+  Mechanism mechanism_;
+  double shards_;
+  Eigen::VectorXd w_, half_precision_;
+  std::vector<double> xi_;
+};
+}  // namespace detail
+
 /// The record-level sampler over (theta, x_1..x_n) with the records in K shards (see the file comment for the
 /// augmentation and the sweep), for a conjugate prior whose family draws records and a mechanism whose noise is exactly
 /// a Gaussian scale mixture. Combine is called once per sweep (and once at construction) with this process's 2 d exact
@@ -99,8 +199,6 @@ class sharded_record_gibbs {
   using vector_type = typename family::vector_type;
   /// The most records a chain holds over all its shards.
   static constexpr double max_records = 1e9;
-  /// The most shards.
-  static constexpr int max_shards = 1 << 20;
 
   /// z: the release (family::dimension finite entries, within reach of the records' sums), n: the public number of
   /// records (a whole number in [1, 1e9]), sharding: K and this process's shards, contribution: what the owner summed
@@ -111,45 +209,27 @@ class sharded_record_gibbs {
   sharded_record_gibbs(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g,
                        record_sharding sharding, Contribution contribution = {}, Combine combine = {})
       : prior_(prior),
-        mechanism_(mechanism),
         contribution_(std::move(contribution)),
         combine_(std::move(combine)),
         n_(n),
-        sharding_(sharding) {
+        sharding_(detail::checked_sharding("sharded_record_gibbs", sharding, n, max_records, "a whole number in [1, 1e9]")),
+        split_(mechanism, sharding_.shards, family::dimension) {
     constexpr const char* f = "sharded_record_gibbs";
-    check_record_count(f, n);
-    if (!(std::floor(n) == n && n <= max_records)) throw_invalid(f, "n", n, "a whole number in [1, 1e9]");
-    const double shard_cap = std::min(n, static_cast<double>(max_shards));
-    if (!(sharding.shards >= 1 && sharding.shards <= shard_cap))
-      throw_invalid(f, "shards", sharding.shards,
-                    "a whole number in [1, min(n, 2^20)] = [1, " + detail::format_value(shard_cap) + "]");
-    if (!(sharding.processes >= 1)) throw_invalid(f, "processes", sharding.processes, "at least 1");
-    if (!(sharding.process >= 0 && sharding.process < sharding.processes))
-      throw_invalid(f, "process", sharding.process,
-                    "an index in [0, processes - 1] = [0, " + std::to_string(sharding.processes - 1) + "]");
     check_size_match(f, "z", z.size(), "the family's statistic size", family::dimension);
     check_finite(f, "z", z);
     for (int j = 0; j < family::dimension; ++j) {
       const auto [lo, hi] = detail::contribution_sum_range<family>(contribution_, n, j);
       check_reachable(f, family::dimension == 1 ? std::string("z") : "z(" + std::to_string(j) + ")", z(j), lo, hi, n,
-                      noise_scale(mechanism_));
+                      noise_scale(mechanism));
     }
     z_ = z;
     theta_ = prior_.draw(g);
-    // The shards' engines: seeded from two draws of the chain's engine and the shard's index, the same on every process.
-    const auto seed_a = static_cast<std::uint64_t>(g()), seed_b = static_cast<std::uint64_t>(g());
-    const auto count = static_cast<std::uint64_t>(n), k = static_cast<std::uint64_t>(sharding.shards);
-    xi_.resize(static_cast<std::size_t>(sharding.shards));
-    for (int s = sharding.process; s < sharding.shards; s += sharding.processes) {
-      const auto index = static_cast<std::uint64_t>(s);
+    const detail::shard_seeds seeds(g);
+    for (int k = sharding.process; k < sharding.shards; k += sharding.processes) {
       shard sh;
-      sh.index = s;
-      std::seed_seq seq{static_cast<std::uint32_t>(seed_a), static_cast<std::uint32_t>(seed_a >> 32),
-                        static_cast<std::uint32_t>(seed_b), static_cast<std::uint32_t>(seed_b >> 32),
-                        static_cast<std::uint32_t>(index),  static_cast<std::uint32_t>(index >> 32)};
-      sh.engine.seed(seq);
-      // Shard s holds records [s n / K, (s + 1) n / K): sizes differ by at most one.
-      const auto size = static_cast<std::size_t>((index + 1) * count / k - index * count / k);
+      sh.index = k;
+      seeds.seed(sh.engine, k);
+      const std::size_t size = detail::shard_size(k, n, sharding.shards);
       sh.records.resize(size);
       sh.statistics.resize(size);
       sh.contributions.resize(size);
@@ -165,20 +245,11 @@ class sharded_record_gibbs {
   template <random_engine G>
   void step(G& g) {
     theta_ = prior_.update(total_, n_).draw(g);
-    const double k = static_cast<double>(sharding_.shards);
-    for (int j = 0; j < family::dimension; ++j) {
-      const double residual = z_(j) - release_sum_(j);
-      // w_j | z_j - S_j (for the Gaussian: sigma^2, no draw).
-      w_(j) = mechanism_.redraw_variance(residual, g);
-      half_precision_(j) = 0.5 * k / w_(j);
-      // e | w, sum_k e_k = z - S: xi_k iid N(0, w / K) projected on the plane (step 3 of the file comment). Every
-      // process draws all K (the chain's engine stays in step) and keeps its own shards'.
-      const double sd = std::sqrt(w_(j) / k);
-      double mean = 0.0;
-      for (double& x : xi_) mean += (x = sd * draw_normal(g));
-      mean /= k;
-      for (auto& sh : shards_) sh.share(j) = residual / k + (xi_[static_cast<std::size_t>(sh.index)] - mean);
-    }
+    split_.redraw(
+        z_, release_sum_, g, [&](int k) { return k % sharding_.processes == sharding_.process; },
+        [&](int k, Eigen::Index j, double share) {
+          shards_[static_cast<std::size_t>(k / sharding_.processes)].share(j) = share;
+        });
     for (auto& sh : shards_) sweep(sh);
     combine_sums();
   }
@@ -189,7 +260,7 @@ class sharded_record_gibbs {
   double log_acceptance(std::size_t h, std::size_t i, const record_type& x) const {
     const shard& sh = shards_.at(h);
     const vector_type delta = contribution_(x) - sh.contributions.at(i);
-    return log_alpha(sh, delta);
+    return split_.log_alpha(sh.share, delta);
   }
 
   /// The current draw of theta.
@@ -201,7 +272,7 @@ class sharded_record_gibbs {
   /// S: the sum of every record's contribution (what the mechanism released a noisy copy of).
   const vector_type& release_sum() const noexcept { return release_sum_; }
   /// The noise variances w of the last sweep (sigma^2 for the Gaussian; 0 before any sweep).
-  const vector_type& noise_variances() const noexcept { return w_; }
+  const Eigen::VectorXd& noise_variances() const noexcept { return split_.variances(); }
   /// How the records are split.
   const record_sharding& sharding() const noexcept { return sharding_; }
   /// The number of shards this process holds.
@@ -213,14 +284,7 @@ class sharded_record_gibbs {
   /// y_k - s_k, held shard h's share of the release noise at the last sweep (0 before any).
   const vector_type& shard_share(std::size_t h) const { return shards_.at(h).share; }
   /// Accepted / proposed record updates of this process's shards so far (1 before any).
-  double record_acceptance() const noexcept {
-    std::uint64_t proposed = 0, accepted = 0;
-    for (const auto& sh : shards_) {
-      proposed += sh.proposed;
-      accepted += sh.accepted;
-    }
-    return proposed == 0 ? 1.0 : static_cast<double>(accepted) / static_cast<double>(proposed);
-  }
+  double record_acceptance() const noexcept { return detail::shard_acceptance(shards_); }
   /// Nothing is ever repaired or retried: all zero.
   const numerical_events& events() const noexcept { return events_; }
 
@@ -235,12 +299,6 @@ class sharded_record_gibbs {
     bool whole = true;  // every statistic and contribution a whole number: the running sums are exact
   };
 
-  double log_alpha(const shard& sh, const vector_type& delta) const {
-    double l = 0.0;
-    for (int j = 0; j < family::dimension; ++j) l += half_precision_(j) * delta(j) * (2.0 * sh.share(j) - delta(j));
-    return l;
-  }
-
   // Step 4 for one shard: the records in turn at fixed y (the shard's share y_k - s_k moves with s_k).
   void sweep(shard& sh) {
     for (std::size_t i = 0; i < sh.records.size(); ++i) {
@@ -249,7 +307,7 @@ class sharded_record_gibbs {
       const vector_type c = contribution_(x);
       const vector_type delta = c - sh.contributions[i];
       if (!(c == sh.contributions[i])) {
-        const double l = log_alpha(sh, delta);
+        const double l = split_.log_alpha(sh.share, delta);
         if (l < 0.0 && !(std::log(draw_uniform(sh.engine)) < l)) continue;
         sh.s += delta;
         sh.share -= delta;
@@ -304,18 +362,16 @@ class sharded_record_gibbs {
   }
 
   Prior prior_;
-  Mechanism mechanism_;
   Contribution contribution_;
   Combine combine_;
   double n_;
   record_sharding sharding_;
+  detail::noise_split<Mechanism> split_;
   Eigen::VectorXd z_;
   parameter_type theta_{};
   std::vector<shard> shards_;
-  std::vector<double> xi_;
   std::array<exact_sum, 2 * static_cast<std::size_t>(family::dimension)> sums_{};
   vector_type total_ = vector_type::Zero(), release_sum_ = vector_type::Zero();
-  vector_type w_ = vector_type::Zero(), half_precision_ = vector_type::Zero();
   numerical_events events_;
 };
 

@@ -2,7 +2,8 @@
 // The simulation-based calibration study of noisy marginals (spec histogram-measurements.md B.9-4): per trial the cell
 // probabilities theta ~ Dirichlet(alpha) of a table with the given levels, n records ~ Categorical(theta), and one
 // release of the table's declared queries (its marginals, or the histogram itself); methods: records (histogram_gibbs,
-// exact) and, for identity queries only, naive (Dirichlet(alpha + max(z, 0)), the noisy counts as if exact: marginals
+// exact), sharded (sharded_histogram_gibbs, the records in `shards` shards; Laplace and Gaussian releases) and, for
+// identity queries only, naive (Dirichlet(alpha + max(z, 0)), the noisy counts as if exact: marginals
 // give no histogram to plug in). Parameters: the D cell probabilities. privpost-calibrate --model marginals runs it.
 #pragma once
 
@@ -19,6 +20,7 @@
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/mechanisms/linear_queries.hpp"
 #include "privpost/samplers/record_histogram.hpp"
+#include "privpost/samplers/record_sharded_histogram.hpp"
 
 namespace privpost {
 
@@ -40,8 +42,10 @@ struct histogram_study_settings {
   int draws = 2000;
   /// Keep every thin-th sweep.
   int thin = 1;
-  /// Methods among records and naive (naive with identity queries only).
+  /// Methods among records, sharded and naive (naive with identity queries only).
   std::vector<std::string> methods = {"records"};
+  /// The shards of the sharded method.
+  int shards = 4;
 };
 
 /// The study of queries q (of a table with q.cells() cells) released by mechanism m (a coordinatewise_mechanism
@@ -81,6 +85,16 @@ auto histogram_study(const linear_queries& q, const M& m, const Eigen::VectorXd&
                                },
                                s.burnin, s.draws, g, s.thin);
                          }});
+    } else if (name == "sharded") {
+      methods.push_back({name, [q, m, alpha, s](const histogram_trial& t, std::mt19937_64& g) {
+                           return single_chain(
+                               [&](auto& cg) {
+                                 std::vector<histogram_measurement> ms;
+                                 ms.emplace_back(q, m, t.z);
+                                 return sharded_histogram_gibbs(alpha, s.n, std::move(ms), cg, record_sharding{s.shards});
+                               },
+                               s.burnin, s.draws, g, s.thin);
+                         }});
     } else if (name == "naive") {
       if (!identity)
         throw std::invalid_argument(std::string(who) +
@@ -92,7 +106,7 @@ auto histogram_study(const linear_queries& q, const M& m, const Eigen::VectorXd&
                            return d;
                          }});
     } else {
-      throw std::invalid_argument(std::string(who) + ": method '" + name + "'; accepted: records, naive");
+      throw std::invalid_argument(std::string(who) + ": method '" + name + "'; accepted: records, sharded, naive");
     }
   }
   return simulation_study(simulate, std::move(methods));
