@@ -29,6 +29,7 @@
 #include "privpost/core/random/truncated_normal.hpp"
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/core/random/wishart.hpp"
+#include "privpost/core/random/xoshiro.hpp"
 #include "support/statistical.hpp"
 
 using namespace privpost;
@@ -51,6 +52,54 @@ TEST_CASE("draw_uniform is uniform on the open unit interval for 64-bit, 32-bit 
     for (double x : xs) REQUIRE((x > 0.0 && x < 1.0));
     require_rejects(xs, [](double x) { return x * x; });
   }
+}
+
+TEST_CASE("xoshiro256 follows the reference algorithm and seeds by SplitMix64", "[draws]") {
+  static_assert(random_engine<xoshiro256>);
+  // From the state {1, 2, 3, 4}: the outputs of the authors' C reference (xoshiro256starstar.c), computed here by an
+  // independent Python transcription of it.
+  auto g = xoshiro256::from_state(1, 2, 3, 4);
+  const std::uint64_t expected[] = {
+      11520ull, 0ull, 1509978240ull, 1215971899390074240ull, 1216172134540287360ull, 607988272756665600ull};
+  for (std::uint64_t e : expected) CHECK(g() == e);
+  auto h = xoshiro256::from_state(1, 2, 3, 4);
+  h.discard(5);
+  CHECK(h() == expected[5]);
+  // Seed 0: the state is SplitMix64's first four outputs from 0 (0xe220a8397b1dcdaf is its published first value).
+  CHECK(xoshiro256(0) ==
+        xoshiro256::from_state(16294208416658607535ull, 7960286522194355700ull, 487617019471545679ull, 17909611376780542444ull));
+  CHECK_FALSE(xoshiro256(1) == xoshiro256(0));
+  xoshiro256 u(7);
+  require_fits(sample(ks_draws, [&] { return draw_uniform(u); }), [](double x) { return x; });
+}
+
+TEST_CASE("log_uniform_below decides log(u) < log alpha exactly as the logarithm does", "[draws]") {
+  // Pairs near the boundary (log alpha = log u + a small offset, where a loose bound would decide wrongly), far from
+  // it, and the edges: u at the ends of draw_uniform's range, infinite and NaN log alpha.
+  std::mt19937_64 g(91);
+  std::int64_t disagreements = 0, decided = 0;
+  const double offsets[] = {-1.0, -0.1, -1e-3, -1e-6, -1e-9, -1e-13, 1e-13, 1e-9, 1e-6, 1e-3, 0.1, 1.0};
+  for (int i = 0; i < 200000; ++i) {
+    const double u = draw_uniform(g);
+    const double near = std::log(u) + offsets[i % 12];
+    const double far = -60.0 + 65.0 * draw_uniform(g);
+    for (double la : {near, far}) {
+      const bool got = log_uniform_below(u, la);
+      disagreements += got != (std::log(u) < la);
+      decided += got;
+    }
+  }
+  CHECK(disagreements == 0);
+  CHECK(decided > 100000);  // both outcomes occur
+  const double lowest = 0.5 * 0x1.0p-53, highest = 1.0 - 0x1.0p-54;
+  for (double u : {lowest, highest, 0.5})
+    for (double la : {std::log(u) - 1e-15, std::log(u) + 1e-15, std::log(u) * (1 - 1e-15), std::log(u) * (1 + 1e-15), 0.0,
+                      -1e-300, -1e300, 1e300})
+      CHECK(log_uniform_below(u, la) == (std::log(u) < la));
+  const double inf = std::numeric_limits<double>::infinity();
+  CHECK_FALSE(log_uniform_below(0.5, -inf));
+  CHECK(log_uniform_below(0.5, inf));
+  CHECK_FALSE(log_uniform_below(0.5, std::numeric_limits<double>::quiet_NaN()));
 }
 
 TEST_CASE("draw_normal fits N(mean, sd^2)", "[draws]") {

@@ -196,7 +196,7 @@ class corrected_sum {
     const double base2 = k2 == cell(y_) ? base_ : base(model, k2);
     const double eta = eta_of(model, theta);
     const double log_alpha = log_ratio(model, theta, eta, w_, y_, base_, candidate, base2, uniform ? nullptr : &q);
-    if (log_alpha >= 0.0 || std::log(draw_uniform(g)) < log_alpha) {
+    if (log_alpha >= 0.0 || log_uniform_below(draw_uniform(g), log_alpha)) {
       y_ = candidate;
       base_ = base2;
       ++accepted_;

@@ -97,7 +97,7 @@ class fem_record_gibbs {
     const double log_norm = detail::log_sum_exp(scaled_);
     const double log_alpha = mechanism_.exponent() * (proposed_u_(z()) - u_(z())) - (log_norm - log_norm_);
     smallest_log_alpha_ = std::min(smallest_log_alpha_, log_alpha);
-    if (log_alpha < 0.0 && !(std::log(draw_uniform(g)) < log_alpha)) return false;
+    if (log_alpha < 0.0 && !log_uniform_below(draw_uniform(g), log_alpha)) return false;
     ++accepted_;
     total_ += family::statistic(x) - family::statistic(records_[i]);
     records_[i] = x;

@@ -73,6 +73,14 @@ class coordinate_noise {
     const double r = granularity_ > 0.0 ? z / granularity_ - std::floor(s / granularity_ + 0.5) : z - s;
     return absolute_ ? -std::abs(r) * inverse_ : -0.5 * r * r * inverse_;
   }
+  /// Whether the noise lives on a lattice (the discrete mechanisms).
+  bool lattice() const noexcept { return granularity_ > 0.0; }
+  /// For continuous noise, log_kernel(z, s) = -(a |z - s| + (z - s)^2 q / 2) with a = absolute_weight() (1 / b for
+  /// Laplace, else 0) and q = squared_weight() (1 / sigma^2 for Gaussian, else 0): the form histogram_gibbs's
+  /// marginal-table path evaluates without a branch, to the same bits as log_kernel.
+  double absolute_weight() const noexcept { return absolute_ ? inverse_ : 0.0; }
+  /// See absolute_weight().
+  double squared_weight() const noexcept { return absolute_ ? 0.0 : inverse_; }
 
  private:
   bool absolute_;
@@ -186,7 +194,15 @@ class histogram_gibbs {
       throw_invalid(who, "init", static_cast<double>(static_cast<int>(init)), "record_init::prior or record_init::consistent");
     const auto d = alpha_.size();
     states_.resize(measurements_.size());
-    for (std::size_t r = 0; r < measurements_.size(); ++r) states_[r].scratch.assign(measurements_[r].queries().rows(), 0.0);
+    std::size_t rows = 0;
+    for (std::size_t r = 0; r < measurements_.size(); ++r) {
+      states_[r].offset = rows;
+      states_[r].scratch.assign(measurements_[r].queries().rows(), 0.0);
+      rows += measurements_[r].queries().rows();
+    }
+    sum_.assign(rows, 0.0);
+    kernel_.assign(rows, 0.0);
+    build_table_path();
     std::size_t widest = 0;
     for (std::size_t c = 0; c < static_cast<std::size_t>(d); ++c) {
       std::size_t w = 0;
@@ -209,7 +225,11 @@ class histogram_gibbs {
   template <random_engine G>
   void step(G& g) {
     draw_theta(g);
-    for (std::size_t i = 0; i < records_.size(); ++i) update_record(i, g);
+    if (table_path_) {
+      sweep_table(g);
+    } else {
+      for (std::size_t i = 0; i < records_.size(); ++i) update_record(i, g);
+    }
     resum_queries();
   }
 
@@ -226,7 +246,7 @@ class histogram_gibbs {
     }
     const double log_alpha = evaluate(records_[i], proposal);
     smallest_log_alpha_ = std::min(smallest_log_alpha_, log_alpha);
-    if (log_alpha < 0.0 && !accept(draw_uniform(g), log_alpha)) return false;
+    if (log_alpha < 0.0 && !log_uniform_below(draw_uniform(g), log_alpha)) return false;
     ++accepted_;
     apply(i, proposal);
     return true;
@@ -260,12 +280,13 @@ class histogram_gibbs {
   const std::vector<std::uint32_t>& records() const noexcept { return records_; }
   /// The latent histogram h.
   const Eigen::VectorXd& histogram() const noexcept { return histogram_; }
-  /// Q_r h: the exact value of release r's queries at the latent records (0-based r).
-  const Eigen::VectorXd& query_sum(std::size_t r) const {
+  /// Q_r h: the exact value of release r's queries at the latent records (0-based r), a view valid until the next
+  /// update.
+  Eigen::Map<const Eigen::VectorXd> query_sum(std::size_t r) const {
     if (r >= states_.size())
       throw_invalid("histogram_gibbs::query_sum", "r", static_cast<double>(r),
                     "a measurement index in [0, " + std::to_string(states_.size() - 1) + "]");
-    return states_[r].sum;
+    return {sum_.data() + states_[r].offset, static_cast<Eigen::Index>(measurements_[r].queries().rows())};
   }
   /// The number of cells D.
   std::size_t cells() const noexcept { return static_cast<std::size_t>(theta_.size()); }
@@ -280,22 +301,14 @@ class histogram_gibbs {
 
  private:
   struct measurement_state {
-    Eigen::VectorXd sum;          // Q h
-    Eigen::VectorXd kernel;       // log_kernel(z_j, sum_j), kept in step with sum
+    std::size_t offset = 0;       // where this release's rows start in sum_ and kernel_
+    Eigen::VectorXd resummed;     // Q h, recomputed at the end of a sweep
     std::vector<double> scratch;  // all zero between record updates (evaluate)
   };
   struct change {
-    std::uint32_t measurement, row;
+    std::uint32_t row;  // in sum_ and kernel_
     double delta, kernel;
   };
-
-  // log u < log alpha, the logarithm taken only when the bounds 1 - 1/u <= log u <= u - 1 do not decide it (they
-  // decide most draws, and the logarithm was an eighth of the sweep).
-  static bool accept(double u, double log_alpha) noexcept {
-    if (u - 1.0 < log_alpha) return true;
-    if (1.0 - 1.0 / u >= log_alpha) return false;
-    return std::log(u) < log_alpha;
-  }
 
   void check_cell(const char* who, std::size_t x) const {
     if (x >= cells()) throw_invalid(who, "cell", static_cast<double>(x), "a cell in [0, " + std::to_string(cells() - 1) + "]");
@@ -308,11 +321,109 @@ class histogram_gibbs {
     alias_.build(std::span<const double>(theta_.data(), static_cast<std::size_t>(theta_.size())));
   }
 
-  // Fills changes_ with every (measurement, row) whose sum moves when a record leaves `from` for `to`, with the new
-  // kernel value; returns the summed kernel change. Marginal tables (linear_queries::aligned) are read position by
-  // position; any other Q by scattering the two columns' entries into the measurement's zeroed scratch (equal entries
-  // cancel), then reading them back and clearing them.
+  // The marginal-table path, taken when every release is of marginal tables (linear_queries::aligned) with
+  // continuous noise: cell c's rows of all releases side by side in table_rows_[c w, (c + 1) w) (w = table_width_,
+  // the p-th entry of every cell belonging to the same table). A record's move changes nothing or one row down and
+  // one up per table, and distinct rows, so log alpha is a sum of per-row changes; each row keeps its two possible
+  // changes, of its sum by -1 and by +1, ready (table_row), so that evaluating a move is a few loads and adds and only
+  // an accepted move computes anything, for the rows it moved.
+  void build_table_path() {
+    table_path_ = true;
+    for (const auto& m : measurements_) table_path_ = table_path_ && m.queries().aligned() && !m.noise().lattice();
+    if (!table_path_) return;
+    const std::size_t d = measurements_.front().queries().cells();
+    table_width_ = 0;
+    for (const auto& m : measurements_) table_width_ += m.queries().column_rows(0).size();
+    table_rows_.resize(d * table_width_);
+    for (std::size_t c = 0; c < d; ++c) {
+      std::size_t p = c * table_width_;
+      for (std::size_t r = 0; r < measurements_.size(); ++r)
+        for (std::uint32_t row : measurements_[r].queries().column_rows(c))
+          table_rows_[p++] = static_cast<std::uint32_t>(states_[r].offset + row);
+    }
+    table_row_.resize(sum_.size());
+    for (std::size_t r = 0; r < measurements_.size(); ++r) {
+      const auto& m = measurements_[r];
+      for (std::size_t j = 0; j < m.queries().rows(); ++j) {
+        auto& row = table_row_[states_[r].offset + j];
+        row.z = m.z()(static_cast<Eigen::Index>(j));
+        row.absolute = m.noise().absolute_weight();
+        row.squared = m.noise().squared_weight();
+      }
+    }
+  }
+
+  // The changes of global row j's log kernel -(a |t| + q t^2 / 2), t = z - s, when s moves by -1 and +1, in closed
+  // form: down = a (|t| - |t + 1|) - q (t + 1/2), up = a (|t| - |t - 1|) + q (t - 1/2). (Exact differences, rather
+  // than two kernels subtracted.)
+  void refresh_table_row(std::size_t j) noexcept {
+    auto& row = table_row_[j];
+    const double t = row.z - sum_[j], magnitude = std::abs(t);
+    row.down = row.absolute * (magnitude - std::abs(t + 1.0)) - row.squared * (t + 0.5);
+    row.up = row.absolute * (magnitude - std::abs(t - 1.0)) + row.squared * (t - 0.5);
+  }
+
+  double evaluate_table(std::uint32_t from, std::uint32_t to) const noexcept {
+    const std::uint32_t* a = table_rows_.data() + static_cast<std::size_t>(from) * table_width_;
+    const std::uint32_t* b = table_rows_.data() + static_cast<std::size_t>(to) * table_width_;
+    double log_alpha = 0.0;
+    for (std::size_t p = 0; p < table_width_; ++p) {
+      const std::uint32_t ra = a[p], rb = b[p];
+      if (ra != rb) log_alpha += table_row_[ra].down + table_row_[rb].up;
+    }
+    return log_alpha;
+  }
+
+  void apply_table(std::uint32_t from, std::uint32_t to) noexcept {
+    const std::uint32_t* a = table_rows_.data() + static_cast<std::size_t>(from) * table_width_;
+    const std::uint32_t* b = table_rows_.data() + static_cast<std::size_t>(to) * table_width_;
+    for (std::size_t p = 0; p < table_width_; ++p) {
+      const std::uint32_t ra = a[p], rb = b[p];
+      if (ra == rb) continue;
+      sum_[ra] -= 1.0;
+      sum_[rb] += 1.0;
+      refresh_table_row(ra);
+      refresh_table_row(rb);
+    }
+  }
+
+  // update_record over every record on the table path, with the uniform drawn for every move so that the decision
+  // u - 1 < log alpha (which includes log alpha >= 0) needs no branch on the sign of log alpha.
+  template <random_engine G>
+  void sweep_table(G& g) {
+    // The counters live in locals: the kernels' stores through double pointers could alias a double member, and
+    // reloading it every record was measurable.
+    std::uint64_t accepted = 0;
+    double smallest = smallest_log_alpha_;
+    const std::size_t n = records_.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t from = records_[i], to = static_cast<std::uint32_t>(alias_.draw(g));
+      if (to == from) {
+        ++accepted;
+        continue;
+      }
+      const double log_alpha = evaluate_table(from, to);
+      smallest = std::min(smallest, log_alpha);
+      const double u = draw_uniform(g);
+      if (log_uniform_below(u, log_alpha)) {
+        ++accepted;
+        apply_table(from, to);
+        histogram_(from) -= 1.0;
+        histogram_(to) += 1.0;
+        records_[i] = to;
+      }
+    }
+    proposed_ += n;
+    accepted_ += accepted;
+    smallest_log_alpha_ = smallest;
+  }
+
+  // log alpha of a record's move from `from` to `to`, ready for apply. Marginal tables of continuous noise take the
+  // table path above. Otherwise changes_ receives every (global row) whose sum moves, with its new kernel value:
+  // aligned tables are read position by position; any other Q by scattering the two columns' entries into the
+  // measurement's zeroed scratch (equal entries cancel), then reading them back and clearing them.
   double evaluate(std::uint32_t from, std::uint32_t to) {
+    if (table_path_) return evaluate_table(from, to);
     changes_.clear();
     double log_alpha = 0.0;
     for (std::size_t r = 0; r < measurements_.size(); ++r) {
@@ -320,16 +431,19 @@ class histogram_gibbs {
       const auto& noise = measurements_[r].noise();
       const double* z = measurements_[r].z().data();
       auto& st = states_[r];
+      double* sum = sum_.data() + st.offset;
+      const double* kernel = kernel_.data() + st.offset;
       double* scratch = st.scratch.data();
       const auto rows_a = q.column_rows(from), rows_b = q.column_rows(to);
+      const auto global = [&](std::uint32_t row) { return static_cast<std::uint32_t>(st.offset + row); };
       if (q.aligned()) {  // marginal tables: per table, nothing or one row -1 and another +1 (no scratch needed)
         for (std::size_t p = 0; p < rows_a.size(); ++p) {
           const std::uint32_t ra = rows_a[p], rb = rows_b[p];
           if (ra == rb) continue;
-          const double ka = noise.log_kernel(z[ra], st.sum(ra) - 1.0), kb = noise.log_kernel(z[rb], st.sum(rb) + 1.0);
-          log_alpha += (ka - st.kernel(ra)) + (kb - st.kernel(rb));
-          changes_.push_back({static_cast<std::uint32_t>(r), ra, -1.0, ka});
-          changes_.push_back({static_cast<std::uint32_t>(r), rb, 1.0, kb});
+          const double ka = noise.log_kernel(z[ra], sum[ra] - 1.0), kb = noise.log_kernel(z[rb], sum[rb] + 1.0);
+          log_alpha += (ka - kernel[ra]) + (kb - kernel[rb]);
+          changes_.push_back({global(ra), -1.0, ka});
+          changes_.push_back({global(rb), 1.0, kb});
         }
         continue;
       }
@@ -340,9 +454,9 @@ class histogram_gibbs {
         const double delta = scratch[row];
         if (delta == 0.0) return;
         scratch[row] = 0.0;
-        const double k = noise.log_kernel(z[row], st.sum(row) + delta);
-        log_alpha += k - st.kernel(row);
-        changes_.push_back({static_cast<std::uint32_t>(r), row, delta, k});
+        const double k = noise.log_kernel(z[row], sum[row] + delta);
+        log_alpha += k - kernel[row];
+        changes_.push_back({global(row), delta, k});
       };
       for (std::uint32_t row : rows_a) visit(row);
       for (std::uint32_t row : rows_b) visit(row);
@@ -352,9 +466,13 @@ class histogram_gibbs {
 
   // Moves record i to `to` after evaluate(records_[i], to).
   void apply(std::size_t i, std::uint32_t to) {
-    for (const auto& c : changes_) {
-      states_[c.measurement].sum(c.row) += c.delta;
-      states_[c.measurement].kernel(c.row) = c.kernel;
+    if (table_path_) {
+      apply_table(records_[i], to);
+    } else {
+      for (const auto& c : changes_) {
+        sum_[c.row] += c.delta;
+        kernel_[c.row] = c.kernel;
+      }
     }
     histogram_(records_[i]) -= 1.0;
     histogram_(to) += 1.0;
@@ -365,9 +483,13 @@ class histogram_gibbs {
     for (std::size_t r = 0; r < measurements_.size(); ++r) {
       auto& st = states_[r];
       const auto& m = measurements_[r];
-      m.queries().apply(histogram_, st.sum);
-      if (st.kernel.size() != st.sum.size()) st.kernel.resize(st.sum.size());
-      for (Eigen::Index j = 0; j < st.sum.size(); ++j) st.kernel(j) = m.noise().log_kernel(m.z()(j), st.sum(j));
+      m.queries().apply(histogram_, st.resummed);
+      for (Eigen::Index j = 0; j < st.resummed.size(); ++j) {
+        const auto at = st.offset + static_cast<std::size_t>(j);
+        sum_[at] = st.resummed(j);
+        kernel_[at] = m.noise().log_kernel(m.z()(j), sum_[at]);
+        if (table_path_) refresh_table_row(at);
+      }
     }
   }
 
@@ -406,6 +528,15 @@ class histogram_gibbs {
   std::vector<histogram_measurement> measurements_;
   std::vector<measurement_state> states_;
   std::vector<change> changes_;
+  std::vector<double> sum_, kernel_;  // Q_r h and log_kernel(z_rj, (Q_r h)_j) of every release, one after another
+  bool table_path_ = false;
+  std::size_t table_width_ = 0;
+  std::vector<std::uint32_t> table_rows_;
+  struct table_row {
+    double z = 0.0, absolute = 0.0, squared = 0.0;  // the release value and coordinate_noise's weights
+    double down = 0.0, up = 0.0;                    // refresh_table_row
+  };
+  std::vector<table_row> table_row_;
   Eigen::VectorXd theta_, posterior_alpha_, histogram_;
   alias_table alias_;
   std::vector<std::uint32_t> records_;

@@ -189,7 +189,7 @@ class record_regression {
       proposed_sum_ += c_new_;
       const double log_alpha = change(proposed_sum_, log_new);
       smallest_log_alpha_ = std::min(smallest_log_alpha_, log_alpha);
-      if (log_alpha < 0.0 && !(std::log(draw_uniform(g)) < log_alpha)) return false;
+      if (log_alpha < 0.0 && !log_uniform_below(draw_uniform(g), log_alpha)) return false;
       release_sum_.swap(proposed_sum_);
       log_release_ = log_new;
       contributions_.col(i) = c_new_;

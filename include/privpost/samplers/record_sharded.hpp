@@ -308,7 +308,7 @@ class sharded_record_gibbs {
       const vector_type delta = c - sh.contributions[i];
       if (!(c == sh.contributions[i])) {
         const double l = split_.log_alpha(sh.share, delta);
-        if (l < 0.0 && !(std::log(draw_uniform(sh.engine)) < l)) continue;
+        if (l < 0.0 && !log_uniform_below(draw_uniform(sh.engine), l)) continue;
         sh.s += delta;
         sh.share -= delta;
         sh.whole = sh.whole && whole(c);

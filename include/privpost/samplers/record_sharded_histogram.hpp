@@ -204,7 +204,7 @@ class sharded_histogram_gibbs {
       ++sh.proposed;
       if (proposal != x) {
         const double log_alpha = evaluate(sh, x, proposal);
-        if (log_alpha < 0.0 && !(std::log(draw_uniform(sh.engine)) < log_alpha)) continue;
+        if (log_alpha < 0.0 && !log_uniform_below(draw_uniform(sh.engine), log_alpha)) continue;
         for (const auto& c : changes_) sh.shares[c.measurement](c.row) -= c.delta;
         sh.histogram(x) -= 1.0;
         sh.histogram(proposal) += 1.0;

@@ -244,7 +244,7 @@ class sharded_record_regression {
       if (!(c_new_ == sh.contributions.col(i))) {
         delta_ = c_new_ - sh.contributions.col(i);
         const double l = split_.log_alpha(sh.share, delta_);
-        if (l < 0.0 && !(std::log(draw_uniform(sh.engine)) < l)) continue;
+        if (l < 0.0 && !log_uniform_below(draw_uniform(sh.engine), l)) continue;
         sh.s += delta_;
         sh.share -= delta_;
         sh.contributions.col(i) = c_new_;
