@@ -1,4 +1,5 @@
-// Benchmarks of every random draw in privpost/core/random (one draw per iteration, std::mt19937_64).
+// Benchmarks of every random draw in privpost/core/random (one draw per iteration, std::mt19937_64), the xoshiro256
+// engine beside std::mt19937_64, and synthetic records from posterior draws (inference/synthetic.hpp).
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -15,6 +16,10 @@
 #include "privpost/core/random/truncated_normal.hpp"
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/core/random/wishart.hpp"
+#include "privpost/core/random/xoshiro.hpp"
+#include "privpost/families/binomial.hpp"
+#include "privpost/families/normal.hpp"
+#include "privpost/inference/synthetic.hpp"
 
 using namespace privpost;
 
@@ -83,3 +88,34 @@ static void os_engine_uniform(benchmark::State& st) {
   for (auto _ : st) benchmark::DoNotOptimize(draw_uniform(g));
 }
 BENCHMARK(os_engine_uniform);
+
+static void engine_mt19937_64(benchmark::State& st) {
+  std::mt19937_64 g(1);
+  for (auto _ : st) benchmark::DoNotOptimize(g());
+}
+BENCHMARK(engine_mt19937_64);
+
+static void engine_xoshiro256(benchmark::State& st) {
+  xoshiro256 g(1);
+  for (auto _ : st) benchmark::DoNotOptimize(g());
+}
+BENCHMARK(engine_xoshiro256);
+
+// m = 20 synthetic sets of 10^5 records each from 20 parameter draws: binomial (Bernoulli records) and normal.
+static void synthetic_binomial_20x1e5(benchmark::State& st) {
+  std::mt19937_64 g(1);
+  for (auto _ : st)
+    for (int l = 0; l < 20; ++l)
+      benchmark::DoNotOptimize(
+          synthetic_family_records<binomial_family>(Eigen::VectorXd::Constant(1, 0.3 + 0.01 * l), 100000, g).data());
+}
+BENCHMARK(synthetic_binomial_20x1e5)->Unit(benchmark::kMillisecond);
+
+static void synthetic_normal_20x1e5(benchmark::State& st) {
+  std::mt19937_64 g(1);
+  for (auto _ : st)
+    for (int l = 0; l < 20; ++l)
+      benchmark::DoNotOptimize(
+          synthetic_family_records<normal_family>(Eigen::Vector2d(0.1 * l, 1.0 + 0.1 * l), 100000, g).data());
+}
+BENCHMARK(synthetic_normal_20x1e5)->Unit(benchmark::kMillisecond);

@@ -36,6 +36,7 @@
 #include "privpost/core/random/truncated_normal.hpp"
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/core/random/wishart.hpp"
+#include "privpost/core/random/xoshiro.hpp"
 #include "privpost/core/transforms/cholesky_corr.hpp"
 
 #include "privpost/mechanisms/above_threshold.hpp"
@@ -137,4 +138,5 @@
 #include "privpost/inference/predictive.hpp"
 #include "privpost/inference/run.hpp"
 #include "privpost/inference/sample_aggregate.hpp"
+#include "privpost/inference/synthetic.hpp"
 #include "privpost/inference/writers.hpp"

@@ -65,6 +65,8 @@ struct multinomial_family {
   using support_type = simplex_support<K - 1>;  ///< Counts of n records in the first K - 1 categories.
   /// The parameter vector: theta itself.
   static parameter_type to_vector(const parameter_type& theta) { return theta; }
+  /// The parameter from its vector (synthetic records from posterior draws, inference/synthetic.hpp).
+  static parameter_type from_vector(const Eigen::VectorXd& v) { return v.head<K>(); }
   /// One record drawn from the model (simulation studies), by inversion of the cumulative probabilities.
   template <random_engine G>
   static int draw_record(const parameter_type& theta, G& g) {

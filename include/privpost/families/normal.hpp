@@ -82,6 +82,8 @@ struct normal_family {
   using support_type = mean_square_support;  // s2 >= s1^2 / n
   /// The parameter vector (mu, sigma^2).
   static vector_type to_vector(const parameter_type& p) { return {p.mean, p.variance}; }
+  /// The parameter from its vector (synthetic records from posterior draws, inference/synthetic.hpp).
+  static parameter_type from_vector(const Eigen::VectorXd& v) { return {v(0), v(1)}; }
   /// A draw of one record.
   template <random_engine G>
   static double draw_record(const parameter_type& p, G& g) {
