@@ -1,6 +1,7 @@
 // CSV input of the command-line tools: RFC 4180 with the forms that R, spreadsheets and Python write.
 //   - Fields are separated by commas; records end with LF or CRLF. A field may be quoted ("..."), with "" standing for
 //     a quote inside it; a quoted field may hold commas and line breaks. Spaces around an unquoted field are trimmed.
+//   - Lines that start with '#' before the header are comments and are skipped.
 //   - The first record is the header. Names may be quoted (R's write.csv quotes them); a name given twice is refused,
 //     since which of the two columns a release would read is a guess. An empty name (the row-name column of R's
 //     write.csv) is kept but can never be selected. A UTF-8 byte-order mark before the header is skipped.
@@ -77,6 +78,12 @@ inline csv_table parse_csv(const std::string& text, const std::string& source, c
   auto where = [&](std::size_t l) { return "CSV file '" + source + "' line " + std::to_string(l); };
   bool header = true;
   while (at < n) {
+    if (header && text[at] == '#') {  // a comment line before the header (privpost-synthesize writes its provenance so)
+      while (at < n && text[at] != '\n') ++at;
+      if (at < n) ++at;
+      ++line;
+      continue;
+    }
     const std::size_t record_line = line;
     std::vector<std::string> fields;
     std::vector<bool> quoted;

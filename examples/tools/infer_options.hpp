@@ -36,6 +36,11 @@ struct options {
   /// The longest run started without asking: a GLM or tables posterior run whose estimated time exceeds it is refused
   /// before sampling, naming the estimate; --max-minutes raises it.
   double max_minutes = 60;
+  /// privpost-synthesize: this many synthetic data sets (0: privpost-infer, none) of synthetic_records records each,
+  /// written to synthetic_dir (synthesize.hpp).
+  int synthetic_sets = 0;
+  std::int64_t synthetic_records = 0;
+  std::string synthetic_dir;
 };
 
 /// Exit status when --strict and the diagnostics warned.

@@ -59,6 +59,7 @@ privpost::tools::release_record make_family_release(const options& o) {
   r.model = o.model;
   r.mechanism = o.mechanism;
   r.version = privpost::version_string;
+  r.column = o.column;
   const std::string input = shard_path(o.input);
   double l1 = 0, l2 = 0;
   const bool counts = o.model == "binomial" || o.model == "multinomial";

@@ -57,6 +57,9 @@ struct release_record {
   std::string policy;           ///< drop|clamp
   std::vector<double> noisy_statistics;
   std::string version;
+  /// The family models: the CSV column the records were read from (privpost-synthesize names its column so; records
+  /// written before it was recorded have none, and their synthetic column is called x).
+  std::string column;
   // linreg only
   std::vector<std::string> covariates;  ///< covariate column names
   std::string response;
@@ -127,6 +130,7 @@ inline nlohmann::json to_json(const release_record& r) {
                       {"truncation_policy", r.policy},
                       {"noisy_statistics", r.noisy_statistics}};
   if (r.model == "multinomial") j["categories"] = r.categories;
+  if (!r.column.empty()) j["column"] = r.column;
   if (!r.ledger_file.empty())
     j["ledger"] = ledger_json(r.ledger_file, r.ledger_label, r.ledger_entries, r.ledger_spent, r.ledger_total);
   if (r.has_bounds) j["bounds"] = {{"lower", r.lower}, {"upper", r.upper}};
@@ -355,6 +359,14 @@ inline release_record from_json(const nlohmann::json& j) {
   r.model = text(j, "model");
   if (model_named(r.model) == nullptr) fail("model '" + echo(r.model) + "'; accepted: " + model_choices(", "));
   const model_kind kind = kind_of(r.model);
+  if (j.contains("column")) {
+    if (!is_family_model(r.model)) fail("field 'column' belongs to the family models (" + family_model_list() + ")");
+    r.column = text(j, "column");
+    // a CSV header name: no line breaks or other control characters (privpost-synthesize writes it as given)
+    if (r.column.empty() ||
+        std::any_of(r.column.begin(), r.column.end(), [](char c) { return static_cast<unsigned char>(c) < 32; }))
+      fail("column '" + echo(r.column) + "'; accepted: a non-empty name without control characters");
+  }
   // n up to 2^53: every whole number below it is a double, so n, n - 1 and the counts are exact.
   r.n = static_cast<double>(whole(need(j, "n"), "n", 1.0, 9007199254740992.0));
   const auto& m = need(j, "mechanism");

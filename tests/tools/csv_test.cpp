@@ -45,6 +45,16 @@ TEST_CASE("csv: a UTF-8 byte-order mark is skipped, blank lines too, spaces arou
   CHECK(column_cells(t, "y", "t.csv")[1] == std::pair<std::size_t, std::string>{5, "4"});
 }
 
+TEST_CASE("csv: '#' lines before the header are comments; after it a '#' is data, refused as a number", "[csv]") {
+  const auto t = parse_csv("# privpost-synthesize: set 1\r\n# release: r.json, x\n\"x\"\n1\n2\n", "t.csv");
+  REQUIRE(t.names == std::vector<std::string>{"x"});
+  REQUIRE(t.rows.size() == 2);
+  CHECK(column_cells(t, "x", "t.csv")[0] == std::pair<std::size_t, std::string>{4, "1"});
+  const auto late = parse_csv("x\n# not a comment\n", "t.csv");
+  CHECK(column_cells(late, "x", "t.csv")[0].second == "# not a comment");
+  CHECK_THROWS_AS(parse_csv("# only a comment\n", "t.csv"), std::invalid_argument);
+}
+
 TEST_CASE("csv: duplicate names, ragged rows and broken quoting are refused with the line", "[csv]") {
   CHECK_THAT(refusal("x,y,x\n1,2,3\n"),
              Catch::Contains("the column name 'x' is given twice (columns 1 and 3); accepted: distinct names"));

@@ -186,6 +186,22 @@ TEST_CASE("release record: integers are range-checked before any conversion", "[
   CHECK_THAT(refusal(n), Catch::Contains("n is 1e+300; accepted: a whole number in [1, 9007199254740992]"));
 }
 
+TEST_CASE("release record: a family's column name is read back; a bad one or one on another model is refused", "[record]") {
+  json b = binomial();
+  CHECK(from_json(b).column.empty());  // records written before the field: no name
+  b["column"] = "sick, \"yes\"";
+  CHECK(from_json(b).column == "sick, \"yes\"");
+  b["column"] = "two\nlines";
+  CHECK_THAT(refusal(b), Catch::Contains("accepted: a non-empty name without control characters"));
+  b["column"] = "";
+  CHECK_THAT(refusal(b), Catch::Contains("accepted: a non-empty name"));
+  b["column"] = 3;
+  CHECK(refusal(b) != "accepted");
+  json l = linreg();
+  l["column"] = "y";
+  CHECK_THAT(refusal(l), Catch::Contains("field 'column' belongs to the family models"));
+}
+
 TEST_CASE("release record: names, policies, orientation and lattice fields are checked", "[record]") {
   json t = tables();
   t["graph"]["nodes"][2] = "a";

@@ -1,0 +1,88 @@
+// privpost-infer's command-line options, shared with privpost-synthesize (which runs the same inference before it
+// draws its synthetic sets): one registration, so the two tools' options and help texts cannot drift apart.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+
+#include "infer_options.hpp"
+
+namespace privpost::tools::infer_tool {
+
+// Registers every inference option on app. synthesize: privpost-synthesize, whose --output-dir is the synthetic sets'
+// folder and which has no --format json (its files are its output), so those two are left out.
+inline void add_inference_options(CLI::App& app, options& o, bool synthesize) {
+  app.add_option(
+      "--prior", o.prior,
+      "comma list: binomial a,b (default 1,1); multinomial alpha_1..K (default 1s); exponential/poisson Gamma shape,rate "
+      "(default 1,1); normal-known-var mean0,sd0,sigma (required); normal m,kappa,a,b (default 0,1,1,1); linreg "
+      "mu_0..mu_{p-1},lambda_0..lambda_{p-1} (diagonal precision),a,b of the normal-inverse-gamma prior (default zeros, ones, "
+      "2, 1; for releases on the declared box's [-1, 1] scale, the default, the prior is on that scale: intercept first); "
+      "pairwise-tables alpha_0, the hyper-Dirichlet pseudo-count of MAP-EM and the posterior's prior (default 10); "
+      "marginals (and pairwise-tables --method records) alpha_0, the Dirichlet's total pseudo-count spread evenly over the "
+      "table's cells (default 10), or one pseudo-count per cell; "
+      "logistic and poisson-glm s_max,tau_scale,lkj_eta,mean_scale (||theta||^2 < s_max, half-normal covariate sds, LKJ "
+      "correlation, normal covariate means; default 9,2.5,2,1; on the declared ranges' unit-ball scale "
+      "100,1/sqrt(d),2,1/sqrt(d))");
+  app.add_option("--link", o.link, "logistic: the link's moments, exact (default) or taylor (the paper's)")
+      ->check(CLI::IsMember({"exact", "taylor"}));
+  app.add_option("--target-accept", o.target_accept,
+                 "logistic, poisson-glm: NUTS's target acceptance (Stan's adapt_delta, default 0.8; higher: smaller steps, fewer "
+                 "divergences)");
+  app.add_flag("--compare-naive", o.compare_naive, "also run the naive method (treats the release as exact)");
+  app.add_option(
+      "--moments", o.moments,
+      "linreg: covariate moments update (hierarchical normal, default), prior (normal from the bounds) or noisy (released)");
+  app.add_option("--chains", o.chains, "number of chains")->check(CLI::Range(1, 256));
+  app.add_option("--burnin", o.burnin, "burn-in sweeps per chain (logistic: NUTS warm-up transitions)")
+      ->check(CLI::Range(0, 100000000));
+  app.add_option("--draws", o.draws, "kept draws per chain")->check(CLI::Range(4, 100000000));
+  app.add_option("--thin", o.thin, "keep every thin-th sweep (default 2; linreg 5; logistic 1; pairwise-tables 10)")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--seed", o.seed, "seed (inference is reproducible from it)");
+  app.add_option("--method", o.method,
+                 "gibbs (Gibbs-SS, default), exact (binomial: the integer sum enumerated, exact at any n; O(n) a sweep), "
+                 "corrected (binomial: Gibbs-SS with a Metropolis-Hastings-corrected sum, exact; O(1) a sweep), records "
+                 "(binomial, multinomial, the unbounded models, linreg with --moments update or prior: the records latent, "
+                 "clamped as released, exact; O(n) a sweep) or auto (the "
+                 "library's policy: binomial exact up to n = 50 then corrected; multinomial records up to n = 2000 then "
+                 "gibbs; the other models their own sampler)")
+      ->check(CLI::IsMember({"gibbs", "exact", "corrected", "records", "auto"}));
+  app.add_option("--collapsed-moves", o.collapsed_moves,
+                 "binomial, multinomial, pairwise-tables: Metropolis-Hastings moves on the parameters with the exact "
+                 "statistic integrated out, per sweep (default 0); where the noise dominates they mix far faster")
+      ->check(CLI::Range(0, 1000));
+  app.add_flag("--parallel", o.parallel, "run the chains in parallel threads");
+  app.add_option("--draws-csv", o.draws_csv, "write every draw to this CSV file (one file, privpost's own layout)");
+  app.add_option("--plot", o.plot,
+                 "FILE.png: trace plots per chain and marginal densities of each parameter (the naive posterior's overlaid "
+                 "with --compare-naive); writes FILE.dat and FILE.gp and runs gnuplot (Debian: gnuplot-nox) when installed");
+  if (!synthesize) {
+    app.add_option("--format", o.format,
+                   "table (default) or json: one JSON document on stdout (per parameter mean, sd, quantiles, R-hat, bulk and "
+                   "tail ESS, Monte Carlo standard error; numerical events, warnings, the release record and the settings), "
+                   "the tables then going to stderr")
+        ->check(CLI::IsMember({"table", "json"}));
+    app.add_option("--output-dir", o.output_dir,
+                   "write the draws in CmdStan's CSV format to this directory, one file per method and chain "
+                   "(<method>_<chain>.csv), for posterior::read_cmdstan_csv, ArviZ's from_cmdstan or stansummary");
+  }
+  app.add_flag("--strict", o.strict,
+               "exit with status 3 when the diagnostics warn (R-hat > 1.01, ESS < 100 per chain, repairs > 1%)");
+  app.add_option("--target-ess", o.target_ess,
+                 "extend the chains (doubling the kept draws) until every parameter has R-hat <= 1.01 and bulk and tail ESS >= N")
+      ->check(CLI::Range(1.0, 1e9));
+  app.add_option("--max-minutes", o.max_minutes,
+                 "logistic, poisson-glm, pairwise-tables (posterior sampling): refuse a run whose estimated time (measured on "
+                 "this machine before the run, and printed) exceeds this many minutes (default 60)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-sweeps", o.max_sweeps, "with --target-ess: at most this many sweeps per chain (burn-in included)")
+      ->check(CLI::Range(static_cast<std::int64_t>(1), static_cast<std::int64_t>(1'000'000'000)));
+  app.add_option("--max-iterations", o.max_iterations, "pairwise-tables: EM iterations at most (default 2000)")
+      ->check(CLI::Range(1, 100000000));
+  app.add_flag("--point-estimate", o.point_estimate,
+               "pairwise-tables: MAP-EM only (on forests the posterior is also sampled by default)");
+}
+
+}  // namespace privpost::tools::infer_tool

@@ -1,0 +1,90 @@
+// privpost-synthesize: synthetic data from a release. Runs privpost-infer's noise-aware inference on a family release
+// (the same options, summary and diagnostics), then writes m synthetic data sets of N records each, drawn from m
+// posterior draws spread over the chains (privpost/inference/synthetic.hpp; synthesize.hpp writes them). This is
+// post-processing of the release: no further privacy budget is spent. Analyse the m sets with the fully synthetic
+// combining rules (privpost::combine_fully_synthetic; docs/synthetic-data.md): one set analysed as if it were the data
+// gives intervals far too narrow.
+//
+// The family models only (binomial, multinomial, Poisson, exponential, normal); the other models are refused by name.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include <privpost/core/errors.hpp>
+
+#include "infer_cli.hpp"
+#include "infer_options.hpp"
+#include "interrupt.hpp"
+#include "mpi_job.hpp"
+#include "tool_support.hpp"
+
+using namespace privpost::tools::infer_tool;
+
+int main(int argc, char** argv) {
+  privpost::tools::mpi_job job(argc, argv);
+  CLI::App app{"privpost-synthesize: synthetic data sets from the noise-aware posterior of a privpost release record"};
+  options o;
+  app.add_option("release", o.release, "the JSON release record written by privpost-release (a family model)")->required();
+  app.add_option("--records", o.synthetic_records,
+                 "records in each synthetic data set (N; N >= 10 n keeps the combined "
+                 "intervals' degrees of freedom near m - 1)")
+      ->required()
+      ->check(CLI::Range(static_cast<std::int64_t>(1), static_cast<std::int64_t>(100'000'000)));
+  app.add_option("--datasets", o.synthetic_sets,
+                 "synthetic data sets (m; at least 2 to combine them, 20 is usual; at most the kept posterior draws)")
+      ->required()
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--output-dir", o.synthetic_dir, "folder for synthetic_1.csv .. synthetic_m.csv (created if missing)")
+      ->required();
+  add_inference_options(app, o, true);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    job.refuse_launcher_without_mpi();
+    o.releases = {o.release};
+    std::ifstream f(o.release);
+    if (!f) throw std::invalid_argument("cannot open release record '" + o.release + "'");
+    nlohmann::json j;
+    try {
+      f >> j;
+    } catch (const nlohmann::json::exception& e) {
+      throw std::invalid_argument("malformed release record '" + o.release + "': " + e.what());
+    }
+    privpost::tools::release_record rec;
+    try {
+      rec = privpost::tools::from_json(j);
+    } catch (const nlohmann::json::exception& e) {
+      throw std::invalid_argument("malformed release record '" + o.release + "': " + e.what());
+    }
+    using privpost::tools::model_kind;
+    const auto& row = privpost::tools::find_model(rec.model);
+    // normal-known-var: its posterior draws hold the mean only (the known sd is --prior's), not yet wired here.
+    if ((row.kind != model_kind::bounded_family && row.kind != model_kind::unbounded_family) || rec.model == "normal-known-var")
+      throw std::invalid_argument("the " + rec.model +
+                                  " model cannot draw synthetic records yet; accepted: binomial, multinomial, poisson, "
+                                  "exponential and normal releases");
+    if (o.method == "exact" || o.method == "corrected")
+      if (rec.model != "binomial") throw std::invalid_argument("--method " + o.method + " applies to binomial releases only");
+    if (o.thin == 0) o.thin = row.default_thin;
+    if (static_cast<std::int64_t>(o.synthetic_sets) > static_cast<std::int64_t>(o.chains) * o.draws)
+      throw std::invalid_argument("--datasets " + std::to_string(o.synthetic_sets) + "; accepted: at most the kept draws, " +
+                                  std::to_string(static_cast<std::int64_t>(o.chains) * o.draws) + " (--chains x --draws)");
+    privpost::tools::install_interrupt_handler();
+    const int status = row.kind == model_kind::bounded_family ? infer_bounded(rec, o) : infer_unbounded(rec, o);
+    if (!privpost::tools::interrupt_requested()) return status;
+    std::cerr << "\nprivpost-synthesize: interrupted (Ctrl-C): no synthetic data set was written\n";
+    return privpost::tools::interrupted_exit_status;
+  } catch (const privpost::interrupted_error& e) {
+    std::cerr << "\nprivpost-synthesize: interrupted (Ctrl-C) before any draw was kept (" << e.what()
+              << "); nothing was written\n";
+    return privpost::tools::interrupted_exit_status;
+  } catch (const std::exception& e) {
+    std::cerr << "privpost-synthesize: error: "
+              << privpost::tools::for_the_user(e, "--prior, and the release record's n, noisy_statistics and declared bounds")
+              << '\n';
+    job.abort_job(1);
+    return 1;
+  }
+}
