@@ -76,8 +76,8 @@ class coordinate_noise {
   /// Whether the noise lives on a lattice (the discrete mechanisms).
   bool lattice() const noexcept { return granularity_ > 0.0; }
   /// For continuous noise, log_kernel(z, s) = -(a |z - s| + (z - s)^2 q / 2) with a = absolute_weight() (1 / b for
-  /// Laplace, else 0) and q = squared_weight() (1 / sigma^2 for Gaussian, else 0): the form histogram_gibbs's
-  /// marginal-table path evaluates without a branch, to the same bits as log_kernel.
+  /// Laplace, else 0) and q = squared_weight() (1 / sigma^2 for Gaussian, else 0): the form from which
+  /// histogram_gibbs's marginal-table path computes a row's kernel changes in closed form, without a branch.
   double absolute_weight() const noexcept { return absolute_ ? inverse_ : 0.0; }
   /// See absolute_weight().
   double squared_weight() const noexcept { return absolute_ ? 0.0 : inverse_; }
