@@ -1,7 +1,9 @@
 // Benchmarks of every random draw in privpost/core/random (one draw per iteration, std::mt19937_64), the xoshiro256
-// engine beside std::mt19937_64, and synthetic records from posterior draws (inference/synthetic.hpp).
+// engine beside std::mt19937_64, and synthetic records from posterior draws (inference/synthetic.hpp,
+// synthetic_glm.hpp, synthetic_regression.hpp).
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <random>
 
 #include "privpost/core/random/beta.hpp"
@@ -20,6 +22,8 @@
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/normal.hpp"
 #include "privpost/inference/synthetic.hpp"
+#include "privpost/inference/synthetic_glm.hpp"
+#include "privpost/inference/synthetic_regression.hpp"
 
 using namespace privpost;
 
@@ -119,3 +123,43 @@ static void synthetic_normal_20x1e5(benchmark::State& st) {
           synthetic_family_records<normal_family>(Eigen::Vector2d(0.1 * l, 1.0 + 0.1 * l), 100000, g).data());
 }
 BENCHMARK(synthetic_normal_20x1e5)->Unit(benchmark::kMillisecond);
+
+// m = 20 synthetic sets of 10^5 records of the DP-GLMs at d = 6 (an intercept and a covariate mean, the unit-ball box
+// of a release with declared ranges; inference/synthetic_glm.hpp) and of linear regression at d = 6
+// (inference/synthetic_regression.hpp), each set at its own parameter draw.
+template <glm_kind Kind>
+static void synthetic_glm_d6_20x1e5(benchmark::State& st) {
+  constexpr int d = 6;
+  std::mt19937_64 g(1);
+  Eigen::VectorXd v = Eigen::VectorXd::Zero(glm_synthetic_parameter::vector_size(d, true, true));
+  v.head(d + 1).setConstant(0.3);                          // theta~
+  v.segment(d + 1, d).setConstant(0.2);                    // tau
+  v.segment(2 * d + 1, d * (d - 1) / 2).setConstant(0.2);  // Omega's lower triangle
+  glm_record_limits limits;
+  limits.coordinate = 1.0 / std::sqrt(double(d));
+  limits.count = 50.0;
+  for (auto _ : st)
+    for (int l = 0; l < 20; ++l) {
+      v(0) = 0.01 * l;
+      const auto p = glm_synthetic_parameter::from_vector(d, 1.0, true, v);
+      benchmark::DoNotOptimize(synthetic_glm_records(Kind, p, limits, 100000, g).data());
+    }
+}
+BENCHMARK(synthetic_glm_d6_20x1e5<glm_kind::logistic>)->Unit(benchmark::kMillisecond);
+BENCHMARK(synthetic_glm_d6_20x1e5<glm_kind::poisson>)->Unit(benchmark::kMillisecond);
+
+static void synthetic_regression_d6_20x1e5(benchmark::State& st) {
+  const regression_layout layout(6, true);
+  std::mt19937_64 g(1);
+  regression_synthetic_parameter p;
+  p.theta = Eigen::VectorXd::Constant(7, 0.3);
+  p.variance = 0.5;
+  p.mean = Eigen::VectorXd::Zero(6);
+  p.covariance = Eigen::MatrixXd::Identity(6, 6) + Eigen::MatrixXd::Constant(6, 6, 0.2);
+  for (auto _ : st)
+    for (int l = 0; l < 20; ++l) {
+      p.theta(0) = 0.01 * l;
+      benchmark::DoNotOptimize(synthetic_regression_records(layout, p, 100000, g).data());
+    }
+}
+BENCHMARK(synthetic_regression_d6_20x1e5)->Unit(benchmark::kMillisecond);

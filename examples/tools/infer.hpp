@@ -295,7 +295,7 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
   write_outputs(o, rec, o.thin, results, titles, names);
   if (o.synthetic_sets > 0 && !privpost::tools::interrupt_requested())
-    write_synthetic_sets<family>(o, rec, results.front().second);  // the noise-aware run, never the naive one
+    write_synthetic_sets<family>(o, rec, results.front().second, prior);  // the noise-aware run, never the naive one
   return (o.strict && warnings > 0) ? strict_exit_status : 0;
 }
 

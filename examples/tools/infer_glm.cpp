@@ -207,6 +207,10 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   for (const auto& n : rec.covariates) names.push_back("sd(" + n + ")");
   if (rec.intercept)
     for (const auto& n : rec.covariates) names.push_back("mean(" + n + ")");
+  // privpost-synthesize: the sets are drawn from the sampled scale's draws (the covariate law lives there), after the
+  // summary.
+  std::optional<inference_result> sampled;
+  if (o.synthetic_sets > 0) sampled = results.front().second;
   for (auto& [method, r] : results) r.draws = reported(r.draws, rec, p, rec.intercept);
   const std::string noise =
       laplace ? "laplace mechanism (epsilon " + format_number(rec.epsilon) + ", scale " + format_number(rec.noise) + ")"
@@ -245,6 +249,8 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   std::printf("* the 95%% interval of a coefficient excludes 0\n");
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
   write_outputs(o, rec, o.thin, results, titles, names);
+  if (sampled && !interrupt_requested())
+    write_synthetic_glm_sets(o, rec, *sampled, poisson ? glm_kind::poisson : glm_kind::logistic, c);
   return (o.strict && warnings > 0) ? strict_exit_status : 0;
 }
 

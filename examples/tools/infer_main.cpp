@@ -10,8 +10,9 @@
 // gives their exact joint posterior (infer_marginals.cpp).
 //
 // This file holds the command line; each model kind runs in its own file (infer_bounded.cpp, infer_unbounded.cpp,
-// infer_regression.cpp, infer_glm.cpp, infer_tables.cpp), picked by the model's row in models.hpp, which also says
-// which methods and options the model takes.
+// infer_regression.cpp, infer_glm.cpp, infer_tables.cpp, infer_marginals.cpp), picked by dispatch (infer_dispatch.hpp,
+// shared with privpost-synthesize) from the model's row in models.hpp, which also says which methods and options the
+// model takes.
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
@@ -24,6 +25,7 @@
 #include <privpost/core/errors.hpp>
 
 #include "infer_cli.hpp"
+#include "infer_dispatch.hpp"
 #include "infer_options.hpp"
 #include "interrupt.hpp"
 #include "mpi_job.hpp"
@@ -58,54 +60,6 @@ class stdout_to_stderr {
   int saved_ = -1;
 };
 
-// Refuses an option the release's model does not take, naming the models that take it.
-void check_applies(bool given, std::uint8_t flag, const privpost::tools::model_row& row, const std::string& what) {
-  if (!given || (row.options & flag) != 0) return;
-  throw std::invalid_argument(what + " applies to " +
-                              privpost::tools::models_where([&](const auto& m) { return (m.options & flag) != 0; }) +
-                              " releases only");
-}
-
-int dispatch(const std::vector<privpost::tools::release_record>& recs, options o) {
-  using privpost::tools::model_kind;
-  const privpost::tools::release_record& rec = recs.front();
-  const auto& row = privpost::tools::find_model(rec.model);
-  const bool histogram = row.kind == model_kind::marginals || (row.kind == model_kind::tables && o.method == "records");
-  if (o.thin == 0 && histogram) o.thin = privpost::tools::marginals_thin;
-  if (o.thin == 0 && row.kind != model_kind::tables) o.thin = row.default_thin;  // tables: MAP-EM has no thin
-  for (const auto& r : recs)
-    if (r.model != rec.model || (recs.size() > 1 && row.kind != model_kind::marginals))
-      throw std::invalid_argument("several release records are analysed together for the marginals model only (release " +
-                                  std::string("models: ") + rec.model + ", " + r.model + ")");
-  const std::uint8_t method = o.method == "exact"       ? privpost::tools::method_exact
-                              : o.method == "corrected" ? privpost::tools::method_corrected
-                              : o.method == "records"   ? privpost::tools::method_records
-                                                        : 0;
-  if (method != 0 && (row.methods & method) == 0)
-    throw std::invalid_argument("--method " + o.method + " applies to " +
-                                privpost::tools::models_where([&](const auto& m) { return (m.methods & method) != 0; }) +
-                                " releases only (the " + rec.model + " model has none)");
-  check_applies(o.collapsed_moves != 0, privpost::tools::option_collapsed_moves, row, "--collapsed-moves");
-  check_applies(o.link != "exact", privpost::tools::option_link, row, "--link");
-  check_applies(o.target_accept != 0.8, privpost::tools::option_target_accept, row, "--target-accept");
-  check_applies(!o.moments.empty(), privpost::tools::option_moments, row, "--moments");
-  switch (row.kind) {
-    case model_kind::bounded_family:
-      return infer_bounded(rec, o);
-    case model_kind::unbounded_family:
-      return infer_unbounded(rec, o);
-    case model_kind::regression:
-      return run_regression(rec, o);
-    case model_kind::glm:
-      return run_glm(rec, o);
-    case model_kind::tables:
-      return histogram ? run_marginals(recs, o) : run_pairwise_tables(rec, o);
-    case model_kind::marginals:
-      return run_marginals(recs, o);
-  }
-  throw std::logic_error("privpost-infer: a model kind without a dispatch case");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -123,24 +77,13 @@ int main(int argc, char** argv) {
     o.release = o.releases.front();
     std::vector<privpost::tools::release_record> recs;
     for (const std::string& path : o.releases) {
-      std::ifstream f(path);
-      if (!f) throw std::invalid_argument("cannot open release record '" + path + "'");
-      nlohmann::json j;
-      try {
-        f >> j;
-      } catch (const nlohmann::json::exception& e) {
-        throw std::invalid_argument("malformed release record '" + path + "': " + e.what());
-      }
+      const nlohmann::json j = read_release_json(path);
       if (privpost::tools::is_partition_record(j)) {
         if (o.releases.size() > 1)
           throw std::invalid_argument("'" + path + "' is a partition release; it is reported on its own");
         return privpost::tools::report_partition_release(privpost::tools::partition_from_json(j), o.format);
       }
-      try {
-        recs.push_back(privpost::tools::from_json(j));
-      } catch (const nlohmann::json::exception& e) {
-        throw std::invalid_argument("malformed release record '" + path + "': " + e.what());
-      }
+      recs.push_back(release_from_json(j, path));
     }
     if (!o.plot.empty()) (void)privpost::tools::plot_paths(o.plot);  // a bad name is refused before the run
     privpost::tools::install_interrupt_handler();

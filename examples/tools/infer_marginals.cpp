@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,11 +36,17 @@ struct margin {
 };
 
 // The sampler the tool runs: histogram_gibbs, reporting the cells (small tables only), every column's 1-way margin, the
-// declared multi-column tables and the 2 x 2 tables' log odds ratios instead of the D cells (what is kept per draw).
+// declared multi-column tables and the 2 x 2 tables' log odds ratios instead of the D cells (what is kept per draw);
+// for privpost-synthesize (all_cells) every cell as well, after them: the synthetic records' law.
 class reported_histogram {
  public:
-  reported_histogram(histogram_gibbs chain, const std::vector<margin>& margins, bool cells, std::size_t size)
-      : chain_(std::move(chain)), margins_(&margins), cells_(cells), out_(static_cast<Eigen::Index>(size)) {
+  reported_histogram(histogram_gibbs chain, const std::vector<margin>& margins, bool cells, std::size_t size, bool all_cells)
+      : chain_(std::move(chain)),
+        margins_(&margins),
+        cells_(cells),
+        all_cells_(all_cells),
+        reported_(static_cast<Eigen::Index>(size)),
+        out_(reported_ + (all_cells ? chain_.parameter_vector().size() : 0)) {
     refresh();
   }
   template <class G>
@@ -68,11 +75,13 @@ class reported_histogram {
       auto log = [](double p) { return std::log(std::max(p, std::numeric_limits<double>::min())); };
       if (m.log_odds) out_(at++) = log(block(0)) + log(block(3)) - log(block(1)) - log(block(2));
     }
+    if (all_cells_) out_.tail(theta.size()) = theta;
   }
 
   histogram_gibbs chain_;
   const std::vector<margin>* margins_;
-  bool cells_;
+  bool cells_, all_cells_;
+  Eigen::Index reported_;
   Eigen::VectorXd out_;
 };
 
@@ -181,6 +190,13 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
   for (const auto& t : declared)
     if (t.size() >= 2 && !(t == all && report_cells)) add_margin(t);
 
+  // privpost-synthesize keeps every draw's D cell probabilities (the synthetic records' law) beside what is reported.
+  const bool synthesize = o.synthetic_sets > 0;
+  constexpr double max_kept_bytes = 1024.0 * 1024.0 * 1024.0;
+  if (synthesize && 8.0 * static_cast<double>(cells) * o.chains * o.draws > max_kept_bytes)
+    throw std::invalid_argument("privpost-synthesize: " + std::to_string(cells) + " cells x " + std::to_string(o.chains) +
+                                " chains x " + std::to_string(o.draws) +
+                                " draws would keep more than 1 GiB of cell probabilities; accepted: fewer --draws or --chains");
   const privpost::inference_options io = driver_options(o);
   tools::progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const privpost::inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
@@ -189,7 +205,7 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
                                       [&](auto& g) {
                                         return reported_histogram(
                                             histogram_gibbs(alpha, first.n, measurements, g, record_init::consistent), margins,
-                                            report_cells, names.size());
+                                            report_cells, names.size(), synthesize);
                                       },
                                       o, io, tick));
   for (std::size_t k = 0; k < recs.size(); ++k) {
@@ -209,6 +225,18 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
   const std::vector<std::string> titles = {recs.size() == 1
                                                ? "noise-aware record-level (the records latent; exact, no CLT)"
                                                : "noise-aware record-level, all releases jointly (the records latent; exact)"};
+  std::optional<privpost::inference_result> joint;  // privpost-synthesize: the cells, split off the reported columns
+  if (synthesize) {
+    auto& r = results.front().second;
+    std::vector<Eigen::MatrixXd> reported, all;
+    for (const auto& m : r.draws.chains()) {
+      reported.emplace_back(m.leftCols(static_cast<Eigen::Index>(names.size())));
+      all.emplace_back(m.rightCols(static_cast<Eigen::Index>(cells)));
+    }
+    joint = r;
+    joint->draws = privpost::posterior(std::move(all));
+    r.draws = privpost::posterior(std::move(reported));
+  }
   privpost::summary_layout layout;  // the margins' names are long: the column fits the longest
   for (const auto& name : names) layout.name_width = std::max(layout.name_width, static_cast<int>(name.size()));
   std::fflush(stdout);
@@ -217,6 +245,7 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
   const std::size_t warnings = warn("noise-aware", results.front().second, names);
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
   write_outputs(o, first, o.thin, results, titles, names);
+  if (joint && !interrupt_requested()) write_synthetic_table_sets(o, first, *joint);
   if (o.report && recs.size() > 1) {
     nlohmann::json all_releases = nlohmann::json::array();
     for (const auto& r : recs) all_releases.push_back(to_json(r));

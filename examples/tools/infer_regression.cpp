@@ -1,6 +1,7 @@
 // privpost-infer, linear regression: Gibbs-SS-Update (default), -Prior or -Noisy covariate moments, or the record-level
 // sampler (--method records, with the NIW or fixed normal covariate law); releases made on the declared box's [-1, 1]
 // scale are sampled there and reported on the data's scale.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,7 +74,16 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
     centre(k) = 0.5 * (lo + hi);
     spread(k) = (hi - lo) * (hi - lo) / 16.0;
   }
-  const std::string moments = o.moments.empty() ? (rec.noisy_moments.empty() ? "update" : "noisy") : o.moments;
+  // privpost-synthesize: the covariates' normal-inverse-Wishart block of Gibbs-SS-Update is the covariate law of the
+  // synthetic records, so it is the default there whatever the release holds; the other covariate models are no law
+  // the posterior learns (prior: fixed from the bounds; noisy: plug-in moments) and are refused.
+  const bool synthesize = o.synthetic_sets > 0;
+  const std::string moments = o.moments.empty() ? ((rec.noisy_moments.empty() || synthesize) ? "update" : "noisy") : o.moments;
+  if (synthesize && (moments != "update" || o.method == "records"))
+    throw std::invalid_argument(
+        "privpost-synthesize: linreg synthetic records need the covariate law Gibbs-SS-Update learns "
+        "(--moments update, --method gibbs); got --moments " +
+        moments + " --method " + o.method);
   double moment_shrinkage = 0.0;  // --moments noisy: the weight valid_covariate_moments gave the normal reference
   const inference_options io = driver_options(o);
   tools::progress_line progress("privpost-infer: sweeps");
@@ -115,13 +125,17 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   } else if (moments == "update") {
     const double nu = d + 3.0;
     const niw_hyperprior h{centre, 1.0, Eigen::MatrixXd(spread.asDiagonal()) * (nu - d - 1.0), nu};
-    results.emplace_back("gibbs", run_chains(
-                                      [&](auto& g) {
-                                        return gibbs_ss(
-                                            linear_regression_model(layout, hierarchical_normal_covariates(layout, h, g)), prior,
-                                            mechanism, z, rec.n, g);
-                                      },
-                                      o, io, tick));
+    auto chain = [&](auto& g) {
+      return gibbs_ss(linear_regression_model(layout, hierarchical_normal_covariates(layout, h, g)), prior, mechanism, z, rec.n,
+                      g);
+    };
+    if (synthesize) {
+      // The covariate law rides along with (theta, sigma^2): synthetic records need a joint draw of both
+      // (privpost/inference/synthetic_regression.hpp). Its columns are split off once the sets are written.
+      results.emplace_back("gibbs", run_chains([&](auto& g) { return with_covariate_law(chain(g)); }, o, io, tick));
+    } else {
+      results.emplace_back("gibbs", run_chains(chain, o, io, tick));
+    }
   } else if (moments == "prior") {
     const auto cm = normal_covariate_moments(layout, centre, Eigen::MatrixXd(spread.asDiagonal()));
     results.emplace_back("gibbs", run_chains(
@@ -154,6 +168,15 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
     names.push_back((rec.intercept && k == 0) ? std::string("intercept")
                                               : rec.covariates[static_cast<std::size_t>(k - (rec.intercept ? 1 : 0))]);
   names.push_back("sigma^2");
+  // privpost-synthesize: the joint draws are kept for the sets (written after the summary); the summary is of
+  // (theta, sigma^2) alone.
+  std::optional<inference_result> joint;
+  if (synthesize) {
+    joint = results.front().second;
+    std::vector<Eigen::MatrixXd> head;
+    for (const auto& m : results.front().second.draws.chains()) head.emplace_back(m.leftCols(p + 1));
+    results.front().second.draws = posterior(std::move(head));
+  }
   // Diagnostics on the sampled scale (an affine map of each coordinate's draws changes neither R-hat nor ESS).
   if (rec.unit_scaled) {
     for (auto& [method, r] : results) r.draws = to_data_scale(r.draws, rec);
@@ -185,6 +208,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   }
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
   write_outputs(o, rec, o.thin, results, titles, names);
+  if (joint && !interrupt_requested()) write_synthetic_regression_sets(o, rec, *joint, layout);
   return (o.strict && total_warnings > 0) ? strict_exit_status : 0;
 }
 

@@ -1,8 +1,12 @@
-// privpost-synthesize's output (see synthesize_main.cpp): after privpost-infer's noise-aware run of a family release,
+// privpost-synthesize's output (see synthesize_main.cpp): after privpost-infer's noise-aware run of a release,
 // m synthetic data sets of N records each, one CSV file per set, from m posterior draws spread over the chains
 // (privpost/inference/synthetic.hpp). The records are the model's, on the data's own scale: 0/1 for the binomial, the
 // category index for the multinomial, and for the unbounded families the model truncated to the declared bounds (the
-// records the release was about: privpost-release dropped the others), by rejection with a bounded number of tries.
+// records the release was about: privpost-release dropped the others), by rejection with a bounded number of tries;
+// for linear regression, the covariates and the response of the model with its covariate law, clamped into the
+// declared box as privpost-release clamped the real records; for the logistic and Poisson GLMs, covariates from the
+// model's covariate law moved into the declared ranges and the response given them; for contingency tables, cells
+// drawn from the histogram posterior's cell probabilities, written as level names.
 // Each file starts with '#' lines naming the release and saying that no further budget was spent; privpost-release
 // reads such a file back (its CSV reader skips '#' lines before the header).
 #pragma once
@@ -11,10 +15,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <privpost/privpost.hpp>
 
@@ -49,53 +55,220 @@ double synthetic_record_inside(const P& p, const release_record& rec, G& g) {
                           std::to_string(max_tries) + " tries");
 }
 
-// Writes o.synthetic_sets files synthetic_<k>.csv into o.synthetic_dir from the noise-aware run r.
-template <class F>
-void write_synthetic_sets(const options& o, const release_record& rec, const privpost::inference_result& r) {
-  if constexpr (!privpost::family_from_vector<F>) {
-    throw std::invalid_argument(
-        "privpost-synthesize: the " + rec.model +
-        " model's posterior draws do not determine its records (its parameter vector lacks the known sd)");
+// The synthetic sets' folder, created if missing.
+inline void create_synthetic_dir(const options& o) {
+  std::error_code ec;
+  std::filesystem::create_directories(o.synthetic_dir, ec);
+  if (ec) throw std::runtime_error("privpost-synthesize: cannot create '" + o.synthetic_dir + "': " + ec.message());
+}
+
+// The '#' provenance lines of set k (0-based) drawn at posterior draw theta of run r, ending with a newline; `scale` is
+// appended to the parameter line (where the draw is not on the data's scale).
+inline std::string synthetic_provenance(const options& o, const release_record& rec, const privpost::inference_result& r, int k,
+                                        const Eigen::VectorXd& theta, const std::string& scale = "") {
+  std::ostringstream text;
+  text << "# privpost-synthesize: synthetic data set " << k + 1 << " of " << o.synthetic_sets << ", " << o.synthetic_records
+       << " records from the noise-aware posterior predictive (privpost " << privpost::version_string << ")\n";
+  text << "# release: " << o.release << " (model " << rec.model << ", n " << rec.n << ", " << rec.mechanism
+       << " mechanism, epsilon " << rec.epsilon;
+  if (rec.delta > 0.0) text << ", delta " << rec.delta;
+  text << "); no further privacy budget was spent (post-processing of the release)\n";
+  text << "# posterior draw " << k + 1 << " of " << o.synthetic_sets << " spread over " << r.draws.num_chains() << " chains x "
+       << r.draws.draws_per_chain() << " draws, seed " << o.seed << "; parameter";
+  for (Eigen::Index j = 0; j < theta.size(); ++j) text << (j ? "," : " ") << theta(j);
+  text << scale << '\n';
+  return text.str();
+}
+
+// The file synthetic_<k + 1>.csv of the folder, written whole or not at all.
+inline void commit_synthetic_set(const options& o, int k, const std::string& text) {
+  const std::string path = (std::filesystem::path(o.synthetic_dir) / ("synthetic_" + std::to_string(k + 1) + ".csv")).string();
+  privpost::tools::output_file(path).commit(text);
+}
+
+// The closing line of a run.
+inline void report_synthetic_sets(const options& o) {
+  std::printf(
+      "\nprivpost-synthesize: wrote %d synthetic data set%s of %lld records to %s (synthetic_1.csv ...); no further "
+      "privacy budget was spent\n",
+      o.synthetic_sets, o.synthetic_sets == 1 ? "" : "s", static_cast<long long>(o.synthetic_records), o.synthetic_dir.c_str());
+}
+
+// The records' engine: seeded from the run's seed, apart from the chains' engines.
+inline std::mt19937_64 synthetic_engine(const options& o) { return privpost::chain_engine(o.seed, 1 << 20); }
+
+// The family's parameter at a posterior draw theta: from the vector (family_from_vector), or for normal-known-var the
+// draw's mean with the records' known sd, which the prior holds.
+template <class F, class Prior>
+typename F::parameter_type synthetic_family_parameter(const Eigen::VectorXd& theta, const Prior& prior) {
+  if constexpr (std::is_same_v<F, privpost::normal_known_variance_family>) {
+    return privpost::normal_mean_parameter{theta(0), prior.sigma()};
+  } else if constexpr (std::is_arithmetic_v<typename F::parameter_type>) {
+    return theta(0);
   } else {
-    const auto draws = privpost::synthetic_parameter_draws(r.draws, o.synthetic_sets);
-    std::error_code ec;
-    std::filesystem::create_directories(o.synthetic_dir, ec);
-    if (ec) throw std::runtime_error("privpost-synthesize: cannot create '" + o.synthetic_dir + "': " + ec.message());
-    // The records' engine: seeded from the run's seed, apart from the chains' engines.
-    auto g = privpost::chain_engine(o.seed, 1 << 20);
-    const std::string column = rec.column.empty() ? "x" : rec.column;
-    for (int k = 0; k < o.synthetic_sets; ++k) {
-      const Eigen::VectorXd& theta = draws[static_cast<std::size_t>(k)];
-      std::ostringstream text;
-      text << "# privpost-synthesize: synthetic data set " << k + 1 << " of " << o.synthetic_sets << ", " << o.synthetic_records
-           << " records from the noise-aware posterior predictive (privpost " << privpost::version_string << ")\n";
-      text << "# release: " << o.release << " (model " << rec.model << ", n " << rec.n << ", " << rec.mechanism
-           << " mechanism, epsilon " << rec.epsilon;
-      if (rec.delta > 0.0) text << ", delta " << rec.delta;
-      text << "); no further privacy budget was spent (post-processing of the release)\n";
-      text << "# posterior draw " << k + 1 << " of " << o.synthetic_sets << " spread over " << r.draws.num_chains()
-           << " chains x " << r.draws.draws_per_chain() << " draws, seed " << o.seed << "; parameter";
-      for (Eigen::Index j = 0; j < theta.size(); ++j) text << (j ? "," : " ") << theta(j);
-      text << '\n' << csv_header_field(column) << '\n';
-      typename F::parameter_type p{};
-      if constexpr (std::is_arithmetic_v<typename F::parameter_type>)
-        p = theta(0);
-      else
-        p = F::from_vector(theta);
-      char value[32];
-      for (std::int64_t i = 0; i < o.synthetic_records; ++i) {
-        std::snprintf(value, sizeof value, "%.17g", synthetic_record_inside<F>(p, rec, g));
+    return F::from_vector(theta);
+  }
+}
+
+// Writes o.synthetic_sets files synthetic_<k>.csv into o.synthetic_dir from the noise-aware run r with this prior.
+template <class F, class Prior>
+void write_synthetic_sets(const options& o, const release_record& rec, const privpost::inference_result& r, const Prior& prior) {
+  static_assert(privpost::family_from_vector<F> || std::is_same_v<F, privpost::normal_known_variance_family>,
+                "a family whose posterior draws determine its records");
+  const auto draws = privpost::synthetic_parameter_draws(r.draws, o.synthetic_sets);
+  create_synthetic_dir(o);
+  auto g = synthetic_engine(o);
+  const std::string column = rec.column.empty() ? "x" : rec.column;
+  for (int k = 0; k < o.synthetic_sets; ++k) {
+    const Eigen::VectorXd& theta = draws[static_cast<std::size_t>(k)];
+    std::ostringstream text;
+    text << synthetic_provenance(o, rec, r, k, theta) << csv_header_field(column) << '\n';
+    const auto p = synthetic_family_parameter<F>(theta, prior);
+    char value[32];
+    for (std::int64_t i = 0; i < o.synthetic_records; ++i) {
+      std::snprintf(value, sizeof value, "%.17g", synthetic_record_inside<F>(p, rec, g));
+      text << value << '\n';
+    }
+    commit_synthetic_set(o, k, text.str());
+  }
+  report_synthetic_sets(o);
+}
+
+// Writes the synthetic sets of a linear-regression release from the run r of with_covariate_law draws (sampled on the
+// scale of layout's release: the declared box's [-1, 1] when rec.unit_scaled). Each set's records are drawn at one
+// joint posterior draw (privpost/inference/synthetic_regression.hpp), clamped into the declared box as privpost-release
+// clamped the real records, and mapped back to the data's scale (x = c + h x' on a unit-scaled release).
+inline void write_synthetic_regression_sets(const options& o, const release_record& rec, const privpost::inference_result& r,
+                                            const privpost::regression_layout& layout) {
+  const auto draws = privpost::synthetic_parameter_draws(r.draws, o.synthetic_sets);
+  create_synthetic_dir(o);
+  auto g = synthetic_engine(o);
+  const int d = layout.covariates();
+  std::vector<privpost::interval> box;
+  for (const auto& b : rec.covariate_bounds)
+    box.push_back(rec.unit_scaled ? privpost::interval(-1.0, 1.0) : privpost::interval(b.first, b.second));
+  const privpost::interval ybox =
+      rec.unit_scaled ? privpost::interval(-1.0, 1.0) : privpost::interval(rec.response_bounds.first, rec.response_bounds.second);
+  std::string header;
+  for (const auto& c : rec.covariates) header += csv_header_field(c) + ",";
+  header += csv_header_field(rec.response.empty() ? "y" : rec.response) + "\n";
+  const std::string scale = rec.unit_scaled ? " (theta, sigma^2, mu_x, Sigma_x on the declared box's [-1, 1] scale)"
+                                            : " (theta, sigma^2, mu_x, Sigma_x)";
+  for (int k = 0; k < o.synthetic_sets; ++k) {
+    const Eigen::VectorXd& v = draws[static_cast<std::size_t>(k)];
+    Eigen::MatrixXd x = privpost::synthetic_regression_records(
+        layout, privpost::regression_synthetic_parameter::from_vector(layout, v), o.synthetic_records, g);
+    privpost::clamp_regression_records(x, box, ybox);
+    if (rec.unit_scaled) {
+      for (int j = 0; j <= d; ++j) {
+        const auto& b = j < d ? rec.covariate_bounds[static_cast<std::size_t>(j)] : rec.response_bounds;
+        const double c = 0.5 * (b.first + b.second), h = 0.5 * (b.second - b.first);
+        x.col(j) = (x.col(j).array() * h + c).matrix();
+      }
+    }
+    std::ostringstream text;
+    text << synthetic_provenance(o, rec, r, k, v, scale) << header;
+    char value[32];
+    for (Eigen::Index i = 0; i < x.rows(); ++i)
+      for (int j = 0; j <= d; ++j) {
+        std::snprintf(value, sizeof value, "%.17g", x(i, j));
+        text << value << (j < d ? ',' : '\n');
+      }
+    commit_synthetic_set(o, k, text.str());
+  }
+  report_synthetic_sets(o);
+}
+
+// Writes the synthetic sets of a logistic or Poisson DP-GLM release from the run r on the sampled scale
+// (glm_moment_model's parameter vectors; the declared ranges' unit-ball scale when rec.glm_scale is "unit_ball").
+// Records are drawn as the release saw them (privpost/inference/synthetic_glm.hpp): covariates clamped into the declared
+// ranges (or scaled onto the ball of the declared radius), the response given them, counts clamped to the declared
+// y-bound; then mapped back to the data's scale. Indicator covariates (column=LEVEL) are written as the numbers the
+// model has for them (its covariate law is normal), not as levels. Logistic responses are written as 0/1, or as the
+// release's positive label and "not_<label>" (privpost-release --positive <label> reads both back).
+inline void write_synthetic_glm_sets(const options& o, const release_record& rec, const privpost::inference_result& r,
+                                     privpost::glm_kind kind, std::optional<double> intercept) {
+  const auto draws = privpost::synthetic_parameter_draws(r.draws, o.synthetic_sets);
+  create_synthetic_dir(o);
+  auto g = synthetic_engine(o);
+  const int d = static_cast<int>(rec.covariates.size());
+  const bool unit_ball = rec.glm_scale == "unit_ball";
+  privpost::glm_record_limits limits;
+  if (unit_ball)
+    limits.coordinate = 1.0 / std::sqrt(static_cast<double>(d));
+  else
+    limits.radius = rec.radius;
+  if (kind == privpost::glm_kind::poisson) limits.count = rec.y_bound;
+  std::string header;
+  for (const auto& c : rec.covariates) header += csv_header_field(c) + ",";
+  header += csv_header_field(rec.response.empty() ? "y" : rec.response) + "\n";
+  const std::string scale =
+      unit_ball ? " (theta~, tau, Omega, mu_x on the declared ranges' unit-ball scale)" : " (theta~, tau, Omega, mu_x)";
+  const std::string positive = rec.positive_label.empty() ? "1" : rec.positive_label;
+  const std::string negative = rec.positive_label.empty() ? "0" : "not_" + rec.positive_label;
+  for (int k = 0; k < o.synthetic_sets; ++k) {
+    const Eigen::VectorXd& v = draws[static_cast<std::size_t>(k)];
+    Eigen::MatrixXd x = privpost::synthetic_glm_records(
+        kind, privpost::glm_synthetic_parameter::from_vector(d, intercept, rec.intercept, v), limits, o.synthetic_records, g);
+    if (unit_ball) {
+      // x' = (x - centre) / (h sqrt d), the release's map (scale_to_declared_range), inverted.
+      for (int j = 0; j < d; ++j) {
+        const auto& b = rec.covariate_bounds[static_cast<std::size_t>(j)];
+        const double h = 0.5 * (b.second - b.first) * std::sqrt(static_cast<double>(d)), centre = 0.5 * (b.first + b.second);
+        x.col(j) = (x.col(j).array() * h + centre).matrix();
+      }
+    }
+    std::ostringstream text;
+    text << synthetic_provenance(o, rec, r, k, v, scale) << header;
+    char value[32];
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+      for (int j = 0; j < d; ++j) {
+        std::snprintf(value, sizeof value, "%.17g", x(i, j));
+        text << value << ',';
+      }
+      if (kind == privpost::glm_kind::logistic) {
+        text << csv_header_field(x(i, d) > 0.0 ? positive : negative) << '\n';
+      } else {
+        std::snprintf(value, sizeof value, "%.17g", x(i, d));
         text << value << '\n';
       }
-      const std::string path =
-          (std::filesystem::path(o.synthetic_dir) / ("synthetic_" + std::to_string(k + 1) + ".csv")).string();
-      privpost::tools::output_file(path).commit(text.str());
     }
-    std::printf(
-        "\nprivpost-synthesize: wrote %d synthetic data set%s of %lld records to %s (synthetic_1.csv ...); no further "
-        "privacy budget was spent\n",
-        o.synthetic_sets, o.synthetic_sets == 1 ? "" : "s", static_cast<long long>(o.synthetic_records), o.synthetic_dir.c_str());
+    commit_synthetic_set(o, k, text.str());
   }
+  report_synthetic_sets(o);
+}
+
+// Writes the synthetic sets of a contingency-table release (marginals, or pairwise-tables with --method records) from
+// the run r of the histogram posterior's cell probabilities: each record a cell drawn from one posterior draw
+// (privpost/inference/synthetic.hpp), written as its columns' level names under the owner's column names.
+inline void write_synthetic_table_sets(const options& o, const release_record& rec, const privpost::inference_result& r) {
+  const auto draws = privpost::synthetic_parameter_draws(r.draws, o.synthetic_sets);
+  create_synthetic_dir(o);
+  auto g = synthetic_engine(o);
+  std::vector<std::size_t> levels;
+  std::string header;
+  for (std::size_t a = 0; a < rec.nodes.size(); ++a) {
+    levels.push_back(rec.levels[a].size());
+    header += (a ? "," : "") + csv_header_field(rec.nodes[a]);
+  }
+  header += '\n';
+  std::vector<std::vector<std::string>> fields(rec.levels.size());
+  for (std::size_t a = 0; a < rec.levels.size(); ++a)
+    for (const auto& level : rec.levels[a]) fields[a].push_back(csv_header_field(level));
+  for (int k = 0; k < o.synthetic_sets; ++k) {
+    const Eigen::VectorXd& v = draws[static_cast<std::size_t>(k)];
+    // The draw's cell probabilities are many: the provenance line names the draw, not its values.
+    std::ostringstream text;
+    text << synthetic_provenance(o, rec, r, k, Eigen::VectorXd(),
+                                 " (the table's " + std::to_string(v.size()) + " cell probabilities of that draw)")
+         << header;
+    const auto x = privpost::synthetic_table_records(v, levels, o.synthetic_records, g);
+    for (Eigen::Index i = 0; i < x.rows(); ++i)
+      for (Eigen::Index a = 0; a < x.cols(); ++a)
+        text << fields[static_cast<std::size_t>(a)][static_cast<std::size_t>(x(i, a))] << (a + 1 < x.cols() ? ',' : '\n');
+    commit_synthetic_set(o, k, text.str());
+  }
+  report_synthetic_sets(o);
 }
 
 }  // namespace privpost::tools::infer_tool

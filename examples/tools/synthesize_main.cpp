@@ -1,24 +1,28 @@
-// privpost-synthesize: synthetic data from a release. Runs privpost-infer's noise-aware inference on a family release
+// privpost-synthesize: synthetic data from a release. Runs privpost-infer's noise-aware inference on a release
 // (the same options, summary and diagnostics), then writes m synthetic data sets of N records each, drawn from m
 // posterior draws spread over the chains (privpost/inference/synthetic.hpp; synthesize.hpp writes them). This is
 // post-processing of the release: no further privacy budget is spent. Analyse the m sets with the fully synthetic
 // combining rules (privpost::combine_fully_synthetic; docs/synthetic-data.md): one set analysed as if it were the data
 // gives intervals far too narrow.
 //
-// The family models only (binomial, multinomial, Poisson, exponential, normal); the other models are refused by name.
+// The family models (binomial, multinomial, Poisson, exponential, normal), linear regression (Gibbs-SS-Update, whose
+// covariate law the records need), the logistic and Poisson GLMs (whose model infers the covariate law) and contingency
+// tables (marginals, pairwise-tables with --method records: the histogram posterior's cells); the Bayesian tree CGM of
+// pairwise-tables is refused by name.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <string>
 
 #include <privpost/core/errors.hpp>
 
 #include "infer_cli.hpp"
+#include "infer_dispatch.hpp"
 #include "infer_options.hpp"
 #include "interrupt.hpp"
 #include "mpi_job.hpp"
+#include "partition_record.hpp"
 #include "tool_support.hpp"
 
 using namespace privpost::tools::infer_tool;
@@ -27,7 +31,9 @@ int main(int argc, char** argv) {
   privpost::tools::mpi_job job(argc, argv);
   CLI::App app{"privpost-synthesize: synthetic data sets from the noise-aware posterior of a privpost release record"};
   options o;
-  app.add_option("release", o.release, "the JSON release record written by privpost-release (a family model)")->required();
+  app.add_option("release", o.release,
+                 "the JSON release record written by privpost-release (a family, linreg, GLM or table model)")
+      ->required();
   app.add_option("--records", o.synthetic_records,
                  "records in each synthetic data set (N; N >= 10 n keeps the combined "
                  "intervals' degrees of freedom near m - 1)")
@@ -44,35 +50,23 @@ int main(int argc, char** argv) {
   try {
     job.refuse_launcher_without_mpi();
     o.releases = {o.release};
-    std::ifstream f(o.release);
-    if (!f) throw std::invalid_argument("cannot open release record '" + o.release + "'");
-    nlohmann::json j;
-    try {
-      f >> j;
-    } catch (const nlohmann::json::exception& e) {
-      throw std::invalid_argument("malformed release record '" + o.release + "': " + e.what());
-    }
-    privpost::tools::release_record rec;
-    try {
-      rec = privpost::tools::from_json(j);
-    } catch (const nlohmann::json::exception& e) {
-      throw std::invalid_argument("malformed release record '" + o.release + "': " + e.what());
-    }
+    const nlohmann::json j = read_release_json(o.release);
+    if (privpost::tools::is_partition_record(j))
+      throw std::invalid_argument("'" + o.release + "' is a partition release: its released quantities draw no records");
+    const privpost::tools::release_record rec = release_from_json(j, o.release);
     using privpost::tools::model_kind;
     const auto& row = privpost::tools::find_model(rec.model);
-    // normal-known-var: its posterior draws hold the mean only (the known sd is --prior's), not yet wired here.
-    if ((row.kind != model_kind::bounded_family && row.kind != model_kind::unbounded_family) || rec.model == "normal-known-var")
-      throw std::invalid_argument("the " + rec.model +
-                                  " model cannot draw synthetic records yet; accepted: binomial, multinomial, poisson, "
-                                  "exponential and normal releases");
-    if (o.method == "exact" || o.method == "corrected")
-      if (rec.model != "binomial") throw std::invalid_argument("--method " + o.method + " applies to binomial releases only");
-    if (o.thin == 0) o.thin = row.default_thin;
+    // pairwise-tables: the Bayesian tree CGM's draws are marginals without a sampler of records yet; the histogram
+    // posterior of --method records gives the table's cells.
+    if (row.kind == model_kind::tables && o.method != "records")
+      throw std::invalid_argument(
+          "the pairwise-tables model draws synthetic records with --method records only (the "
+          "histogram posterior of the table's cells)");
     if (static_cast<std::int64_t>(o.synthetic_sets) > static_cast<std::int64_t>(o.chains) * o.draws)
       throw std::invalid_argument("--datasets " + std::to_string(o.synthetic_sets) + "; accepted: at most the kept draws, " +
                                   std::to_string(static_cast<std::int64_t>(o.chains) * o.draws) + " (--chains x --draws)");
     privpost::tools::install_interrupt_handler();
-    const int status = row.kind == model_kind::bounded_family ? infer_bounded(rec, o) : infer_unbounded(rec, o);
+    const int status = dispatch({rec}, o);
     if (!privpost::tools::interrupt_requested()) return status;
     std::cerr << "\nprivpost-synthesize: interrupted (Ctrl-C): no synthetic data set was written\n";
     return privpost::tools::interrupted_exit_status;

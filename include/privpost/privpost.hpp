@@ -139,4 +139,6 @@
 #include "privpost/inference/run.hpp"
 #include "privpost/inference/sample_aggregate.hpp"
 #include "privpost/inference/synthetic.hpp"
+#include "privpost/inference/synthetic_glm.hpp"
+#include "privpost/inference/synthetic_regression.hpp"
 #include "privpost/inference/writers.hpp"

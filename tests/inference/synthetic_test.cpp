@@ -6,6 +6,7 @@
 //     tolerance (tests/support/calibration_checks.hpp: 3.5 binomial sd); one synthetic set analysed as if it were the
 //     data (estimate +- z sqrt(variance)) under-covers and must fall outside it (the negative control).
 //  3. Parameter draws spread over the chains; synthetic records in the family's support.
+//  4. Table records from cell probabilities (row-major cells, a zero cell never drawn), bad input.
 #include <catch2/catch.hpp>
 
 #include <Eigen/Core>
@@ -172,4 +173,32 @@ TEST_CASE("combined synthetic intervals cover; one synthetic set analysed as rea
   CHECK(std::abs(c90 - 0.9) <= test::coverage_tolerance(0.9, trials));
   CHECK(0.9 - s90 > test::coverage_tolerance(0.9, trials));  // the negative control under-covers
   CHECK(0.5 - s50 > test::coverage_tolerance(0.5, trials));
+}
+
+TEST_CASE("synthetic table records follow the cell probabilities, row-major over the levels", "[synthetic]") {
+  // A 2 x 3 table: cell (a, b) is 3 a + b. Cell (0, 2) has probability 0 and must never be drawn.
+  Eigen::VectorXd p(6);
+  p << 0.1, 0.2, 0.0, 0.3, 0.15, 0.25;
+  std::mt19937_64 g(23);
+  constexpr std::int64_t n = 100000;
+  const auto r = synthetic_table_records(p, {2, 3}, n, g);
+  REQUIRE(r.rows() == n);
+  REQUIRE(r.cols() == 2);
+  CHECK((r.col(0).array() >= 0 && r.col(0).array() < 2 && r.col(1).array() >= 0 && r.col(1).array() < 3).all());
+  std::vector<double> seen(6, 0.0);
+  for (Eigen::Index i = 0; i < n; ++i) seen[static_cast<std::size_t>(3 * r(i, 0) + r(i, 1))] += 1.0;
+  CHECK(seen[2] == 0.0);
+  for (std::size_t c = 0; c < 6; ++c)
+    CHECK(seen[c] / n == Approx(p(static_cast<Eigen::Index>(c))).margin(5.0 * std::sqrt(0.25 / n)));
+
+  // Bad input by name: a size other than the levels' product, a negative or NaN probability, a sum other than 1.
+  CHECK_THROWS_WITH(synthetic_table_records(p, {2, 2}, 10, g), Catch::Contains("product of the levels"));
+  Eigen::VectorXd bad = p;
+  bad(0) = -0.1;
+  CHECK_THROWS_WITH(synthetic_table_records(bad, {2, 3}, 10, g), Catch::Contains("cell 0"));
+  bad(0) = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_AS(synthetic_table_records(bad, {2, 3}, 10, g), std::invalid_argument);
+  CHECK_THROWS_WITH(synthetic_table_records(Eigen::VectorXd(p * 2.0), {2, 3}, 10, g), Catch::Contains("sum"));
+  CHECK_THROWS_AS(synthetic_table_records(p, {}, 10, g), std::invalid_argument);
+  CHECK_THROWS_AS(synthetic_table_records(p, {2, 3}, 0, g), std::invalid_argument);
 }

@@ -24,12 +24,14 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -37,6 +39,7 @@
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
 #include "privpost/core/interval.hpp"
+#include "privpost/core/random/uniform.hpp"
 #include "privpost/inference/posterior.hpp"
 
 namespace privpost {
@@ -175,6 +178,55 @@ std::vector<typename F::record_type> synthetic_family_records(const Eigen::Vecto
     return synthetic_family_records<F>(static_cast<typename F::parameter_type>(theta(0)), records, g);
   else
     return synthetic_family_records<F>(typename F::parameter_type(F::from_vector(theta)), records, g);
+}
+
+/// `records` synthetic records of a contingency table from one draw of its cell probabilities (the histogram
+/// posterior's parameter vector, samplers/record_histogram.hpp): cells row-major over the columns' levels (the last
+/// column varies fastest, as marginal_queries lays them out), levels[a] >= 1 levels of column a. Returns a records x
+/// columns matrix of level indices (0-based). The cell of a record is found by binary search of the cumulative
+/// probabilities: log2(D) comparisons. std::invalid_argument on a probability that is negative or not finite,
+/// probabilities that do not sum to 1 (within 1e-6), a size other than the product of the levels, or a record count
+/// outside [1, 1e9].
+template <random_engine G>
+Eigen::Matrix<std::int32_t, Eigen::Dynamic, Eigen::Dynamic> synthetic_table_records(const Eigen::VectorXd& probabilities,
+                                                                                    const std::vector<std::size_t>& levels,
+                                                                                    std::int64_t records, G& g) {
+  constexpr const char* who = "synthetic_table_records";
+  detail::check_synthetic_records(who, records);
+  if (levels.empty()) throw std::invalid_argument(std::string(who) + ": no column; accepted: at least one");
+  double cells = 1.0;
+  for (std::size_t a = 0; a < levels.size(); ++a) {
+    if (levels[a] < 1 || levels[a] > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+      throw_invalid(who, "levels of column " + std::to_string(a + 1), static_cast<double>(levels[a]), "an integer >= 1");
+    cells *= static_cast<double>(levels[a]);
+  }
+  if (cells != static_cast<double>(probabilities.size()))
+    throw_invalid(who, "cell probabilities", static_cast<double>(probabilities.size()),
+                  "the product of the levels, " + std::to_string(static_cast<long long>(cells)));
+  std::vector<double> cumulative(static_cast<std::size_t>(probabilities.size()));
+  double sum = 0.0;
+  for (Eigen::Index c = 0; c < probabilities.size(); ++c) {
+    if (!(std::isfinite(probabilities(c)) && probabilities(c) >= 0.0))
+      throw_invalid(who, "probability of cell " + std::to_string(c), probabilities(c), "a finite number >= 0");
+    sum += probabilities(c);
+    cumulative[static_cast<std::size_t>(c)] = sum;
+  }
+  if (!(std::abs(sum - 1.0) <= 1e-6)) throw_invalid(who, "sum of the cell probabilities", sum, "1 (within 1e-6)");
+  const auto columns = static_cast<Eigen::Index>(levels.size());
+  Eigen::Matrix<std::int32_t, Eigen::Dynamic, Eigen::Dynamic> out(records, columns);
+  for (std::int64_t r = 0; r < records; ++r) {
+    // u uniform on (0, sum): the first cell whose cumulative probability exceeds it; a zero-probability cell is never
+    // chosen (its cumulative equals its predecessor's).
+    const double u = draw_uniform(g) * sum;
+    auto cell = static_cast<std::size_t>(std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin());
+    if (cell == cumulative.size()) --cell;  // u within rounding of sum
+    for (Eigen::Index a = columns; a-- > 0;) {
+      const std::size_t l = levels[static_cast<std::size_t>(a)];
+      out(r, a) = static_cast<std::int32_t>(cell % l);
+      cell /= l;
+    }
+  }
+  return out;
 }
 
 }  // namespace privpost
