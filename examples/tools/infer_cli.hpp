@@ -82,7 +82,8 @@ inline void add_inference_options(CLI::App& app, options& o, bool synthesize) {
   app.add_option("--max-iterations", o.max_iterations, "pairwise-tables: EM iterations at most (default 2000)")
       ->check(CLI::Range(1, 100000000));
   app.add_flag("--point-estimate", o.point_estimate,
-               "pairwise-tables: MAP-EM only (on forests the posterior is also sampled by default)");
+               "pairwise-tables: MAP-EM only (on forests the posterior is also sampled by default); its fitted "
+               "marginals go to --format json (point_estimates) and --output-dir (point_estimates.csv)");
 }
 
 }  // namespace privpost::tools::infer_tool

@@ -6,17 +6,21 @@
 // and each edge's fitted table as expected counts N mu. On a forest it then samples the posterior of the marginals (the
 // Bayesian CGM of the spec's Sec. 6: Gibbs-SS over tree_cgm_model with the hyper-Dirichlet(alpha_0) prior), with the
 // chain options, diagnostics, --target-ess and --draws-csv of the other models (--point-estimate skips it); on graphs
-// with cycles posterior sampling is not implemented and the tool says so.
+// with cycles posterior sampling is not implemented and the tool says so. MAP-EM's fitted marginals also go to
+// --format json (point_estimates) and --output-dir (point_estimates.csv), with or without the posterior.
 #include <Eigen/Cholesky>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <limits>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "infer.hpp"
@@ -41,7 +45,83 @@ void print_events(const numerical_events& e) {
             << e.inner_solver_nonconverged << " inner solves at their cap, " << e.log_floors << " zero moments floored\n";
 }
 
-// Runs MAP-EM (and naive MLE) with one back end and one evidence term, and prints the fitted marginals.
+// A point estimate's fitted marginals for scripts: {"node_marginals": {column: {level: p}}, "edge_marginals": [{"columns":
+// [u, v], "probabilities": [[p(a, c) over v's levels] over u's levels]}]}, at full precision (nlohmann writes the
+// shortest text that reads back to the same double).
+nlohmann::json marginals_json(const release_record& rec, const pairwise_graph& graph, const table_layout& layout,
+                              const Eigen::VectorXd& mu) {
+  nlohmann::json nodes = nlohmann::json::object(), edges = nlohmann::json::array();
+  for (int v = 0; v < graph.num_nodes(); ++v) {
+    nlohmann::json m = nlohmann::json::object();
+    for (int a = 0; a < graph.cardinality(v); ++a)
+      m[rec.levels[static_cast<std::size_t>(v)][static_cast<std::size_t>(a)]] = mu(layout.node_offset(v) + a);
+    nodes[rec.nodes[static_cast<std::size_t>(v)]] = m;
+  }
+  for (int e = 0; e < graph.num_edges(); ++e) {
+    const auto [u, v] = graph.edge(e);
+    nlohmann::json rows = nlohmann::json::array();
+    for (int a = 0; a < graph.cardinality(u); ++a) {
+      nlohmann::json row = nlohmann::json::array();
+      for (int c = 0; c < graph.cardinality(v); ++c)
+        row.push_back(mu(layout.edge_offset(e) + static_cast<Eigen::Index>(a) * graph.cardinality(v) + c));
+      rows.push_back(row);
+    }
+    edges.push_back(
+        {{"columns", {rec.nodes[static_cast<std::size_t>(u)], rec.nodes[static_cast<std::size_t>(v)]}}, {"probabilities", rows}});
+  }
+  return {{"node_marginals", nodes}, {"edge_marginals", edges}};
+}
+
+// One estimator's run for scripts: iterations, convergence, the E-step's numerical events and its fitted marginals.
+nlohmann::json point_estimate_json(const std::string& method, const fit_result& r, const nlohmann::json& marginals) {
+  nlohmann::json j = {{"method", method},
+                      {"iterations", r.iterations},
+                      {"inner_iterations", r.inner_iterations},
+                      {"converged", r.converged},
+                      {"events",
+                       {{"message_passing_nonconverged", r.events.message_passing_nonconverged},
+                        {"inner_solver_nonconverged", r.events.inner_solver_nonconverged},
+                        {"log_floors", r.events.log_floors}}}};
+  j.update(marginals);
+  return j;
+}
+
+// --output-dir: the fitted tables as one tidy CSV, point_estimates.csv (method, the table's columns, the cell's levels,
+// probability, expected count N p), every node table then every edge table, at full precision; written whole or not
+// at all.
+void write_point_estimates(const std::string& dir, const release_record& rec, const pairwise_graph& graph,
+                           const table_layout& layout, const std::vector<std::pair<std::string, const Eigen::VectorXd*>>& fits) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("--output-dir: cannot create '" + dir + "': " + ec.message());
+  std::ostringstream text;
+  text << "method,columns,levels,probability,expected_count\n";
+  char number[64];
+  auto cell = [&](const std::string& method, const std::string& columns, const std::string& levels, double p) {
+    std::snprintf(number, sizeof number, "%.17g,%.17g", p, rec.n * p);
+    text << method << ',' << csv_header_field(columns) << ',' << csv_header_field(levels) << ',' << number << '\n';
+  };
+  auto level = [&](int v, int a) { return rec.levels[static_cast<std::size_t>(v)][static_cast<std::size_t>(a)]; };
+  for (const auto& [method, mu] : fits) {
+    for (int v = 0; v < graph.num_nodes(); ++v)
+      for (int a = 0; a < graph.cardinality(v); ++a)
+        cell(method, rec.nodes[static_cast<std::size_t>(v)], level(v, a), (*mu)(layout.node_offset(v) + a));
+    for (int e = 0; e < graph.num_edges(); ++e) {
+      const auto [u, v] = graph.edge(e);
+      const std::string columns = rec.nodes[static_cast<std::size_t>(u)] + ":" + rec.nodes[static_cast<std::size_t>(v)];
+      for (int a = 0; a < graph.cardinality(u); ++a)
+        for (int c = 0; c < graph.cardinality(v); ++c)
+          cell(method, columns, level(u, a) + ":" + level(v, c),
+               (*mu)(layout.edge_offset(e) + static_cast<Eigen::Index>(a) * graph.cardinality(v) + c));
+    }
+  }
+  const std::string path = (std::filesystem::path(dir) / "point_estimates.csv").string();
+  privpost::tools::output_file(path).commit(text.str());
+  std::printf("wrote the fitted tables to %s\n", path.c_str());
+}
+
+// Runs MAP-EM (and naive MLE) with one back end and one evidence term, and prints the fitted marginals; with --format
+// json their report (point_estimates), with --output-dir their tables (point_estimates.csv).
 template <class Inference, class Noise>
 int run_tables(const release_record& rec, const options& o, const pairwise_graph& graph, const Eigen::VectorXd& y, Noise noise,
                const char* back_end) {
@@ -100,6 +180,22 @@ int run_tables(const release_record& rec, const options& o, const pairwise_graph
     std::cout << '\n';
   }
   std::cout << std::defaultfloat;
+  if (o.report) {
+    auto& report = *o.report;
+    report["privpost_version"] = privpost::version_string;
+    report["release"] = privpost::tools::to_json(rec);
+    report["point_estimate_settings"] = {{"pseudo_count", alpha0}, {"max_iterations", o.max_iterations}, {"back_end", back_end}};
+    report["point_estimates"] = nlohmann::json::array();
+    report["point_estimates"].push_back(point_estimate_json("cgm-map-em", cgm, marginals_json(rec, graph, layout, mu_cgm)));
+    if (o.compare_naive)
+      report["point_estimates"].push_back(
+          point_estimate_json("naive-mle", naive_fit, marginals_json(rec, graph, layout, mu_naive)));
+  }
+  if (!o.output_dir.empty()) {
+    std::vector<std::pair<std::string, const Eigen::VectorXd*>> fits = {{"cgm-map-em", &mu_cgm}};
+    if (o.compare_naive) fits.emplace_back("naive-mle", &mu_naive);
+    write_point_estimates(o.output_dir, rec, graph, layout, fits);
+  }
   if (!graph.is_forest())
     std::cout << "\nThis is a point estimate (MAP-EM). Posterior sampling for pairwise tables (the Bayesian CGM, spec "
                  "cgm.md Sec. 6) is implemented for forests only; this graph has cycles.\n";
@@ -242,10 +338,10 @@ int run_pairwise_tables(const release_record& rec, const options& o) {
   for (const auto& l : rec.levels) cardinalities.push_back(static_cast<int>(l.size()));
   const pairwise_graph graph(cardinalities, rec.edges);
   const bool sample = graph.is_forest() && !o.point_estimate;
-  if (!sample && (!o.draws_csv.empty() || !o.output_dir.empty() || o.report || !o.plot.empty() || o.target_ess > 0 || o.parallel))
+  // MAP-EM's result goes to --format json and --output-dir too; the other outputs are of posterior draws.
+  if (!sample && (!o.draws_csv.empty() || !o.plot.empty() || o.target_ess > 0 || o.parallel))
     throw std::invalid_argument(
-        std::string(
-            "--draws-csv, --output-dir, --format json, --plot, --target-ess and --parallel apply to posterior sampling, which ") +
+        std::string("--draws-csv, --plot, --target-ess and --parallel apply to posterior sampling, which ") +
         (o.point_estimate ? "--point-estimate turns off"
                           : "for pairwise tables needs a forest (this graph has cycles; MAP-EM only)"));
   const table_layout layout(graph);
