@@ -1,9 +1,11 @@
 # privpost-infer's MAP-EM result for scripts, for CTest: runs INFER on RECORD (a pairwise-tables release) with
 # --point-estimate --compare-naive --format json --output-dir tables in a fresh WORKDIR and checks the JSON document on
 # stdout (point_estimates: both estimators, their iterations, convergence and E-step events, every column's fitted
-# marginal as a probability, the edge tables' rows) and DIR/point_estimates.csv (its header and ROWS data rows).
+# marginal as a probability, the edge tables' rows, the settings' evidence) and DIR/point_estimates.csv (its header and
+# ROWS data rows); then, on LAPLACE_RECORD (a Laplace release), --map-em-evidence exact and gaussian are said in the
+# settings, and a bad value is refused.
 include("${CMAKE_CURRENT_LIST_DIR}/tool_test_support.cmake")
-privpost_require_defined(INFER RECORD WORKDIR ROWS)
+privpost_require_defined(INFER RECORD LAPLACE_RECORD WORKDIR ROWS)
 file(REMOVE_RECURSE "${WORKDIR}")
 file(MAKE_DIRECTORY "${WORKDIR}")
 execute_process(COMMAND "${INFER}" "${RECORD}" --point-estimate --compare-naive --format json --output-dir tables
@@ -42,4 +44,30 @@ math(EXPR data_rows "${count} - 1")
 if(NOT header STREQUAL "method,columns,levels,probability,expected_count" OR NOT data_rows EQUAL ROWS)
   message(FATAL_ERROR "point_estimates.csv: header '${header}', ${data_rows} data rows (expected ${ROWS})")
 endif()
-message("MAP-EM JSON and tables: ${estimates} estimators, Class=democrat ${democrat}, ${data_rows} table rows")
+string(JSON evidence GET "${out}" point_estimate_settings evidence)
+string(JSON accelerated GET "${out}" point_estimate_settings accelerated)
+if(NOT evidence STREQUAL "Gaussian evidence" OR NOT accelerated STREQUAL "ON")
+  message(FATAL_ERROR "point_estimate_settings: evidence '${evidence}', accelerated '${accelerated}'")
+endif()
+foreach(choice exact gaussian)
+  execute_process(COMMAND "${INFER}" "${LAPLACE_RECORD}" --point-estimate --format json --map-em-evidence ${choice}
+                  WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "--map-em-evidence ${choice}: exit status ${rc}\n${err}")
+  endif()
+  string(JSON said GET "${out}" point_estimate_settings evidence)
+  set(expected "Laplace evidence")
+  if(choice STREQUAL "gaussian")
+    set(expected "Gaussian surrogate of the Laplace evidence")
+  endif()
+  if(NOT said STREQUAL expected)
+    message(FATAL_ERROR "--map-em-evidence ${choice}: the settings say '${said}', expected '${expected}'")
+  endif()
+endforeach()
+execute_process(COMMAND "${INFER}" "${LAPLACE_RECORD}" --point-estimate --map-em-evidence median WORKING_DIRECTORY "${WORKDIR}"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "map-em-evidence")
+  message(FATAL_ERROR "--map-em-evidence median: expected a refusal naming the option, got exit status ${rc}\n${err}")
+endif()
+message("MAP-EM JSON and tables: ${estimates} estimators, Class=democrat ${democrat}, ${data_rows} table rows, evidence "
+        "'${evidence}'")

@@ -84,6 +84,12 @@ inline void add_inference_options(CLI::App& app, options& o, bool synthesize) {
   app.add_flag("--point-estimate", o.point_estimate,
                "pairwise-tables: MAP-EM only (on forests the posterior is also sampled by default); its fitted "
                "marginals go to --format json (point_estimates) and --output-dir (point_estimates.csv)");
+  app.add_option("--map-em-evidence", o.map_em_evidence,
+                 "pairwise-tables, Laplace releases: MAP-EM's evidence term: exact (the Laplace density), gaussian (a "
+                 "Gaussian of the same variance, which averages tables that report the same marginal) or auto (default: "
+                 "gaussian with an exact back end when every edge table's mean cell count is at least twice the Laplace "
+                 "scale, else exact; docs/tool-infer.md)")
+      ->check(CLI::IsMember({"auto", "exact", "gaussian"}));
 }
 
 }  // namespace privpost::tools::infer_tool

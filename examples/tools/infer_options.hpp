@@ -31,8 +31,10 @@ struct options {
   std::int64_t max_sweeps = 200000;  ///< per chain, with --target-ess
   int max_iterations = 2000;         ///< pairwise-tables: EM iterations at most
   bool point_estimate = false;       ///< pairwise-tables: MAP-EM only, no posterior sampling
-  int collapsed_moves = 0;           ///< binomial, multinomial, pairwise-tables: gibbs_ss::set_collapsed_moves
-  std::string method = "gibbs";      ///< gibbs|exact|corrected|records|auto (samplers/sampler_policy.hpp)
+  /// pairwise-tables, Laplace releases: MAP-EM's evidence, auto|exact|gaussian (map_em_prefers_gaussian decides auto)
+  std::string map_em_evidence = "auto";
+  int collapsed_moves = 0;       ///< binomial, multinomial, pairwise-tables: gibbs_ss::set_collapsed_moves
+  std::string method = "gibbs";  ///< gibbs|exact|corrected|records|auto (samplers/sampler_policy.hpp)
   /// The longest run started without asking: a GLM or tables posterior run whose estimated time exceeds it is refused
   /// before sampling, naming the estimate; --max-minutes raises it.
   double max_minutes = 60;

@@ -20,6 +20,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -124,7 +125,7 @@ void write_point_estimates(const std::string& dir, const release_record& rec, co
 // json their report (point_estimates), with --output-dir their tables (point_estimates.csv).
 template <class Inference, class Noise>
 int run_tables(const release_record& rec, const options& o, const pairwise_graph& graph, const Eigen::VectorXd& y, Noise noise,
-               const char* back_end) {
+               const char* back_end, const char* evidence) {
   const table_layout layout(graph);
   const double alpha0 =
       o.prior.empty() ? 10.0
@@ -139,8 +140,9 @@ int run_tables(const release_record& rec, const options& o, const pairwise_graph
   progress_line progress("CGM MAP-EM iterations");
   const fit_result cgm =
       fit(em, fit_options{o.max_iterations}, [&](const fit_progress& p) { progress(p.iteration, p.max_iterations); });
-  std::cout << "CGM MAP-EM (pseudo-count " << alpha0 << ", box-dual E-step, " << back_end << "): " << cgm.iterations
-            << " iterations, " << (cgm.converged ? "converged" : "NOT converged (raise --max-iterations)") << '\n';
+  std::cout << "CGM MAP-EM (pseudo-count " << alpha0 << ", box-dual E-step" << (Inference::is_exact ? " with SQUAREM" : "")
+            << ", " << evidence << ", " << back_end << "): " << cgm.iterations << " iterations, "
+            << (cgm.converged ? "converged" : "NOT converged (raise --max-iterations)") << '\n';
   print_events(cgm.events);
   Inference inference(graph);
   Eigen::VectorXd mu_cgm, mu_naive;
@@ -184,7 +186,11 @@ int run_tables(const release_record& rec, const options& o, const pairwise_graph
     auto& report = *o.report;
     report["privpost_version"] = privpost::version_string;
     report["release"] = privpost::tools::to_json(rec);
-    report["point_estimate_settings"] = {{"pseudo_count", alpha0}, {"max_iterations", o.max_iterations}, {"back_end", back_end}};
+    report["point_estimate_settings"] = {{"pseudo_count", alpha0},
+                                         {"max_iterations", o.max_iterations},
+                                         {"back_end", back_end},
+                                         {"evidence", evidence},
+                                         {"accelerated", Inference::is_exact}};
     report["point_estimates"] = nlohmann::json::array();
     report["point_estimates"].push_back(point_estimate_json("cgm-map-em", cgm, marginals_json(rec, graph, layout, mu_cgm)));
     if (o.compare_naive)
@@ -317,18 +323,33 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
   return (o.strict && warnings > 0) ? strict_exit_status : 0;
 }
 
-template <class Noise>
-int with_back_end(const release_record& rec, const options& o, const pairwise_graph& graph, const Eigen::VectorXd& y,
-                  Noise noise) {
-  if (graph.is_forest()) return run_tables<tree_bp>(rec, o, graph, y, noise, "tree belief propagation (exact)");
+// MAP-EM's evidence for the back end Inference: a Gaussian release's own density; for a Laplace release the Laplace
+// density or the Gaussian surrogate of its variance (--map-em-evidence; auto: map_em_prefers_gaussian).
+template <class Inference>
+int with_evidence(const release_record& rec, const options& o, const pairwise_graph& graph, const Eigen::VectorXd& y,
+                  const char* back_end) {
+  if (rec.mechanism != "laplace")
+    return run_tables<Inference>(rec, o, graph, y, gaussian_cgm_noise(rec.noise), back_end, "Gaussian evidence");
+  const map_em_evidence choice = o.map_em_evidence == "gaussian" ? map_em_evidence::gaussian_surrogate
+                                 : o.map_em_evidence == "exact"  ? map_em_evidence::exact
+                                                                 : map_em_evidence::automatic;
+  return with_map_em_evidence(choice, laplace_cgm_noise(rec.noise), graph, rec.n, Inference::is_exact, [&](auto noise) {
+    constexpr bool gaussian = std::is_same_v<decltype(noise), gaussian_cgm_noise>;
+    return run_tables<Inference>(rec, o, graph, y, noise, back_end,
+                                 gaussian ? "Gaussian surrogate of the Laplace evidence" : "Laplace evidence");
+  });
+}
+
+int with_back_end(const release_record& rec, const options& o, const pairwise_graph& graph, const Eigen::VectorXd& y) {
+  if (graph.is_forest()) return with_evidence<tree_bp>(rec, o, graph, y, "tree belief propagation (exact)");
   junction_tree_options narrow;
   narrow.max_clique_cells = std::int64_t{1} << 16;
   try {
     const junction_tree probe(graph, narrow);
   } catch (const std::invalid_argument&) {
-    return run_tables<loopy_bp>(rec, o, graph, y, noise, "loopy belief propagation (Bethe approximation; not certified)");
+    return with_evidence<loopy_bp>(rec, o, graph, y, "loopy belief propagation (Bethe approximation; not certified)");
   }
-  return run_tables<junction_tree>(rec, o, graph, y, noise, "junction tree (exact)");
+  return with_evidence<junction_tree>(rec, o, graph, y, "junction tree (exact)");
 }
 
 }  // namespace
@@ -361,8 +382,7 @@ int run_pairwise_tables(const release_record& rec, const options& o) {
   if (rec.neighbours == "add_remove")
     std::cout << "note: the release's sensitivity assumed add/remove neighbours (the dissertation's), not the library's "
                  "replace-one relation\n";
-  const int status = rec.mechanism == "laplace" ? with_back_end(rec, o, graph, y, laplace_cgm_noise(rec.noise))
-                                                : with_back_end(rec, o, graph, y, gaussian_cgm_noise(rec.noise));
+  const int status = with_back_end(rec, o, graph, y);
   if (!sample) return status;
   const int sampled = sample_tables(rec, o, graph, y);
   return status != 0 ? status : sampled;

@@ -247,20 +247,23 @@ TEST_CASE("AT-2: naive MLE's marginal MSE falls at the slopes of Prop. 3 (noise-
 
 // AT-7 (spec Sec. 4.4; slow label): 2 models x 2 releases of one graph family, T = 10, K = 3, Dirichlet(1) edge
 // potentials, N = 10^4, epsilon = 0.1 at the text's scale b = |E| / epsilon, populations drawn exactly over the 3^10
-// configurations; CGM MAP-EM (box-dual E-step, at most 2000 iterations) against naive MLE (lambda = 1e-4, projected),
+// configurations; CGM MAP-EM (box-dual E-step, SQUAREM with exact back ends, at most 2000 iterations; its evidence as
+// the tool picks it, map_em_prefers_gaussian: the Gaussian surrogate on the exact third-order chain, where N / 9 = 4.6 b,
+// the Laplace density through loopy BP) against naive MLE (lambda = 1e-4, projected),
 // both through the back end Inference; exact KL through `exact`. Accepted: the spec's "CGM <= naive(1e-4)" on the
 // median; the medians are printed. With with_nlbp, MAP-EM with the text's NLBP E-step runs beside it on the same
-// releases (spec: "box dual, NLBP compared"), at most 300 EM iterations of at most 300 inference calls each (NLBP's
-// diminishing damping rarely meets its 1e-9 rule, so every E-step runs to its cap).
+// releases (spec: "box dual, NLBP compared"), 100 EM iterations of at most 300 inference calls each (NLBP's
+// diminishing damping rarely meets its 1e-9 rule, so late E-steps run to their cap). Measured on the Erdos-Renyi row:
+// median KL 0.455 after 100 EM iterations in 7.6 s, 0.567 after 300 in 57 s (naive 2.80).
 struct at7_medians {
   double cgm, naive, uniform, nlbp;
-  int capped, inner_capped;
+  int capped, inner_capped, surrogate;
 };
 template <class Inference, class Exact, class MakeGraph>
 at7_medians at7_row(std::uint64_t seed, MakeGraph&& make_graph, bool with_nlbp = false) {
   std::mt19937_64 g(seed);
   std::vector<double> cgm, naive, uniform, nlbp;
-  at7_medians out{0.0, 0.0, 0.0, 0.0, 0, 0};
+  at7_medians out{0.0, 0.0, 0.0, 0.0, 0, 0, 0};
   for (int m = 0; m < 2; ++m) {
     const pairwise_graph graph = make_graph(g);
     const table_layout layout(graph);
@@ -273,8 +276,16 @@ at7_medians at7_row(std::uint64_t seed, MakeGraph&& make_graph, bool with_nlbp =
       const Eigen::VectorXd y = mechanism.release(tables, g);
       cgm_em_options em_options;
       em_options.keep_trace = false;
-      cgm_em em(graph, y, 1e4, make_cgm_noise(mechanism), Inference(graph), em_options);
-      const fit_result fitted = fit(em, fit_options{2000});
+      const laplace_cgm_noise exact_noise = make_cgm_noise(mechanism);
+      bool surrogate = false;
+      const fit_result fitted = with_map_em_evidence(
+          map_em_evidence::automatic, exact_noise, graph, 1e4, Inference::is_exact,
+          [&](auto noise) {
+            cgm_em em(graph, y, 1e4, noise, Inference(graph), em_options);
+            return fit(em, fit_options{2000});
+          },
+          &surrogate);
+      out.surrogate += surrogate ? 1 : 0;
       out.capped += fitted.converged ? 0 : 1;
       out.inner_capped += fitted.events.inner_solver_nonconverged;
       cgm.push_back(exact_kl(exact, truth, fitted.parameter));
@@ -282,8 +293,8 @@ at7_medians at7_row(std::uint64_t seed, MakeGraph&& make_graph, bool with_nlbp =
         cgm_em_options nlbp_options = em_options;
         nlbp_options.method = estep_method::nlbp;
         nlbp_options.nlbp.max_iterations = 300;
-        cgm_em em_nlbp(graph, y, 1e4, make_cgm_noise(mechanism), Inference(graph), nlbp_options);
-        nlbp.push_back(exact_kl(exact, truth, fit(em_nlbp, fit_options{300}).parameter));
+        cgm_em em_nlbp(graph, y, 1e4, exact_noise, Inference(graph), nlbp_options);
+        nlbp.push_back(exact_kl(exact, truth, fit(em_nlbp, fit_options{100}).parameter));
       }
       naive_mle_options options;
       options.lambda = 1e-4;
@@ -295,7 +306,8 @@ at7_medians at7_row(std::uint64_t seed, MakeGraph&& make_graph, bool with_nlbp =
   out.naive = median(naive);
   out.uniform = median(uniform);
   if (with_nlbp) out.nlbp = median(nlbp);
-  WARN("AT-7: median KL CGM " << out.cgm << " (" << out.capped << " of 4 fits at the 2000-iteration cap, " << out.inner_capped
+  WARN("AT-7: median KL CGM " << out.cgm << " (" << out.surrogate << " of 4 fits through the Gaussian surrogate, " << out.capped
+                              << " of 4 fits at the 2000-iteration cap, " << out.inner_capped
                               << " capped inner solves), naive(1e-4) " << out.naive << ", uniform " << out.uniform
                               << (with_nlbp ? ", CGM with the NLBP E-step " : "") << (with_nlbp ? std::to_string(out.nlbp) : ""));
   return out;
