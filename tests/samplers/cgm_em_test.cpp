@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "support/graphical_fixtures.hpp"
@@ -795,6 +796,21 @@ TEST_CASE("SQUAREM: MAP-EM's fixed point in fewer iterations; the Gaussian surro
   CHECK(2 * s.iterations < p.iterations);
   CHECK(std::abs(kl_squarem - kl_plain) <= 1e-3 * kl_plain);
   CHECK((squarem.counts() - plain.counts()).lpNorm<1>() <= 1e-3 * 1e5);
+
+  // with_map_em_evidence's callable must take either evidence term and return one type for both.
+  auto generic = [](auto noise) { return noise.dual_quadratic(); };
+  auto laplace_only = [](const laplace_cgm_noise& noise) { return noise.scale(); };
+  auto mixed_returns = [](auto noise) {
+    if constexpr (std::is_same_v<decltype(noise), laplace_cgm_noise>)
+      return 1;
+    else
+      return 1.0;
+  };
+  static_assert(map_em_fit<decltype(generic)>);
+  static_assert(!map_em_fit<decltype(laplace_only)>);
+  static_assert(!map_em_fit<decltype(mixed_returns)>);
+  CHECK(with_map_em_evidence(map_em_evidence::gaussian_surrogate, laplace_cgm_noise(release.scale), chain, 1e5, true, generic) ==
+        Approx(2.0 * release.scale * release.scale));
 
   // The rule: exact back ends only, every table's mean cell count at least 2 b.
   CHECK(map_em_prefers_gaussian(chain, 1e5, 5555.0, true));

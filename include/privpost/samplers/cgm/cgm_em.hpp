@@ -145,8 +145,7 @@ class cgm_em {
           const int wasted = last_inner_;
           theta_ = theta_a_ = theta_c_;
           n_ = n_b_;  // the plain change of F(theta_b)'s E-step is against theta_b's
-          step_max_ = std::max(1.0, step_max_ / 4.0);
-          grow_ = false;
+          shorten_steps();
           ++rejections_;
           em_estep();
           last_inner_ += wasted;
@@ -159,10 +158,7 @@ class cgm_em {
       // Near convergence (plain change below 100 tol) the E-steps' own errors make r and v noise, and a growing bound
       // kept EM moving (measured: 157 iterations where plain EM took 28): there a kept extrapolation whose next plain
       // change is not below the one before it shortens the steps.
-      if (kept && change_b_ < 100.0 * options_.tol && !(st.change < change_b_)) {
-        step_max_ = std::max(1.0, step_max_ / 4.0);
-        grow_ = false;
-      }
+      if (kept && change_b_ < 100.0 * options_.tol && !(st.change < change_b_)) shorten_steps();
       return st;
     }
     if (phase_ == 1) {
@@ -321,6 +317,12 @@ class cgm_em {
     const Eigen::Index d = layout_.released_size();
     const double e_value = n_records_ * estep_log_partition_ - g_.dot(n_.tail(d)) + noise_.log_likelihood(y_, n_.tail(d));
     return e_value + alpha_.dot(theta_) - (n_records_ + options_.pseudo_count) * a_theta;
+  }
+
+  // A quarter of SQUAREM's step bound, not regrown in the next cycle (extrapolate).
+  void shorten_steps() {
+    step_max_ = std::max(1.0, step_max_ / 4.0);
+    grow_ = false;
   }
 
   // SqS3 of Varadhan and Roland (2008): r = theta_b - theta_a, v = theta_c - 2 theta_b + theta_a, alpha = -|r| / |v|

@@ -6,7 +6,9 @@
 
 #include <Eigen/Core>
 #include <cmath>
+#include <concepts>
 #include <limits>
+#include <type_traits>
 
 #include "privpost/core/errors.hpp"
 #include "privpost/families/graphical/pairwise_graph.hpp"
@@ -127,10 +129,16 @@ inline bool map_em_prefers_gaussian(const pairwise_graph& graph, double n_record
 /// (gaussian_surrogate), or as map_em_prefers_gaussian decides (automatic).
 enum class map_em_evidence { automatic, exact, gaussian_surrogate };
 
+/// A callable with_map_em_evidence can hand either evidence term: invocable with laplace_cgm_noise and with
+/// gaussian_cgm_noise, returning the same type for both (one return type whichever term is chosen).
+template <class Fit>
+concept map_em_fit = std::invocable<Fit&, laplace_cgm_noise> && std::invocable<Fit&, gaussian_cgm_noise> &&
+    std::same_as<std::invoke_result_t<Fit&, laplace_cgm_noise>, std::invoke_result_t<Fit&, gaussian_cgm_noise>>;
+
 /// Calls fit(evidence) with the evidence term choice selects for a Laplace release (noise) of graph's edge tables from
 /// N records fitted through a back end that is exact or not; returns what fit returns. Whether it took the surrogate is
 /// written to *surrogate when given. std::invalid_argument as map_em_prefers_gaussian.
-template <class Fit>
+template <map_em_fit Fit>
 decltype(auto) with_map_em_evidence(map_em_evidence choice, const laplace_cgm_noise& noise, const pairwise_graph& graph,
                                     double n_records, bool exact_inference, Fit&& fit, bool* surrogate = nullptr) {
   const bool gaussian =
