@@ -55,7 +55,9 @@ struct cli_options {
   int collapsed_moves = 0;          ///< binomial, multinomial, pairwise-tables: Gibbs-SS's collapsed moves per sweep
   std::size_t partitions = 0;       ///< linreg: > 0 runs the partition-release study (calibrate_partition.cpp)
   std::string queries = "one-way";  ///< marginals: one-way (the 1-way marginals) or identity (the histogram)
-  bool mechanism_given = false, methods_given = false, thin_given = false, nodes_given = false, categories_given = false;
+  std::string metric = "dense";     ///< logistic, poisson-glm: NUTS's adapted metric, dense|diag
+  bool mechanism_given = false, methods_given = false, thin_given = false, nodes_given = false, categories_given = false,
+       metric_given = false;
 };
 
 template <class Study>

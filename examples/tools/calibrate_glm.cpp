@@ -7,7 +7,8 @@
 // e^2 per record: the counts stay well inside R_y). Methods: noise-aware (the moment model under NUTS, exact link or
 // exact tilted moments, warm-up = --burnin) and naive (the same model with the noise ignored). Parameters:
 // theta_0..theta_d, tau_1..tau_d, mu_1..mu_d. --mechanism laplace: Laplace noise at glm_statistic::l1_sensitivity /
-// epsilon instead, the noise-aware method then glm_collapsed_gibbs (NUTS given the noise's latent variances).
+// epsilon instead, the noise-aware method then glm_collapsed_gibbs (NUTS given the noise's latent variances). NUTS's
+// metric: --metric, dense by default as in privpost-infer.
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -49,6 +50,7 @@ int run_glm_study(const cli_options& o, const study_settings& settings) {
   const Model simulator(Eigen::VectorXd::Zero(statistic.size()), n, sigma, d, prior, design);
   const int p = simulator.coefficients();
   nuts_options nuts;
+  nuts.dense_metric = o.metric == "dense";
   // The recorded columns (theta~, tau, mu_x) of a chain's parameter vectors (the correlations left out).
   auto recorded = [=](const Eigen::MatrixXd& all) {
     Eigen::MatrixXd out(all.rows(), p + 2 * d);
@@ -88,9 +90,9 @@ int run_glm_study(const cli_options& o, const study_settings& settings) {
   else
     std::cerr << "Gaussian noise sigma " << sigma << " (L2 sensitivity " << statistic.l2_sensitivity() << ", "
               << (poisson ? "spec Sec. 2.3 at R = 1, R_y = 5" : "Lemma 3.3 at R = 1") << ")";
-  std::cerr << "; prior s_max " << prior.s_max << ", tau_scale " << prior.tau_scale
-            << "; sums from the model's normal approximation; parameters theta_0..theta_" << d << ", tau_1..tau_" << d
-            << ", mu_1..mu_" << d << "\n";
+  std::cerr << "; NUTS with a " << (nuts.dense_metric ? "dense" : "diagonal") << " metric; prior s_max " << prior.s_max
+            << ", tau_scale " << prior.tau_scale << "; sums from the model's normal approximation; parameters theta_0..theta_"
+            << d << ", tau_1..tau_" << d << ", mu_1..mu_" << d << "\n";
   return run(study, o);
 }
 }  // namespace

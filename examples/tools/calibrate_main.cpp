@@ -24,7 +24,9 @@ int dispatch(const cli_options& o) {
   settings.methods = privpost::tools::split_list(o.methods);
   if (o.partitions > 0) return run_partition_study(o);
   using privpost::tools::model_kind;
-  switch (privpost::tools::find_model(o.model).kind) {
+  const model_kind kind = privpost::tools::find_model(o.model).kind;
+  if (o.metric_given && kind != model_kind::glm) throw std::invalid_argument("--metric applies to logistic and poisson-glm only");
+  switch (kind) {
     case model_kind::bounded_family:
       return run_bounded_model(o, settings);
     case model_kind::unbounded_family:
@@ -117,6 +119,10 @@ int main(int argc, char** argv) {
                  "FILE.png: per method and parameter the ECDF-difference plot of the true-parameter quantiles with the 95% "
                  "simultaneous band (Saeilynoja et al. 2022) and their histogram; writes FILE.dat and FILE.gp and runs "
                  "gnuplot (Debian: gnuplot-nox) when installed");
+  auto* metric_option = app.add_option("--metric", o.metric,
+                                       "logistic, poisson-glm: NUTS's metric adapted in warm-up, dense (default, as "
+                                       "privpost-infer) or diag (Stan's default)")
+                            ->check(CLI::IsMember({"dense", "diag"}));
   app.add_option("--mmd-draws", o.mmd_draws, "draws per posterior used for MMD^2 (0: skip MMD)")->check(CLI::Range(0, 100000));
   CLI11_PARSE(app, argc, argv);
   o.mechanism_given = mechanism_option->count() > 0;
@@ -124,6 +130,7 @@ int main(int argc, char** argv) {
   o.thin_given = thin_option->count() > 0;
   o.nodes_given = nodes_option->count() > 0;
   o.categories_given = categories_option->count() > 0;
+  o.metric_given = metric_option->count() > 0;
   try {
     job.refuse_launcher_without_mpi();
     if (!o.plot.empty()) (void)privpost::tools::plot_paths(o.plot);  // a bad name is refused before the run

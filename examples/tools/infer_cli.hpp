@@ -30,6 +30,10 @@ inline void add_inference_options(CLI::App& app, options& o, bool synthesize) {
   app.add_option("--target-accept", o.target_accept,
                  "logistic, poisson-glm: NUTS's target acceptance (Stan's adapt_delta, default 0.8; higher: smaller steps, fewer "
                  "divergences)");
+  app.add_option("--metric", o.metric,
+                 "logistic, poisson-glm: NUTS's metric adapted in warm-up, dense (default: the covariances, for the "
+                 "correlated coefficients, scales and means) or diag (Stan's default: the variances)")
+      ->check(CLI::IsMember({"dense", "diag"}));
   app.add_flag("--compare-naive", o.compare_naive, "also run the naive method (treats the release as exact)");
   app.add_option(
       "--moments", o.moments,

@@ -71,6 +71,7 @@ inline int dispatch(const std::vector<privpost::tools::release_record>& recs, op
   check_applies(o.link != "exact", privpost::tools::option_link, row, "--link");
   check_applies(o.target_accept != 0.8, privpost::tools::option_target_accept, row, "--target-accept");
   check_applies(!o.moments.empty(), privpost::tools::option_moments, row, "--moments");
+  check_applies(o.metric != "dense", privpost::tools::option_metric, row, "--metric");
   switch (row.kind) {
     case model_kind::bounded_family:
       return infer_bounded(rec, o);

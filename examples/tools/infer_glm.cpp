@@ -179,6 +179,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   if (!(o.target_accept > 0.0 && o.target_accept < 1.0))
     throw std::invalid_argument("--target-accept is " + std::to_string(o.target_accept) + "; accepted: a number in (0, 1)");
   nuts.target_accept = o.target_accept;
+  nuts.dense_metric = o.metric == "dense";
   const inference_options io = driver_options(o);
   glm_cost_estimate<Model>(z, rec, d, prior, design, o, nuts.max_depth, laplace ? rec.noise : gaussian_sigma);
   tools::progress_line progress("privpost-infer: transitions");
@@ -219,10 +220,10 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   std::printf("release: model %s (%d covariate(s)%s%s), n %.0f, %s, privpost %s\n", rec.model.c_str(), d, c ? " + intercept" : "",
               poisson ? (", y-bound " + format_number(rec.y_bound)).c_str() : "", rec.n, noise.c_str(), rec.version.c_str());
   std::printf(
-      "NUTS: %d chains x %d draws (warm-up %d, thin %d, target acceptance %g, seed %llu); link %s; prior s_max %g, "
-      "tau_scale %g, lkj_eta %g%s\n",
-      o.chains, o.draws, o.burnin, o.thin, o.target_accept, static_cast<unsigned long long>(o.seed), link_name.c_str(),
-      prior.s_max, prior.tau_scale, prior.lkj_eta,
+      "NUTS: %d chains x %d draws (warm-up %d, thin %d, target acceptance %g, %s metric, seed %llu); link %s; prior "
+      "s_max %g, tau_scale %g, lkj_eta %g%s\n",
+      o.chains, o.draws, o.burnin, o.thin, o.target_accept, o.metric == "dense" ? "dense" : "diagonal",
+      static_cast<unsigned long long>(o.seed), link_name.c_str(), prior.s_max, prior.tau_scale, prior.lkj_eta,
       rec.intercept ? (", mean_scale " + std::to_string(prior.mean_scale)).c_str() : "");
   if (rec.glm_scale == "unit_ball")
     std::printf("sampled on the declared ranges' unit-ball scale (prior on that scale); reported on the data's scale\n");

@@ -21,8 +21,9 @@ struct options {
   std::string format = "table";       ///< table (stdout) | json (stdout: one JSON document; the tables go to stderr)
   /// --format json: the document the model runs fill in (write_outputs in infer.hpp) and infer_main.cpp prints.
   std::shared_ptr<nlohmann::json> report;
-  std::string link = "exact";  ///< logistic: exact|taylor
-  double target_accept = 0.8;  ///< logistic: NUTS's dual-averaging target (Stan's adapt_delta)
+  std::string link = "exact";    ///< logistic: exact|taylor
+  double target_accept = 0.8;    ///< logistic: NUTS's dual-averaging target (Stan's adapt_delta)
+  std::string metric = "dense";  ///< logistic, poisson-glm: NUTS's adapted metric, dense|diag (nuts_options::dense_metric)
   bool compare_naive = false, parallel = false, strict = false;
   int chains = 4, burnin = 1000, draws = 1000;
   int thin = 0;  ///< 0: the model's default (model_row::default_thin, models.hpp)

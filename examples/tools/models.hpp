@@ -40,6 +40,7 @@ enum infer_option : std::uint8_t {
   option_link = 2,             ///< --link
   option_target_accept = 4,    ///< --target-accept
   option_moments = 8,          ///< --moments
+  option_metric = 16,          ///< --metric
 };
 
 struct model_row {
@@ -79,8 +80,8 @@ inline constexpr std::array<model_row, 11> models{{
     {"normal-known-var", model_kind::unbounded_family, false, method_records, 0, family_thin},
     {"normal", model_kind::unbounded_family, false, method_records, 0, family_thin},
     {"linreg", model_kind::regression, false, method_records, option_moments, regression_thin},
-    {"logistic", model_kind::glm, false, 0, option_link | option_target_accept, nuts_thin},
-    {"poisson-glm", model_kind::glm, false, 0, option_target_accept, nuts_thin},
+    {"logistic", model_kind::glm, false, 0, option_link | option_target_accept | option_metric, nuts_thin},
+    {"poisson-glm", model_kind::glm, false, 0, option_target_accept | option_metric, nuts_thin},
     {"pairwise-tables", model_kind::tables, true, method_records, option_collapsed_moves, tables_thin},
     {"marginals", model_kind::marginals, true, method_records, 0, marginals_thin},
 }};

@@ -239,6 +239,11 @@ TEST_CASE("NUTS transitions allocate nothing, in warm-up and after", "[allocatio
   // 1000 transitions: the first 499 adapt (metric windows end, the step-size heuristic reruns), the rest do not.
   CHECK(allocations_in_sweeps(s, g) == 0);
   CHECK_FALSE(s.adapting());
+  // The dense metric: its covariance windows, Cholesky factor and momentum solves reuse storage sized at construction.
+  options.dense_metric = true;
+  nuts_sampler<scaled_gaussian> dense(scaled_gaussian{}, options, g);
+  CHECK(allocations_in_sweeps(dense, g) == 0);
+  CHECK_FALSE(dense.adapting());
 }
 
 TEST_CASE("the DP-GLM logistic model and NUTS on it allocate nothing per evaluation and transition", "[allocation]") {

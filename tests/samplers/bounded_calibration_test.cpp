@@ -61,7 +61,7 @@ TEST_CASE("binomial Gibbs-SS is calibrated for n >= 100 at every epsilon (Laplac
   }
 }
 
-TEST_CASE("binomial naive is rejected at n = 100, epsilon = 0.01 (negative control)", "[calibration][binomial]") {
+TEST_CASE("binomial naive is rejected at n = 100, epsilon = 0.01 (negative control)", "[calibration][binomial][naive-controls]") {
   const bounded_family_study study(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.01), settings(100));
   const auto rows = run_calibration(study, {trials, 77, 200}).report();
   INFO("naive KS " << row(rows, "naive").ks << ", gibbs KS " << row(rows, "gibbs").ks);
@@ -103,7 +103,7 @@ TEST_CASE("multinomial (K = 3) Gibbs-SS is calibrated for n >= 100 at every epsi
   }
 }
 
-TEST_CASE("multinomial naive is rejected at n = 100, epsilon = 0.01", "[calibration][multinomial]") {
+TEST_CASE("multinomial naive is rejected at n = 100, epsilon = 0.01", "[calibration][multinomial][naive-controls]") {
   const bounded_family_study study(dirichlet_prior<3>(Eigen::Vector3d(1.0, 1.0, 1.0)), laplace_mechanism(2.0, 0.01),
                                    settings(100));
   const auto rows = run_calibration(study, {trials, 79, 0}).report();

@@ -53,6 +53,8 @@ struct glm_sbc_setting {
   // Laplace noise at scale l1_sensitivity / epsilon instead of the analytic Gaussian; the noise-aware method is then
   // glm_collapsed_gibbs (NUTS given the latent noise variances, s, w), the naive one the same model with no noise.
   bool laplace = false;
+  // NUTS's metric: dense (the tools' default) or diagonal (Stan's).
+  bool dense_metric = true;
 };
 
 // Runs the trials into a calibration_accumulator: methods "noise-aware" (every trial) and "naive" (the first
@@ -71,6 +73,7 @@ calibration_accumulator run_glm_sbc_with(const glm_sbc_setting& s, std::uint64_t
   calibration_accumulator acc(0);
   nuts_options opt;
   opt.warmup = 400;
+  opt.dense_metric = s.dense_metric;
   const int kept = 100, thin = 4;
   const Model simulator(Eigen::VectorXd::Zero(statistic.size()), s.n, s.laplace ? 0.0 : sigma, d, s.prior, s.options);
   const int p = simulator.coefficients();

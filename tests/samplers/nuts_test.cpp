@@ -1,7 +1,9 @@
 // Tests of nuts_sampler (samplers/nuts.hpp) on targets with known answers (spec glm.md Sec. 5.7 E):
 //  1. a 100-dimensional independent Gaussian with scales log-uniform on [0.01, 100]: R-hat, bulk ESS, means and
 //     variances within Monte Carlo error, the adapted inverse metric near the variances, mean acceptance near 0.8;
-//  2. a 2-d Gaussian with correlation 0.99 (diagonal metric);
+//  2. a 2-d Gaussian with correlation 0.99 (diagonal metric); a 20-d Gaussian with correlations up to 0.98 and scales over
+//     two orders of magnitude under the dense metric (its adapted metric near the covariance, shorter trajectories
+//     than the diagonal metric's), and the dense metric's calibration on a correlated conjugate model;
 //  3. simulation-based calibration on conjugate models: a normal mean, and a binomial proportion through the logit
 //     transform with its Jacobian (M = 300 trials, KS p > 0.001 and 50%/90% coverage as tests/support);
 //  4. Neal's funnel: divergences are reported, the run terminates, no NaN;
@@ -9,6 +11,8 @@
 //  6. bad input: invalid options, a target that is nowhere finite, a wrong-size or non-finite initial point.
 #include <catch2/catch.hpp>
 
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -49,6 +53,16 @@ struct correlated_gaussian {
     grad(0) = -c * (u(0) - r * u(1));
     grad(1) = -c * (u(1) - r * u(0));
     return -0.5 * c * (u(0) * u(0) - 2.0 * r * u(0) * u(1) + u(1) * u(1));
+  }
+};
+
+// A Gaussian with a full covariance: log density -u' P u / 2 with the precision P = Sigma^{-1}.
+struct full_gaussian {
+  Eigen::MatrixXd precision;
+  Eigen::Index dimension() const { return precision.rows(); }
+  double log_density_gradient(const Eigen::VectorXd& u, Eigen::VectorXd& grad) const {
+    grad.noalias() = -(precision * u);
+    return 0.5 * u.dot(grad);
   }
 };
 
@@ -265,6 +279,74 @@ TEST_CASE("NUTS on a 2-d Gaussian with correlation 0.99 (diagonal metric)", "[nu
   CHECK(std::abs(corr - 0.99) < 0.005);
 }
 
+TEST_CASE("NUTS with the dense metric on a correlated 20-d Gaussian: the covariance learnt, shorter trajectories", "[nuts]") {
+  // Sigma = D R D: R with correlation 0.98^|i - j| (an AR(1) chain, condition number about 10^2), sd D log-uniform
+  // on [0.1, 10]. A diagonal metric removes the scales but not the correlations: its trajectories must cross the
+  // narrowest principal direction, the dense metric's do not.
+  const int d = 20;
+  std::mt19937_64 scales_engine(20261204);
+  Eigen::VectorXd sd(d);
+  for (int i = 0; i < d; ++i) sd(i) = std::pow(10.0, -1.0 + 2.0 * draw_uniform(scales_engine));
+  Eigen::MatrixXd cov(d, d);
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < d; ++j) cov(i, j) = std::pow(0.98, std::abs(i - j)) * sd(i) * sd(j);
+  const full_gaussian target{cov.inverse()};
+  inference_options iopt;
+  iopt.chains = 4;
+  iopt.burnin = 1000;
+  iopt.draws = 1000;
+  iopt.seed = 17;
+  auto leapfrogs = [&](bool dense, Eigen::MatrixXd* metric) {
+    nuts_options nopt;
+    nopt.dense_metric = dense;
+    std::mt19937_64 g(dense ? 23 : 29);
+    nuts_sampler<full_gaussian> s(target, nopt, g);
+    for (int i = 0; i < nopt.warmup; ++i) s.step(g);
+    double n = 0.0;
+    for (int i = 0; i < 500; ++i) {
+      s.step(g);
+      n += s.last_transition().n_leapfrog;
+    }
+    if (metric) *metric = s.dense_inverse_metric();
+    return n / 500.0;
+  };
+  Eigen::MatrixXd metric;
+  const double dense_steps = leapfrogs(true, &metric);
+  const double diagonal_steps = leapfrogs(false, nullptr);
+  // The learnt metric against the covariance: the eigenvalues of L^{-1} M L^{-T} (Sigma = L L') are 1 when M = Sigma.
+  const Eigen::LLT<Eigen::MatrixXd> chol(cov);
+  const Eigen::MatrixXd l_inv = chol.matrixL().solve(Eigen::MatrixXd::Identity(d, d));
+  const Eigen::VectorXd ratio = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(l_inv * metric * l_inv.transpose()).eigenvalues();
+  INFO("leapfrog steps per transition: dense " << dense_steps << ", diagonal " << diagonal_steps
+                                               << "; metric / covariance eigenvalues " << ratio.minCoeff() << " to "
+                                               << ratio.maxCoeff());
+  CHECK(metric.rows() == d);
+  // A sample covariance of n independent draws has these eigenvalues within about (1 +- sqrt(d / n))^2 (Marchenko-Pastur):
+  // 0.64 to 1.44 for the last window's 500 draws, wider for autocorrelated ones. A diagonal metric is off by the
+  // correlation matrix's condition number (about 10^2).
+  CHECK(ratio.minCoeff() > 0.4);
+  CHECK(ratio.maxCoeff() < 2.5);
+  CHECK(dense_steps < 0.5 * diagonal_steps);
+
+  nuts_options nopt;
+  nopt.dense_metric = true;
+  const auto result = infer([&](std::mt19937_64& g) { return nuts_sampler<full_gaussian>(target, nopt, g); }, iopt);
+  double max_rhat = 0.0, min_ess = 1e300;
+  for (int i = 0; i < d; ++i) {
+    const double ess = result.draws.ess_bulk(i);
+    max_rhat = std::max(max_rhat, result.draws.rhat(i));
+    min_ess = std::min(min_ess, ess);
+    INFO("coordinate " << i << ": sd " << sd(i) << ", mean " << result.draws.mean(i) << ", sample sd " << result.draws.sd(i)
+                       << ", ESS " << ess);
+    CHECK(std::abs(result.draws.mean(i)) < 4.0 * sd(i) / std::sqrt(ess));
+    CHECK(std::abs(result.draws.sd(i) / sd(i) - 1.0) < 0.1);
+  }
+  INFO("max R-hat " << max_rhat << ", min bulk ESS " << min_ess);
+  CHECK(max_rhat < 1.01);
+  CHECK(min_ess > 400.0);
+  CHECK(result.events.divergences == 0);
+}
+
 TEST_CASE("NUTS is calibrated on conjugate models (SBC, M = 300)", "[nuts][calibration]") {
   const int trials = 300;
   nuts_options nopt;
@@ -292,6 +374,48 @@ TEST_CASE("NUTS is calibrated on conjugate models (SBC, M = 300)", "[nuts][calib
     r.coverage50 = coverage(quantiles, 0.5);
     r.coverage90 = coverage(quantiles, 0.9);
     test::check_calibrated(r);
+  }
+  SECTION("correlated normal mean, 3-d, under the dense metric") {
+    // mu ~ N(0, R) with correlation 0.9 between every pair, y_i ~ N(mu, I), i = 1..5: the posterior is Gaussian with
+    // precision R^{-1} + 5 I. 300 warm-up transitions: windows of 25, 50 and 100 draws, all above 2d = 6 (dense).
+    Eigen::Matrix3d r = Eigen::Matrix3d::Constant(0.9);
+    r.diagonal().setOnes();
+    const Eigen::Matrix3d r_chol = r.llt().matrixL();
+    const Eigen::Matrix3d r_inv = r.inverse();
+    nuts_options dense = nopt;
+    dense.dense_metric = true;
+    std::mt19937_64 g(303);
+    std::vector<double> first, last;
+    for (int t = 0; t < trials; ++t) {
+      const Eigen::Vector3d mu = r_chol * Eigen::Vector3d(draw_normal(g), draw_normal(g), draw_normal(g));
+      Eigen::Vector3d sum = Eigen::Vector3d::Zero();
+      for (int i = 0; i < 5; ++i)
+        for (int j = 0; j < 3; ++j) sum(j) += draw_normal(g, mu(j), 1.0);
+      // log p(mu | y) = -mu' (R^{-1} + 5 I) mu / 2 + sum' mu: a full_gaussian shifted to its mean.
+      const Eigen::Matrix3d precision = r_inv + 5.0 * Eigen::Matrix3d::Identity();
+      const Eigen::Vector3d mean = precision.llt().solve(sum);
+      nuts_sampler<full_gaussian> s(full_gaussian{precision}, dense, g);
+      for (int i = 0; i < dense.warmup; ++i) s.step(g);
+      Eigen::VectorXd d0(100), d2(100);
+      for (int i = 0; i < 500; ++i) {
+        s.step(g);
+        if (i % 5 == 4) {
+          d0(i / 5) = s.position()(0) + mean(0);
+          d2(i / 5) = s.position()(2) + mean(2);
+        }
+      }
+      first.push_back(posterior_quantile(mu(0), d0));
+      last.push_back(posterior_quantile(mu(2), d2));
+    }
+    for (const auto* q : {&first, &last}) {
+      calibration_row row{"nuts dense correlated mean", q == &first ? 0 : 2, trials, 0.0, 1.0, 0.0, 0.0, {}, 0.0};
+      const auto ks = ks_uniform(*q);
+      row.ks = ks.statistic;
+      row.ks_pvalue = ks.p_value;
+      row.coverage50 = coverage(*q, 0.5);
+      row.coverage90 = coverage(*q, 0.9);
+      test::check_calibrated(row);
+    }
   }
   SECTION("binomial proportion on the logit scale, Beta(2, 2), n = 12") {
     std::mt19937_64 g(202);

@@ -120,7 +120,8 @@ TEST_CASE("truncated normal-known-var: no chain settles in the spurious mode", "
   }
 }
 
-TEST_CASE("truncated normal: the cheating naive is rejected at n = 1000, epsilon = 0.1", "[calibration][truncated]") {
+TEST_CASE("truncated normal: the cheating naive is rejected at n = 1000, epsilon = 0.1",
+          "[calibration][truncated][naive-controls]") {
   const auto rows = laplace_study(normal_inverse_gamma_prior(0.0, 1.0, 10.0, 10.0), 1000.0, 0.1, 500);
   for (const auto& r : rows) {
     INFO(r.method << "[" << r.parameter << "] KS " << r.ks << " (p " << r.ks_pvalue << ")");

@@ -1,11 +1,13 @@
 // privpost/samplers/detail/nuts_adaptation.hpp
 // The warm-up of samplers/nuts.hpp: dual averaging of the log step size (Hoffman & Gelman 2014, Sec. 3.2, Eq. 6) and
-// Stan's windowed estimate of a diagonal inverse metric (doubling windows between an initial and a terminal buffer).
+// Stan's windowed estimate of a diagonal or dense inverse metric (doubling windows between an initial and a terminal
+// buffer).
 #pragma once
 
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 namespace privpost::detail {
 
@@ -42,17 +44,24 @@ struct dual_averaging {
   double final_step_size() const noexcept { return std::exp(x_bar); }
 };
 
-/// Welford's running mean and sum of squared deviations, per coordinate, in preallocated storage.
-struct welford_variance {
+/// Welford's running mean and sum of squared deviations, per coordinate (Dense = false: the diagonal metric's
+/// variances) or as outer products (Dense = true: the dense metric's covariance), in preallocated storage.
+template <bool Dense>
+struct welford_moments {
   Eigen::VectorXd mean;
-  Eigen::VectorXd m2;
+  std::conditional_t<Dense, Eigen::MatrixXd, Eigen::VectorXd> m2;
   Eigen::VectorXd delta;
+  Eigen::VectorXd after;  ///< x minus the updated mean
   double n = 0.0;
 
   void resize(Eigen::Index dim) {
     mean.setZero(dim);
-    m2.setZero(dim);
+    if constexpr (Dense)
+      m2.setZero(dim, dim);
+    else
+      m2.setZero(dim);
     delta.setZero(dim);
+    after.setZero(dim);
     n = 0.0;
   }
   void restart() noexcept {
@@ -64,9 +73,15 @@ struct welford_variance {
     n += 1.0;
     delta = x - mean;
     mean += delta / n;
-    m2.array() += delta.array() * (x - mean).array();
+    after = x - mean;
+    if constexpr (Dense)
+      m2.noalias() += after * delta.transpose();
+    else
+      m2.array() += delta.array() * after.array();
   }
 };
+using welford_variance = welford_moments<false>;
+using welford_covariance = welford_moments<true>;
 
 /// Stan's schedule of metric windows within `warmup` transitions: an initial buffer (step size only), windows of
 /// doubling length whose ends update the metric (the last stretched to the terminal buffer), a terminal buffer.
