@@ -37,8 +37,7 @@ struct nuts_options {
   /// With adapt_metric: a dense inverse metric from the windows' covariances (Stan's dense_e) instead of their variances.
   /// For posteriors whose coordinates are correlated (a GLM's intercept, slopes and covariate mean): a diagonal metric
   /// there needs trajectories as long as the ratio of the posterior's largest to smallest principal scale. Costs d^2
-  /// per leapfrog step (against the gradient's cost) and the first windows' estimates lean on Stan's regularisation
-  /// until they hold more than d draws.
+  /// per leapfrog step (against the gradient's cost); a window of fewer than 2d draws estimates the variances only.
   bool dense_metric = false;
   double gamma = 0.05;   ///< dual averaging regularisation, > 0
   double kappa = 0.75;   ///< dual averaging decay of the averaged iterate, in (0, 1]
