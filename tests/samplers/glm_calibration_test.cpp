@@ -207,7 +207,7 @@ TEST_CASE("noise-aware logistic DP-GLM with an intercept and a covariate mean is
   s.prior = glm_prior{9.0, 1.0, 2.0, 0.5};
   s.options = glm_model_options{1.0, true};
   s.trials = 200;
-  s.naive_trials = 100;
+  s.naive_trials = 40;  // rejected by its coverage on theta_0..theta_3 at M = 40 (tolerance 0.17 at 90%)
   s.seed = 37;
   check_calibrated_and_naive_rejected(s, 4);
 }
@@ -235,9 +235,12 @@ TEST_CASE("noise-aware Poisson DP-GLM under Laplace noise (collapsed Gibbs) is c
 
 TEST_CASE("noise-aware Poisson DP-GLM at d = 3 with an intercept and a covariate mean is calibrated; naive is not",
           "[glm][calibration][glm-calibration-poisson3]") {
-  // The d = 2 setting at d = 3: 19 released entries, epsilon = 1, N = 200, M = 200. Slow-labelled, about 2 minutes
-  // on one core.
-  check_calibrated_and_naive_rejected(poisson_setting(3, 43), 4);
+  // The d = 2 setting at d = 3: 19 released entries, epsilon = 1, N = 200, M = 200. Slow-labelled, about 1.5 minutes
+  // on one core. The naive control on 40 trials: at M = 100 its 90% coverage was 0.08-0.57 on every coordinate (KS p
+  // 1e-5 to 1e-71), against a tolerance of 0.17 at M = 40.
+  glm_sbc_setting s = poisson_setting(3, 43);
+  s.naive_trials = 40;
+  check_calibrated_and_naive_rejected(s, 4);
 }
 
 TEST_CASE("noise-aware logistic DP-GLM is calibrated across d, N, epsilon and the tau prior scale",
