@@ -1,11 +1,11 @@
 // Benchmarks of the DP-GLM logistic model: log density plus gradient at d = 2, 6, 14 (exact link; Taylor at
-// d = 6), and whole posteriors at d = 6 and 14: 4 chains x (1000 warm-up + 1000 draws) of NUTS, chains in parallel
+// d = 6), and whole posteriors at d = 2, 6 and 14: 4 chains x (1000 warm-up + 1000 draws) of NUTS, chains in parallel
 // threads (the d = 6 target: at most 1 second on a 2-core machine; counters: divergences, the smallest bulk ESS and the
 // largest R-hat over the parameters, so that a faster run is not a worse one, and ESS per CPU second), noise-aware and
 // naive, for the paper's model and the tools' intercept-and-mean model. Releases are simulated from the model at
-// N = 5000, epsilon = 1, delta = 1e-5, R = 1, tau-scale 0.5; the gradient also at d = 6 with an intercept and a
-// covariate mean. The Poisson model's gradient (exact tilted moments) at d = 2 and 6 with an intercept and a covariate
-// mean, R_y = 10, coefficient prior ||theta~||^2 < 4. A sweep of NUTS (Gaussian release) and of the collapsed Gibbs
+// N = 5000 (2000 for the posterior at d = 2), epsilon = 1, delta = 1e-5, R = 1, tau-scale 0.5; the gradient also at d = 6 with an
+// intercept and a covariate mean. The Poisson model's gradient (exact tilted moments) at d = 2 and 6 with an intercept and a
+// covariate mean, R_y = 10, coefficient prior ||theta~||^2 < 4. A sweep of NUTS (Gaussian release) and of the collapsed Gibbs
 // sampler (Laplace release) at d = 2 and 6.
 #include <benchmark/benchmark.h>
 
@@ -36,9 +36,10 @@ struct glm_case {
 };
 
 template <class Model = logistic_moment_model<>>
-glm_case make_case(int d, std::mt19937_64& g, const glm_model_options& options = {}) {
+glm_case make_case(int d, std::mt19937_64& g, const glm_model_options& options = {}, double n = 5000.0) {
   glm_case c;
   c.options = options;
+  c.n = n;
   const bool poisson = std::is_same_v<Model, poisson_moment_model>;
   if (poisson) c.prior.s_max = 4.0;
   const auto statistic =
@@ -110,12 +111,14 @@ BENCHMARK(glm_sweep)->Args({2, 0})->Args({2, 1})->Args({6, 0})->Args({6, 1})->Un
 // A whole posterior: 4 chains x (1000 warm-up + 1000 draws) of NUTS in 2 threads. Args: d; the model (0: the paper's,
 // no intercept and zero-mean covariates; 1: an intercept and a covariate mean, the tools' model); the method (0:
 // noise-aware, 1: naive, the release's noise ignored); NUTS's metric (0: diagonal, Stan's default; 1: dense, the tools'
-// default). Counters: divergences, the smallest bulk ESS and the largest
-// R-hat over the parameters (so that a faster run is not a worse one), and the smallest bulk ESS per second of CPU.
+// default). N = 5000 records, 2000 at d = 2 (the settings of the Stan comparison in docs/comparison.md). Counters:
+// divergences, the smallest bulk ESS and the largest R-hat over the parameters (so that a faster run is not a worse
+// one), and the smallest bulk ESS per second of CPU.
 void glm_posterior(benchmark::State& st) {
   const int d = static_cast<int>(st.range(0));
   std::mt19937_64 g(2);
-  const glm_case c = make_case(d, g, st.range(1) == 1 ? glm_model_options{1.0, true} : glm_model_options{});
+  const glm_case c =
+      make_case(d, g, st.range(1) == 1 ? glm_model_options{1.0, true} : glm_model_options{}, d == 2 ? 2000.0 : 5000.0);
   const double model_sigma = st.range(2) == 1 ? 0.0 : c.sigma;
   nuts_options opt;  // Stan's defaults: 1000 warm-up transitions
   opt.dense_metric = st.range(3) == 1;
@@ -146,10 +149,12 @@ void glm_posterior(benchmark::State& st) {
     st.counters["min_ess_per_cpu_s"] = ess / cpu_seconds;
   }
 }
-// The paper's d = 6 and 14 (its two trims), the tools' intercept-and-mean model at d = 6, and the naive posteriors, under
-// either metric.
+// The paper's d = 6 and 14 (its two trims) and d = 2, the tools' intercept-and-mean model at d = 6, and the naive
+// posteriors, under either metric.
 BENCHMARK(glm_posterior)
     ->ArgsProduct({{6}, {0, 1}, {0, 1}, {0, 1}})
+    ->Args({2, 0, 0, 0})
+    ->Args({2, 0, 0, 1})
     ->Args({14, 0, 0, 0})
     ->Args({14, 0, 0, 1})
     ->Unit(benchmark::kMillisecond)

@@ -15,21 +15,34 @@
 // epsilon-DP under replacement (spec D1).
 //
 // Usage: privpost_cgm_chain_study [--n 1e3,1e4,1e5] [--epsilon 1,0.1,0.01] [--models 5] [--releases 5] [--nodes 10]
-//                                 [--states 3] [--neighbours add-remove|replace] [--seed 2017] [--run-on 0]
-//                                 [--evidence exact|gaussian|auto]
+//                                 [--states 3] [--neighbours add-remove|replace|both] [--seed 2017] [--run-on 0]
+//                                 [--evidence exact|gaussian|auto] [--posterior [--burnin 1000] [--draws 1000]
+//                                 [--thin 10] [--collapsed-moves 0]] [--anchors]
 // --run-on K continues every MAP-EM fit still moving at the 2000-iteration cap for up to K more iterations and adds the
 // median KL after that and the count still moving (spec Sec. 3.6: the value at the cap and at convergence).
 // --evidence: MAP-EM's evidence term (samplers/cgm/cgm_noise.hpp): the Laplace density (exact, the text's and the
 // default here), the Gaussian of its variance, or auto (privpost-infer's default: the Gaussian where every table's mean
 // cell count is at least 2 b).
+// --posterior adds the Bayesian CGM's posterior mean (privpost-infer's sampler and defaults: 4 chains of 1000 draws
+// after 1000 burn-in sweeps, thin 10, two threads; cgm_posterior_settings), with the largest R-hat over the edge cells
+// of any of its fits and the median seconds a fit.
+// --anchors prints, beside each cell of the grid that has one, the median KL of private-pgm (the widely used Python
+// library for graphical models from noisy marginals, the better of its L2 and L1 estimators at their defaults) measured
+// outside this repository on releases of the same design (10 releases per cell, this machine type), the ratio of each
+// privpost estimator to it, and the anchors' non-private reference (one pseudo-count per cell), to be read against
+// this study's nonpriv+1 column (the same estimator on this study's tables: a check that the designs agree). These
+// anchor figures are quoted, not computed here: no anchor code is in privpost.
+// The comparison the anchors were measured for: --models 10 --releases 1 --neighbours both --posterior --anchors.
 #include <privpost/families/graphical/count_sampling.hpp>
 #include <privpost/families/graphical/pairwise_graph.hpp>
 #include <privpost/families/graphical/tree_bp.hpp>
 #include <privpost/testing/cgm_study.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -60,6 +73,38 @@ int parse_int(const std::string& flag, const char* text, int lo, int hi) {
   return static_cast<int>(v);
 }
 
+// private-pgm's median KL(truth || fit) on the chain design (10 nodes, 3 states, Dirichlet(1) edge potentials, 10
+// releases per cell), quoted from its measurement outside this repository: not computed here.
+struct anchor_figure {
+  bool replace_one;
+  double n, epsilon, kl;
+};
+constexpr anchor_figure private_pgm[] = {
+    {true, 1e3, 1.0, 0.489},    {true, 1e3, 0.1, 8.60},     {true, 1e3, 0.01, 3.49},    {true, 1e4, 1.0, 0.0106},
+    {true, 1e4, 0.1, 0.445},    {true, 1e4, 0.01, 2.27},    {true, 1e5, 1.0, 0.000358}, {true, 1e5, 0.1, 0.0107},
+    {true, 1e5, 0.01, 0.210},   {false, 1e3, 1.0, 0.154},   {false, 1e3, 0.1, 4.54},    {false, 1e3, 0.01, 4.54},
+    {false, 1e4, 1.0, 0.00497}, {false, 1e4, 0.1, 0.249},   {false, 1e4, 0.01, 1.54},   {false, 1e5, 1.0, 0.000299},
+    {false, 1e5, 0.1, 0.00279}, {false, 1e5, 0.01, 0.0843},
+};
+
+// The anchors' non-private reference on the same design (one pseudo-count per cell), quoted as above.
+constexpr double private_pgm_nonprivate[][2] = {{1e3, 0.0244}, {1e4, 0.00251}, {1e5, 0.000257}};
+
+// The anchor of a grid cell, or a negative number where the anchors have none (another N, epsilon or graph).
+double anchor_of(bool replace_one, double n, double epsilon, int nodes, int states) {
+  if (nodes != 10 || states != 3) return -1.0;
+  for (const anchor_figure& a : private_pgm)
+    if (a.replace_one == replace_one && a.n == n && std::abs(a.epsilon - epsilon) <= 1e-12 * a.epsilon) return a.kl;
+  return -1.0;
+}
+
+double anchor_nonprivate(double n, int nodes, int states) {
+  if (nodes != 10 || states != 3) return -1.0;
+  for (const auto& a : private_pgm_nonprivate)
+    if (a[0] == n) return a[1];
+  return -1.0;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t m = v.size() / 2;
@@ -71,9 +116,25 @@ int main(int argc, char** argv) {
   std::vector<double> ns{1e3, 1e4, 1e5}, epsilons{1.0, 0.1, 0.01};
   privpost::cgm_point_study_settings settings;
   int nodes = 10, states = 3;
+  std::vector<privpost::neighbour_relation> relations{settings.relation};
+  privpost::cgm_posterior_settings posterior;
+  bool with_posterior = false, anchors = false, posterior_options = false;
+  struct posterior_flag {
+    const char* name;
+    int* field;
+    int lo, hi;
+  };
+  const posterior_flag posterior_flags[] = {{"--burnin", &posterior.burnin, 0, 10000000},
+                                            {"--draws", &posterior.draws, 4, 10000000},
+                                            {"--thin", &posterior.thin, 1, 100000},
+                                            {"--collapsed-moves", &posterior.collapsed_moves, 0, 1000}};
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
+      if (a == "--posterior" || a == "--anchors") {
+        (a == "--posterior" ? with_posterior : anchors) = true;
+        continue;
+      }
       if (i + 1 >= argc) throw std::invalid_argument("usage: see the header of examples/cgm_chain_study.cpp (" + a + ")");
       const char* v = argv[++i];
       if (a == "--n") {
@@ -104,25 +165,29 @@ int main(int argc, char** argv) {
                                               : privpost::map_em_evidence::automatic;
       } else if (a == "--neighbours") {
         const std::string r = v;
-        if (r != "add-remove" && r != "replace")
-          throw std::invalid_argument("--neighbours '" + r + "': expected add-remove or replace");
-        settings.relation = r == "replace" ? privpost::neighbour_relation::replace_one : privpost::neighbour_relation::add_remove;
+        if (r != "add-remove" && r != "replace" && r != "both")
+          throw std::invalid_argument("--neighbours '" + r + "': expected add-remove, replace or both");
+        relations.clear();
+        if (r != "replace") relations.push_back(privpost::neighbour_relation::add_remove);
+        if (r != "add-remove") relations.push_back(privpost::neighbour_relation::replace_one);
+      } else if (const auto* flag = std::find_if(std::begin(posterior_flags), std::end(posterior_flags),
+                                                 [&](const posterior_flag& f) { return a == f.name; });
+                 flag != std::end(posterior_flags)) {
+        *flag->field = parse_int(a, v, flag->lo, flag->hi);
+        posterior_options = true;
       } else {
         throw std::invalid_argument("unknown option " + a + " (see the header of examples/cgm_chain_study.cpp)");
       }
     }
+    if (posterior_options && !with_posterior)
+      throw std::invalid_argument("--burnin, --draws, --thin and --collapsed-moves set the posterior's chains: add --posterior");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
   }
+  if (with_posterior) settings.posterior = posterior;
   const privpost::pairwise_graph chain = privpost::chain_graph(nodes, states);
   const privpost::table_layout layout(chain);
-  const bool add_remove = settings.relation == privpost::neighbour_relation::add_remove;
-  std::printf("chain of %d nodes, %d states; %d models x %d releases per setting; Laplace at %s / epsilon (%s)\n", nodes, states,
-              settings.models, settings.releases, add_remove ? "|E|" : "2|E|",
-              add_remove ? "the text's add/remove scale: 2 epsilon-DP under replace-one" : "replace-one: epsilon-DP");
-  std::printf("median KL(truth || estimate)\n%10s %8s  %9s %9s %9s %9s %9s %9s %9s %9s  %s\n", "N", "epsilon", "CGM", "naive1e-4",
-              "naive1e-3", "naive1e-2", "raw1e-3", "nonpriv", "uniform", "random", "CGM fits at the cap");
   privpost::tree_bp bp(chain);
   privpost::tree_count_sampler counter(chain);
   Eigen::VectorXd mu, counts;
@@ -131,23 +196,63 @@ int main(int argc, char** argv) {
     counter.sample(g, mu, static_cast<std::int64_t>(n), counts);
     return Eigen::VectorXd(counts.tail(layout.released_size()));
   };
-  for (const double n : ns) {
-    for (const double epsilon : epsilons) {
-      settings.n = n;
-      settings.epsilon = epsilon;
-      const auto r = privpost::cgm_point_study(chain, settings, population, [&](int done, int total) {
-        std::fprintf(stderr, "\rN %g, epsilon %g: trial %d of %d", n, epsilon, done, total);
-      });
-      std::fprintf(stderr, "\r%60s\r", "");
-      std::printf("%10.0f %8g  %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f  %d of %zu", n, epsilon, median(r.cgm),
-                  median(r.naive4), median(r.naive3), median(r.naive2), median(r.raw3), median(r.nonprivate), median(r.uniform),
-                  median(r.random), r.cgm_capped, r.cgm.size());
-      if (settings.evidence != privpost::map_em_evidence::exact)
-        std::printf("; %d through the Gaussian surrogate", r.cgm_surrogate);
-      if (settings.em_run_on > 0)
-        std::printf("; run on %d more: CGM %.4f, %d still moving", settings.em_run_on, median(r.cgm_run_on),
-                    r.cgm_capped_after_run_on);
-      std::printf("\n");
+  if (with_posterior)
+    std::printf("posterior: Gibbs-SS, hyper-Dirichlet alpha_0 = 10, %d chains x %d draws (burn-in %d, thin %d%s)\n",
+                posterior.chains, posterior.draws, posterior.burnin, posterior.thin,
+                posterior.collapsed_moves > 0 ? (", collapsed moves " + std::to_string(posterior.collapsed_moves)).c_str() : "");
+  if (anchors)
+    std::printf(
+        "anchor: private-pgm's median KL on releases of the same design, quoted (measured outside privpost, not "
+        "computed here); ratios are privpost's median over it\n");
+  for (const privpost::neighbour_relation relation : relations) {
+    settings.relation = relation;
+    const bool add_remove = relation == privpost::neighbour_relation::add_remove;
+    std::printf("\nchain of %d nodes, %d states; %d models x %d releases per setting; Laplace at %s / epsilon (%s)\n", nodes,
+                states, settings.models, settings.releases, add_remove ? "|E|" : "2|E|",
+                add_remove ? "the text's add/remove scale: 2 epsilon-DP under replace-one" : "replace-one: epsilon-DP");
+    std::printf("median KL(truth || estimate)\n%10s %8s  %9s %9s %9s %9s %9s %9s %9s %9s %9s", "N", "epsilon", "CGM", "naive1e-4",
+                "naive1e-3", "naive1e-2", "raw1e-3", "nonpriv", "nonpriv+1", "uniform", "random");
+    if (with_posterior) std::printf(" %9s %7s %7s", "posterior", "R-hat", "s/fit");
+    if (anchors) std::printf(" %9s %8s%s %9s", "pgm", "CGM/pgm", with_posterior ? " post/pgm" : "", "pgm np+1");
+    std::printf("  %s\n", "CGM fits at the cap");
+    for (const double n : ns) {
+      for (const double epsilon : epsilons) {
+        settings.n = n;
+        settings.epsilon = epsilon;
+        const auto r = privpost::cgm_point_study(chain, settings, population, [&](int done, int total) {
+          std::fprintf(stderr, "\rN %g, epsilon %g: trial %d of %d", n, epsilon, done, total);
+        });
+        std::fprintf(stderr, "\r%60s\r", "");
+        std::printf("%10.0f %8g  %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g", n, epsilon, median(r.cgm),
+                    median(r.naive4), median(r.naive3), median(r.naive2), median(r.raw3), median(r.nonprivate),
+                    median(r.nonprivate_pseudo), median(r.uniform), median(r.random));
+        if (with_posterior)
+          std::printf(" %9.4g %7.3f %7.2f", median(r.posterior_mean),
+                      *std::max_element(r.posterior_rhat.begin(), r.posterior_rhat.end()), median(r.posterior_seconds));
+        if (anchors) {
+          const double pgm = anchor_of(!add_remove, n, epsilon, nodes, states);
+          if (pgm > 0.0) {
+            std::printf(" %9.4g %8.3f", pgm, median(r.cgm) / pgm);
+            if (with_posterior) std::printf(" %8.3f", median(r.posterior_mean) / pgm);
+          } else {
+            std::printf(" %9s %8s", "-", "-");
+            if (with_posterior) std::printf(" %8s", "-");
+          }
+          const double np = anchor_nonprivate(n, nodes, states);
+          if (np > 0.0) {
+            std::printf(" %9.4g", np);
+          } else {
+            std::printf(" %9s", "-");
+          }
+        }
+        std::printf("  %d of %zu", r.cgm_capped, r.cgm.size());
+        if (settings.evidence != privpost::map_em_evidence::exact)
+          std::printf("; %d through the Gaussian surrogate", r.cgm_surrogate);
+        if (settings.em_run_on > 0)
+          std::printf("; run on %d more: CGM %.4f, %d still moving", settings.em_run_on, median(r.cgm_run_on),
+                      r.cgm_capped_after_run_on);
+        std::printf("\n");
+      }
     }
   }
   return 0;

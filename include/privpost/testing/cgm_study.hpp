@@ -7,14 +7,19 @@
 //   neighbours), never from the data.
 // - cgm_point_study: the dissertation's point-estimation study (spec Sec. 4.1): models with Dirichlet(1) edge
 //   potentials, a population of N records each, Laplace releases of its tables, and the exact KL from the truth of
-//   CGM MAP-EM, the naive MLE at three lambdas (projected targets) and at 1e-3 on raw targets, the non-private fit, the
-//   uniform model and the text's random estimator (spec Sec. 2.3: random marginals, then the MLE; its distribution is
-//   unstated, E6: here every edge table ~ Dirichlet(1) independently, fitted by the naive MLE at lambda 1e-4).
+//   CGM MAP-EM, the naive MLE at three lambdas (projected targets) and at 1e-3 on raw targets, the non-private fit (and
+//   the non-private hyper-Dirichlet posterior mean with one pseudo-count per cell), the uniform model and the text's random
+//   estimator (spec Sec. 2.3: random marginals, then the MLE; its distribution is unstated, E6: here every edge table ~
+//   Dirichlet(1) independently, fitted by the naive MLE at lambda 1e-4); on request also the Bayesian CGM's posterior mean
+//   (Gibbs-SS, cgm_posterior_settings), with its chains' largest R-hat and its time a fit.
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -33,6 +38,7 @@
 #include "privpost/families/graphical/tree_cgm_model.hpp"
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/inference/fit.hpp"
+#include "privpost/inference/infer.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/cgm/cgm_em.hpp"
 #include "privpost/samplers/cgm/cgm_noise.hpp"
@@ -208,6 +214,18 @@ Eigen::VectorXd dirichlet_edge_potentials(const pairwise_graph& graph, G& g) {
   return theta;
 }
 
+/// The Bayesian CGM in cgm_point_study (spec Sec. 6): Gibbs-SS over tree_cgm_model with the hyper-Dirichlet prior at
+/// MAP-EM's pseudo-count, its point estimate the model whose pseudo-moment parameters are those of the posterior mean
+/// of the marginals. The defaults are privpost-infer's for pairwise tables.
+struct cgm_posterior_settings {
+  int chains = 4;           ///< chains, >= 2 (R-hat needs two)
+  int burnin = 1000;        ///< burn-in sweeps per chain
+  int draws = 1000;         ///< kept draws per chain
+  int thin = 10;            ///< sweeps per kept draw
+  int collapsed_moves = 0;  ///< gibbs_ss::set_collapsed_moves, in [0, 1000]
+  bool parallel = true;     ///< one thread per chain
+};
+
 /// Settings of cgm_point_study (the dissertation's study at one N and epsilon).
 struct cgm_point_study_settings {
   double n = 1e4;        ///< records per population
@@ -223,6 +241,8 @@ struct cgm_point_study_settings {
                                 ///< cap and at convergence); 0: none
   /// MAP-EM's evidence (cgm_noise.hpp): the Laplace density by default, the spec's study.
   map_em_evidence evidence = map_em_evidence::exact;
+  /// Set: the Bayesian CGM's posterior mean too (its chains seeded apart: the other columns do not change).
+  std::optional<cgm_posterior_settings> posterior;
 };
 
 /// Per method, the exact KL(truth || estimate) of every trial (models x releases; non-private and uniform: one per
@@ -232,6 +252,10 @@ struct cgm_point_study_result {
   /// Per method, the KL of every trial.
   std::vector<double> cgm, naive4, naive3, naive2, raw3, nonprivate, uniform;
   /// @}
+  /// Per model, the non-private hyper-Dirichlet posterior mean of the exact tables with one pseudo-count per cell
+  /// (alpha_0 = the edge tables' mean cell count; exactly one per cell when every table has as many cells, as in a
+  /// chain): the reference whose KL is sampling error only.
+  std::vector<double> nonprivate_pseudo;
   std::vector<double> random;  ///< one per trial, from an engine of its own (seed + 1): the other columns are unchanged
   /// MAP-EM fits that stopped at the cap.
   int cgm_capped = 0;
@@ -243,13 +267,18 @@ struct cgm_point_study_result {
   std::vector<double> cgm_run_on;
   int cgm_capped_after_run_on = 0;
   /// @}
+  /// @{
+  /// With settings.posterior: per trial the KL of the posterior-mean model, the largest R-hat over the edge cells and
+  /// the wall-clock seconds of the sampling.
+  std::vector<double> posterior_mean, posterior_rhat, posterior_seconds;
+  /// @}
 };
 
 /// Runs the study on a forest with the tree BP back end. population(truth, n, g) returns the edge tables
 /// (table_layout(graph).released_size() entries) of n records of the model with log-potentials truth (for chains:
 /// tree_count_sampler on tree_bp's marginals, or forward-sampled records). Deterministic given settings.seed.
 /// progress(done, total) after every trial when given. std::invalid_argument for a graph with cycles, n not a whole
-/// number >= 1, epsilon not finite and > 0, models or releases < 1, em_run_on < 0.
+/// number >= 1, epsilon not finite and > 0, models or releases < 1, em_run_on < 0, posterior settings out of range.
 template <class Population, class Progress = void (*)(int, int)>
 requires std::is_invocable_r_v<Eigen::VectorXd, Population&, const Eigen::VectorXd&, double, std::mt19937_64&> &&
     std::is_invocable_v<Progress&, int, int>
@@ -263,10 +292,21 @@ requires std::is_invocable_r_v<Eigen::VectorXd, Population&, const Eigen::Vector
   if (settings.models < 1) throw_invalid(f, "models", settings.models, "an integer >= 1");
   if (settings.releases < 1) throw_invalid(f, "releases", settings.releases, "an integer >= 1");
   if (settings.em_run_on < 0) throw_invalid(f, "em_run_on", settings.em_run_on, "an integer >= 0");
+  if (const auto& p = settings.posterior) {
+    if (p->chains < 2) throw_invalid(f, "posterior chains", p->chains, "an integer >= 2");
+    if (p->burnin < 0) throw_invalid(f, "posterior burn-in", p->burnin, "an integer >= 0");
+    if (p->draws < 4) throw_invalid(f, "posterior draws", p->draws, "an integer >= 4");
+    if (p->thin < 1) throw_invalid(f, "posterior thin", p->thin, "an integer >= 1");
+    if (p->collapsed_moves < 0 || p->collapsed_moves > 1000)
+      throw_invalid(f, "posterior collapsed moves", p->collapsed_moves, "an integer in [0, 1000]");
+  }
   std::mt19937_64 g(settings.seed), random_tables(settings.seed + 1);
   const double n = settings.n;
   const laplace_mechanism mechanism(contingency_l1_sensitivity(graph, settings.relation), settings.epsilon);
   tree_bp bp(graph);
+  const table_layout layout(graph);
+  const tree_cgm_model model(graph);
+  const hyper_dirichlet prior(graph, cgm_em_options{}.pseudo_count);
   cgm_point_study_result out;
   int done = 0;
   for (int m = 0; m < settings.models; ++m) {
@@ -281,6 +321,12 @@ requires std::is_invocable_r_v<Eigen::VectorXd, Population&, const Eigen::Vector
       return exact_kl(bp, truth, fit(naive, fit_options{settings.naive_iterations}).parameter);
     };
     out.nonprivate.push_back(naive_kl(tables, 1e-4, naive_targets::projected));
+    {
+      const hyper_dirichlet one_per_cell(graph, static_cast<double>(layout.released_size()) / graph.num_edges());
+      Eigen::VectorXd theta;
+      pseudo_moment_parameters(graph, one_per_cell.posterior(tables).mean(), theta);
+      out.nonprivate_pseudo.push_back(exact_kl(bp, truth, theta));
+    }
     for (int r = 0; r < settings.releases; ++r) {
       const Eigen::VectorXd y = mechanism.release(tables, g);
       cgm_em_options em_options;
@@ -310,6 +356,31 @@ requires std::is_invocable_r_v<Eigen::VectorXd, Population&, const Eigen::Vector
       out.naive2.push_back(naive_kl(y, 1e-2, naive_targets::projected));
       out.raw3.push_back(naive_kl(y, 1e-3, naive_targets::raw));
       out.random.push_back(naive_kl(n * dirichlet_tables(graph, random_tables), 1e-4, naive_targets::projected));
+      if (const auto& p = settings.posterior) {
+        inference_options io;
+        io.chains = p->chains;
+        io.burnin = p->burnin;
+        io.draws = p->draws;
+        io.thin = p->thin;
+        io.parallel = p->parallel;
+        io.seed = settings.seed + 2 + static_cast<std::uint64_t>(done);
+        const auto start = std::chrono::steady_clock::now();
+        const inference_result post = infer(
+            [&](std::mt19937_64& e) {
+              gibbs_ss chain(model, prior, mechanism, y, n, e);
+              chain.set_collapsed_moves(p->collapsed_moves);
+              return chain;
+            },
+            io);
+        out.posterior_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        double worst = 0.0;
+        for (Eigen::Index j = layout.edges_begin(); j < layout.size(); ++j) worst = std::max(worst, post.draws.rhat(j));
+        out.posterior_rhat.push_back(worst);
+        const Eigen::VectorXd mean = post.draws.draw_matrix().colwise().mean().transpose();
+        Eigen::VectorXd theta;
+        pseudo_moment_parameters(graph, mean, theta);
+        out.posterior_mean.push_back(exact_kl(bp, truth, theta));
+      }
       ++done;
       detail::report_progress(progress, done, settings.models * settings.releases);
     }
