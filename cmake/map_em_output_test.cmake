@@ -2,8 +2,8 @@
 # --point-estimate --compare-naive --format json --output-dir tables in a fresh WORKDIR and checks the JSON document on
 # stdout (point_estimates: both estimators, their iterations, convergence and E-step events, every column's fitted
 # marginal as a probability, the edge tables' rows, the settings' evidence) and DIR/point_estimates.csv (its header and
-# ROWS data rows); then, on LAPLACE_RECORD (a Laplace release), --map-em-evidence exact and gaussian are said in the
-# settings, and a bad value is refused.
+# ROWS data rows); then, on LAPLACE_RECORD (a Laplace release on a forest), --map-em-evidence exact and gaussian are said
+# in the settings, a bad value is refused, and with the posterior its mean is a point estimate in both outputs.
 include("${CMAKE_CURRENT_LIST_DIR}/tool_test_support.cmake")
 privpost_require_defined(INFER RECORD LAPLACE_RECORD WORKDIR ROWS)
 file(REMOVE_RECURSE "${WORKDIR}")
@@ -69,5 +69,28 @@ execute_process(COMMAND "${INFER}" "${LAPLACE_RECORD}" --point-estimate --map-em
 if(rc EQUAL 0 OR NOT err MATCHES "map-em-evidence")
   message(FATAL_ERROR "--map-em-evidence median: expected a refusal naming the option, got exit status ${rc}\n${err}")
 endif()
+# With the posterior (LAPLACE_RECORD's graph is a forest): its mean is a third estimate, after MAP-EM's, in the JSON
+# (largest R-hat, converged, marginals) and in point_estimates.csv (2 x 38 rows: node cells 2 + 4 x 3, edge cells
+# 4 x 6), which is written once the posterior is in.
+execute_process(COMMAND "${INFER}" "${LAPLACE_RECORD}" --format json --output-dir posterior --draws 200 --burnin 200 --seed 5
+                WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the posterior with --format json --output-dir: exit status ${rc}\n${err}")
+endif()
+string(JSON estimates LENGTH "${out}" point_estimates)
+string(JSON last GET "${out}" point_estimates 1 method)
+string(JSON rhat GET "${out}" point_estimates 1 largest_rhat)
+string(JSON converged GET "${out}" point_estimates 1 converged)
+string(JSON democrat_mean GET "${out}" point_estimates 1 node_marginals Class democrat)
+if(NOT estimates EQUAL 2 OR NOT last STREQUAL "posterior-mean" OR NOT rhat GREATER 0.99 OR NOT rhat LESS 1.1
+   OR converged STREQUAL "" OR NOT democrat_mean GREATER 0.5 OR NOT democrat_mean LESS 0.7)
+  message(FATAL_ERROR "point_estimates with the posterior: ${estimates} entries, the last '${last}' (R-hat '${rhat}', "
+                      "converged '${converged}', Class=democrat '${democrat_mean}')")
+endif()
+file(STRINGS "${WORKDIR}/posterior/point_estimates.csv" lines REGEX "^posterior-mean,")
+list(LENGTH lines posterior_rows)
+if(NOT posterior_rows EQUAL 38)
+  message(FATAL_ERROR "point_estimates.csv: ${posterior_rows} posterior-mean rows, expected 38")
+endif()
 message("MAP-EM JSON and tables: ${estimates} estimators, Class=democrat ${democrat}, ${data_rows} table rows, evidence "
-        "'${evidence}'")
+        "'${evidence}'; posterior mean: R-hat ${rhat}, Class=democrat ${democrat_mean}, ${posterior_rows} rows")

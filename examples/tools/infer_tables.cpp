@@ -6,8 +6,10 @@
 // and each edge's fitted table as expected counts N mu. On a forest it then samples the posterior of the marginals (the
 // Bayesian CGM of the spec's Sec. 6: Gibbs-SS over tree_cgm_model with the hyper-Dirichlet(alpha_0) prior), with the
 // chain options, diagnostics, --target-ess and --draws-csv of the other models (--point-estimate skips it); on graphs
-// with cycles posterior sampling is not implemented and the tool says so. MAP-EM's fitted marginals also go to
-// --format json (point_estimates) and --output-dir (point_estimates.csv), with or without the posterior.
+// with cycles posterior sampling is not implemented and the tool says so. The posterior mean of the marginals is then
+// the point estimate printed beside its 90% intervals (each edge table as expected counts), with its largest R-hat. The
+// point estimates (MAP-EM, the naive MLE under --compare-naive, the posterior mean) go to --format json
+// (point_estimates) and --output-dir (point_estimates.csv, written once every estimate is in).
 #include <Eigen/Cholesky>
 
 #include <algorithm>
@@ -39,6 +41,9 @@
 namespace privpost::tools::infer_tool {
 
 namespace {
+
+// The point estimates of a run, in the order they were made (method, fitted marginals in table_layout order).
+using table_fits = std::vector<std::pair<std::string, Eigen::VectorXd>>;
 
 void print_events(const numerical_events& e) {
   if (e.message_passing_nonconverged + e.inner_solver_nonconverged + e.log_floors == 0) return;
@@ -91,7 +96,7 @@ nlohmann::json point_estimate_json(const std::string& method, const fit_result& 
 // probability, expected count N p), every node table then every edge table, at full precision; written whole or not
 // at all.
 void write_point_estimates(const std::string& dir, const release_record& rec, const pairwise_graph& graph,
-                           const table_layout& layout, const std::vector<std::pair<std::string, const Eigen::VectorXd*>>& fits) {
+                           const table_layout& layout, const table_fits& fits) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw std::runtime_error("--output-dir: cannot create '" + dir + "': " + ec.message());
@@ -106,14 +111,14 @@ void write_point_estimates(const std::string& dir, const release_record& rec, co
   for (const auto& [method, mu] : fits) {
     for (int v = 0; v < graph.num_nodes(); ++v)
       for (int a = 0; a < graph.cardinality(v); ++a)
-        cell(method, rec.nodes[static_cast<std::size_t>(v)], level(v, a), (*mu)(layout.node_offset(v) + a));
+        cell(method, rec.nodes[static_cast<std::size_t>(v)], level(v, a), mu(layout.node_offset(v) + a));
     for (int e = 0; e < graph.num_edges(); ++e) {
       const auto [u, v] = graph.edge(e);
       const std::string columns = rec.nodes[static_cast<std::size_t>(u)] + ":" + rec.nodes[static_cast<std::size_t>(v)];
       for (int a = 0; a < graph.cardinality(u); ++a)
         for (int c = 0; c < graph.cardinality(v); ++c)
           cell(method, columns, level(u, a) + ":" + level(v, c),
-               (*mu)(layout.edge_offset(e) + static_cast<Eigen::Index>(a) * graph.cardinality(v) + c));
+               mu(layout.edge_offset(e) + static_cast<Eigen::Index>(a) * graph.cardinality(v) + c));
     }
   }
   const std::string path = (std::filesystem::path(dir) / "point_estimates.csv").string();
@@ -122,10 +127,10 @@ void write_point_estimates(const std::string& dir, const release_record& rec, co
 }
 
 // Runs MAP-EM (and naive MLE) with one back end and one evidence term, and prints the fitted marginals; with --format
-// json their report (point_estimates), with --output-dir their tables (point_estimates.csv).
+// json their report (point_estimates); their marginals are added to fits (for --output-dir).
 template <class Inference, class Noise>
 int run_tables(const release_record& rec, const options& o, const pairwise_graph& graph, const Eigen::VectorXd& y, Noise noise,
-               const char* back_end, const char* evidence) {
+               const char* back_end, const char* evidence, table_fits& fits) {
   const table_layout layout(graph);
   const double alpha0 =
       o.prior.empty() ? 10.0
@@ -197,11 +202,8 @@ int run_tables(const release_record& rec, const options& o, const pairwise_graph
       report["point_estimates"].push_back(
           point_estimate_json("naive-mle", naive_fit, marginals_json(rec, graph, layout, mu_naive)));
   }
-  if (!o.output_dir.empty()) {
-    std::vector<std::pair<std::string, const Eigen::VectorXd*>> fits = {{"cgm-map-em", &mu_cgm}};
-    if (o.compare_naive) fits.emplace_back("naive-mle", &mu_naive);
-    write_point_estimates(o.output_dir, rec, graph, layout, fits);
-  }
+  fits.emplace_back("cgm-map-em", mu_cgm);
+  if (o.compare_naive) fits.emplace_back("naive-mle", mu_naive);
   if (!graph.is_forest())
     std::cout << "\nThis is a point estimate (MAP-EM). Posterior sampling for pairwise tables (the Bayesian CGM, spec "
                  "cgm.md Sec. 6) is implemented for forests only; this graph has cycles.\n";
@@ -266,8 +268,10 @@ void tables_cost_estimate(Eigen::Index cells, const options& run) {
 }
 
 // The Bayesian CGM on a forest: Gibbs-SS over tree_cgm_model, hyper-Dirichlet(alpha_0) prior, the release's mechanism.
-// Prints each column's posterior marginal (mean and 90% interval) and the chains' diagnostics over every cell.
-int sample_tables(const release_record& rec, const options& o, const pairwise_graph& graph, const Eigen::VectorXd& y) {
+// Prints each column's posterior marginal (mean and 90% interval), each edge table's posterior mean as expected counts
+// with its 90% interval, and the chains' diagnostics over every cell; adds the posterior mean to fits and the report.
+int sample_tables(const release_record& rec, const options& o, const pairwise_graph& graph, const Eigen::VectorXd& y,
+                  table_fits& fits) {
   const double alpha0 =
       o.prior.empty() ? 10.0
                       : prior_from(o.prior, 1, "the hyper-Dirichlet pseudo-count alpha_0", [](const std::vector<double>& v) {
@@ -316,6 +320,38 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
       "of %lld sweeps\n",
       static_cast<long long>(r.draws.dimension()), worst_rhat, worst_ess, static_cast<unsigned long long>(e.rejected_draws),
       static_cast<unsigned long long>(e.projections), static_cast<long long>(r.sweeps));
+  // The point estimate: the posterior mean of the marginals (consistent tables: a mean of consistent draws), its
+  // Monte Carlo error trusted only once the chains agree (R-hat <= 1.01, the convergence target of --target-ess).
+  Eigen::VectorXd mean(r.draws.dimension());
+  for (Eigen::Index j = 0; j < mean.size(); ++j) mean(j) = r.draws.mean(j);
+  const bool converged = worst_rhat <= 1.01;
+  std::printf(
+      "\npoint estimate: the posterior mean%s\nposterior mean of each edge table (expected counts N mu [5%%, 95%%], rows: "
+      "first column's levels):\n",
+      converged ? "" : " (NOT converged: R-hat above 1.01; raise --draws or --thin, or set --target-ess)");
+  for (int e = 0; e < graph.num_edges(); ++e) {
+    const auto [u, v] = graph.edge(e);
+    std::printf("  %s x %s:", rec.nodes[static_cast<std::size_t>(u)].c_str(), rec.nodes[static_cast<std::size_t>(v)].c_str());
+    for (int a = 0; a < graph.cardinality(u); ++a) {
+      std::printf("%s", a == 0 ? " " : " | ");
+      for (int c = 0; c < graph.cardinality(v); ++c) {
+        const Eigen::Index i = layout.edge_offset(e) + static_cast<Eigen::Index>(a) * graph.cardinality(v) + c;
+        std::printf("%s%.1f [%.1f, %.1f]", c == 0 ? "" : " ", rec.n * mean(i), rec.n * r.draws.quantile(0.05, i),
+                    rec.n * r.draws.quantile(0.95, i));
+      }
+    }
+    std::printf("\n");
+  }
+  fits.emplace_back("posterior-mean", mean);
+  if (o.report) {
+    nlohmann::json j = {{"method", "posterior-mean"},
+                        {"draws", r.draws.size()},
+                        {"largest_rhat", worst_rhat},
+                        {"smallest_ess_bulk", worst_ess},
+                        {"converged", converged}};
+    j.update(marginals_json(rec, graph, layout, mean));
+    (*o.report)["point_estimates"].push_back(j);
+  }
   print_interrupted(r);
   const std::size_t warnings = warn("noise-aware", r, names);
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, {{"gibbs", r}}, names);
@@ -327,29 +363,30 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
 // density or the Gaussian surrogate of its variance (--map-em-evidence; auto: map_em_prefers_gaussian).
 template <class Inference>
 int with_evidence(const release_record& rec, const options& o, const pairwise_graph& graph, const Eigen::VectorXd& y,
-                  const char* back_end) {
+                  const char* back_end, table_fits& fits) {
   if (rec.mechanism != "laplace")
-    return run_tables<Inference>(rec, o, graph, y, gaussian_cgm_noise(rec.noise), back_end, "Gaussian evidence");
+    return run_tables<Inference>(rec, o, graph, y, gaussian_cgm_noise(rec.noise), back_end, "Gaussian evidence", fits);
   const map_em_evidence choice = o.map_em_evidence == "gaussian" ? map_em_evidence::gaussian_surrogate
                                  : o.map_em_evidence == "exact"  ? map_em_evidence::exact
                                                                  : map_em_evidence::automatic;
   return with_map_em_evidence(choice, laplace_cgm_noise(rec.noise), graph, rec.n, Inference::is_exact, [&](auto noise) {
     constexpr bool gaussian = std::is_same_v<decltype(noise), gaussian_cgm_noise>;
     return run_tables<Inference>(rec, o, graph, y, noise, back_end,
-                                 gaussian ? "Gaussian surrogate of the Laplace evidence" : "Laplace evidence");
+                                 gaussian ? "Gaussian surrogate of the Laplace evidence" : "Laplace evidence", fits);
   });
 }
 
-int with_back_end(const release_record& rec, const options& o, const pairwise_graph& graph, const Eigen::VectorXd& y) {
-  if (graph.is_forest()) return with_evidence<tree_bp>(rec, o, graph, y, "tree belief propagation (exact)");
+int with_back_end(const release_record& rec, const options& o, const pairwise_graph& graph, const Eigen::VectorXd& y,
+                  table_fits& fits) {
+  if (graph.is_forest()) return with_evidence<tree_bp>(rec, o, graph, y, "tree belief propagation (exact)", fits);
   junction_tree_options narrow;
   narrow.max_clique_cells = std::int64_t{1} << 16;
   try {
     const junction_tree probe(graph, narrow);
   } catch (const std::invalid_argument&) {
-    return with_evidence<loopy_bp>(rec, o, graph, y, "loopy belief propagation (Bethe approximation; not certified)");
+    return with_evidence<loopy_bp>(rec, o, graph, y, "loopy belief propagation (Bethe approximation; not certified)", fits);
   }
-  return with_evidence<junction_tree>(rec, o, graph, y, "junction tree (exact)");
+  return with_evidence<junction_tree>(rec, o, graph, y, "junction tree (exact)", fits);
 }
 
 }  // namespace
@@ -382,9 +419,10 @@ int run_pairwise_tables(const release_record& rec, const options& o) {
   if (rec.neighbours == "add_remove")
     std::cout << "note: the release's sensitivity assumed add/remove neighbours (the dissertation's), not the library's "
                  "replace-one relation\n";
-  const int status = with_back_end(rec, o, graph, y);
-  if (!sample) return status;
-  const int sampled = sample_tables(rec, o, graph, y);
+  table_fits fits;
+  const int status = with_back_end(rec, o, graph, y, fits);
+  const int sampled = sample ? sample_tables(rec, o, graph, y, fits) : 0;
+  if (!o.output_dir.empty()) write_point_estimates(o.output_dir, rec, graph, layout, fits);
   return status != 0 ? status : sampled;
 }
 
