@@ -367,13 +367,7 @@ TEST_CASE("NUTS is calibrated on conjugate models (SBC, M = 300)", "[nuts][calib
       }
       quantiles.push_back(posterior_quantile(mu, draws));
     }
-    calibration_row r{"nuts normal mean", 0, trials, 0.0, 1.0, 0.0, 0.0, {}, 0.0};
-    const auto ks = ks_uniform(quantiles);
-    r.ks = ks.statistic;
-    r.ks_pvalue = ks.p_value;
-    r.coverage50 = coverage(quantiles, 0.5);
-    r.coverage90 = coverage(quantiles, 0.9);
-    test::check_calibrated(r);
+    test::check_calibrated(test::row_of_quantiles("nuts normal mean", 0, quantiles));
   }
   SECTION("correlated normal mean, 3-d, under the dense metric") {
     // mu ~ N(0, R) with correlation 0.9 between every pair, y_i ~ N(mu, I), i = 1..5: the posterior is Gaussian with
@@ -407,15 +401,8 @@ TEST_CASE("NUTS is calibrated on conjugate models (SBC, M = 300)", "[nuts][calib
       first.push_back(posterior_quantile(mu(0), d0));
       last.push_back(posterior_quantile(mu(2), d2));
     }
-    for (const auto* q : {&first, &last}) {
-      calibration_row row{"nuts dense correlated mean", q == &first ? 0 : 2, trials, 0.0, 1.0, 0.0, 0.0, {}, 0.0};
-      const auto ks = ks_uniform(*q);
-      row.ks = ks.statistic;
-      row.ks_pvalue = ks.p_value;
-      row.coverage50 = coverage(*q, 0.5);
-      row.coverage90 = coverage(*q, 0.9);
-      test::check_calibrated(row);
-    }
+    test::check_calibrated(test::row_of_quantiles("nuts dense correlated mean", 0, first));
+    test::check_calibrated(test::row_of_quantiles("nuts dense correlated mean", 2, last));
   }
   SECTION("binomial proportion on the logit scale, Beta(2, 2), n = 12") {
     std::mt19937_64 g(202);
@@ -433,13 +420,7 @@ TEST_CASE("NUTS is calibrated on conjugate models (SBC, M = 300)", "[nuts][calib
       }
       quantiles.push_back(posterior_quantile(p, draws));
     }
-    calibration_row r{"nuts logit binomial", 0, trials, 0.0, 1.0, 0.0, 0.0, {}, 0.0};
-    const auto ks = ks_uniform(quantiles);
-    r.ks = ks.statistic;
-    r.ks_pvalue = ks.p_value;
-    r.coverage50 = coverage(quantiles, 0.5);
-    r.coverage90 = coverage(quantiles, 0.9);
-    test::check_calibrated(r);
+    test::check_calibrated(test::row_of_quantiles("nuts logit binomial", 0, quantiles));
   }
 }
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "privpost/diagnostics/calibration.hpp"
 #include "privpost/inference/calibration_study.hpp"
 
 namespace privpost::test {
@@ -52,6 +53,21 @@ inline void check_calibrated(const privpost::calibration_row& r) {
 inline bool miscalibrated(const privpost::calibration_row& r) {
   return r.ks_pvalue < calibration_ks_level || std::abs(r.coverage50 - 0.5) > coverage_tolerance(0.5, r.trials) ||
          std::abs(r.coverage90 - 0.9) > coverage_tolerance(0.9, r.trials);
+}
+
+// The row of a study run by hand (not through run_calibration): the true parameter's posterior quantile in every trial.
+inline privpost::calibration_row row_of_quantiles(const std::string& method, int parameter,
+                                                  const std::vector<double>& quantiles) {
+  privpost::calibration_row r;
+  r.method = method;
+  r.parameter = parameter;
+  r.trials = static_cast<int>(quantiles.size());
+  const auto ks = privpost::ks_uniform(quantiles);
+  r.ks = ks.statistic;
+  r.ks_pvalue = ks.p_value;
+  r.coverage50 = privpost::coverage(quantiles, 0.5);
+  r.coverage90 = privpost::coverage(quantiles, 0.9);
+  return r;
 }
 
 }  // namespace privpost::test
