@@ -45,6 +45,12 @@ namespace {
 // The point estimates of a run, in the order they were made (method, fitted marginals in table_layout order).
 using table_fits = std::vector<std::pair<std::string, Eigen::VectorXd>>;
 
+// The index of cell (a, c) of edge e's table in a marginal vector (table_layout order: row-major, rows the edge's first
+// node's levels).
+Eigen::Index edge_cell(const pairwise_graph& graph, const table_layout& layout, int e, int a, int c) {
+  return layout.edge_offset(e) + static_cast<Eigen::Index>(a) * graph.cardinality(graph.edge(e).second) + c;
+}
+
 void print_events(const numerical_events& e) {
   if (e.message_passing_nonconverged + e.inner_solver_nonconverged + e.log_floors == 0) return;
   std::cout << "  numerical events: " << e.message_passing_nonconverged << " inference calls at their sweep cap, "
@@ -68,8 +74,7 @@ nlohmann::json marginals_json(const release_record& rec, const pairwise_graph& g
     nlohmann::json rows = nlohmann::json::array();
     for (int a = 0; a < graph.cardinality(u); ++a) {
       nlohmann::json row = nlohmann::json::array();
-      for (int c = 0; c < graph.cardinality(v); ++c)
-        row.push_back(mu(layout.edge_offset(e) + static_cast<Eigen::Index>(a) * graph.cardinality(v) + c));
+      for (int c = 0; c < graph.cardinality(v); ++c) row.push_back(mu(edge_cell(graph, layout, e, a, c)));
       rows.push_back(row);
     }
     edges.push_back(
@@ -117,8 +122,7 @@ void write_point_estimates(const std::string& dir, const release_record& rec, co
       const std::string columns = rec.nodes[static_cast<std::size_t>(u)] + ":" + rec.nodes[static_cast<std::size_t>(v)];
       for (int a = 0; a < graph.cardinality(u); ++a)
         for (int c = 0; c < graph.cardinality(v); ++c)
-          cell(method, columns, level(u, a) + ":" + level(v, c),
-               mu(layout.edge_offset(e) + static_cast<Eigen::Index>(a) * graph.cardinality(v) + c));
+          cell(method, columns, level(u, a) + ":" + level(v, c), mu(edge_cell(graph, layout, e, a, c)));
     }
   }
   const std::string path = (std::filesystem::path(dir) / "point_estimates.csv").string();
@@ -181,8 +185,7 @@ int run_tables(const release_record& rec, const options& o, const pairwise_graph
     for (int a = 0; a < graph.cardinality(u); ++a) {
       std::cout << (a == 0 ? " " : " | ");
       for (int c = 0; c < graph.cardinality(v); ++c)
-        std::cout << (c == 0 ? "" : " ")
-                  << rec.n * mu_cgm(layout.edge_offset(e) + static_cast<Eigen::Index>(a) * graph.cardinality(v) + c);
+        std::cout << (c == 0 ? "" : " ") << rec.n * mu_cgm(edge_cell(graph, layout, e, a, c));
     }
     std::cout << '\n';
   }
@@ -335,7 +338,7 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
     for (int a = 0; a < graph.cardinality(u); ++a) {
       std::printf("%s", a == 0 ? " " : " | ");
       for (int c = 0; c < graph.cardinality(v); ++c) {
-        const Eigen::Index i = layout.edge_offset(e) + static_cast<Eigen::Index>(a) * graph.cardinality(v) + c;
+        const Eigen::Index i = edge_cell(graph, layout, e, a, c);
         std::printf("%s%.1f [%.1f, %.1f]", c == 0 ? "" : " ", rec.n * mean(i), rec.n * r.draws.quantile(0.05, i),
                     rec.n * r.draws.quantile(0.95, i));
       }
