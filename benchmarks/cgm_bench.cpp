@@ -5,11 +5,14 @@
 // naive MLE at three lambdas. Targets of the spec:
 // E-step warm <= 1 ms, MAP-EM <= 1 s, naive MLE <= 25 ms, MAP-EM <= 20 x naive (AT-8). Also the exact count tables of
 // the study's data generation (Sec. 5.6) at N = 10^4 and 10^7, which should cost the same; and the Bayesian CGM
-// (Sec. 6): one Gibbs-SS sweep over tree_cgm_model (d = 81 released cells) and its CLT moments alone.
+// (Sec. 6): one Gibbs-SS sweep over tree_cgm_model (d = 81 released cells) with its collapsed or shift moves, its CLT
+// moments alone, and whole posteriors at privpost-infer's defaults with and without the shift moves (ESS per second).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <ctime>
 #include <random>
 
 #include "privpost/families/graphical/contingency_tables.hpp"
@@ -19,6 +22,7 @@
 #include "privpost/families/graphical/tree_bp.hpp"
 #include "privpost/families/graphical/tree_cgm_model.hpp"
 #include "privpost/inference/fit.hpp"
+#include "privpost/inference/infer.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/cgm/box_dual.hpp"
 #include "privpost/samplers/cgm/cgm_em.hpp"
@@ -170,22 +174,77 @@ void tree_cgm_sweep(benchmark::State& st) {
 }
 BENCHMARK(tree_cgm_sweep)->Unit(benchmark::kMicrosecond);
 
-// The same sweep at epsilon = 0.01 (b = 1800), without (0) and with (1) one collapsed move: the prior's 28 blocks each
-// proposed from its Dirichlet and accepted by the integrated likelihood (28 CLT moments and 81 x 81 Cholesky
-// factorisations). The cost side of the move; its mixing (R-hat, ESS) is in tests/samplers/cgm_gibbs_calibration_test.cpp.
-void tree_cgm_sweep_collapsed(benchmark::State& st) {
+// The same sweep at epsilon = 0.01 (b = 1800) with the optional moves (arguments: collapsed moves, shift moves). One
+// collapsed move: the prior's 28 blocks each proposed from its Dirichlet and accepted by the integrated likelihood (28
+// CLT moments and 81 x 81 Cholesky factorisations). A shift move (gibbs_ss::set_shift_moves): the 28 blocks each a
+// random-walk proposal with the tables translated along, accepted by the terms of the tables at and below the block
+// (no factorisation). The cost side of the moves; their mixing (R-hat, ESS) is tree_cgm_posterior's and the tests'
+// (tests/samplers/cgm_gibbs_calibration_test.cpp).
+void tree_cgm_sweep_moves(benchmark::State& st) {
   const study_release r = make_release(0.01);
   const laplace_mechanism mechanism(contingency_l1_sensitivity(r.graph), 0.01);
   std::mt19937_64 g(12);
   gibbs_ss chain(tree_cgm_model(r.graph), hyper_dirichlet(r.graph, 10.0), mechanism, r.y, r.n_records, g);
   chain.set_collapsed_moves(static_cast<int>(st.range(0)));
+  chain.set_shift_moves(static_cast<int>(st.range(1)));
   for (int i = 0; i < 100; ++i) chain.step(g);
   for (auto _ : st) {
     chain.step(g);
     benchmark::DoNotOptimize(chain.statistic().data());
   }
 }
-BENCHMARK(tree_cgm_sweep_collapsed)->Arg(0)->Arg(1)->ArgName("moves")->Unit(benchmark::kMicrosecond);
+BENCHMARK(tree_cgm_sweep_moves)
+    ->Args({0, 0})
+    ->Args({1, 0})
+    ->Args({0, 1})
+    ->Args({0, 4})
+    ->ArgNames({"collapsed", "shifts"})
+    ->Unit(benchmark::kMicrosecond);
+
+// The posterior as privpost-infer runs it on that release at epsilon = 0.01 and 0.1 (first argument: epsilon x 100):
+// 4 chains of 1000 draws after 1000 burn-in sweeps on two threads, plain Gibbs-SS at thin 10 (shifts 0) against 4 shift
+// moves a sweep at thin 2 (the tool's defaults). Counters: the largest R-hat and the smallest bulk ESS over the edge
+// cells, and that ESS per CPU second.
+void tree_cgm_posterior(benchmark::State& st) {
+  const double epsilon = static_cast<double>(st.range(0)) / 100.0;
+  const int shifts = static_cast<int>(st.range(1));
+  const study_release r = make_release(epsilon);
+  const laplace_mechanism mechanism(contingency_l1_sensitivity(r.graph), epsilon);
+  const tree_cgm_model model(r.graph);
+  const hyper_dirichlet prior(r.graph, 10.0);
+  const table_layout layout(r.graph);
+  inference_options io;
+  io.chains = 4;
+  io.burnin = 1000;
+  io.draws = 1000;
+  io.thin = shifts > 0 ? 2 : 10;
+  io.parallel = true;
+  io.seed = 5;
+  for (auto _ : st) {
+    const std::clock_t cpu = std::clock();
+    const auto result = infer(
+        [&](std::mt19937_64& e) {
+          gibbs_ss chain(model, prior, mechanism, r.y, r.n_records, e);
+          chain.set_shift_moves(shifts);
+          return chain;
+        },
+        io);
+    const double cpu_seconds = static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC;
+    double ess = 1e300, rhat = 0.0;
+    for (Eigen::Index j = layout.edges_begin(); j < layout.size(); ++j) {
+      ess = std::min(ess, result.draws.ess_bulk(j));
+      rhat = std::max(rhat, result.draws.rhat(j));
+    }
+    st.counters["max_rhat"] = rhat;
+    st.counters["min_ess_bulk"] = ess;
+    st.counters["min_ess_per_cpu_s"] = ess / cpu_seconds;
+  }
+}
+BENCHMARK(tree_cgm_posterior)
+    ->ArgsProduct({{1, 10}, {0, 4}})
+    ->ArgNames({"eps_x100", "shifts"})
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
 
 // The CLT moments N mu_E, N Sigma_EE of the same model (81 x 81, propagation from every clamped cell).
 void tree_cgm_moments(benchmark::State& st) {

@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "privpost/core/linalg/norm_product.hpp"
+#include "privpost/families/graphical/contingency_tables.hpp"
 #include "privpost/families/graphical/count_sampling.hpp"
 #include "privpost/families/graphical/hyper_dirichlet.hpp"
 #include "privpost/families/graphical/tree_cgm_model.hpp"
+#include "privpost/mechanisms/laplace.hpp"
 #include "support/graphical_fixtures.hpp"
 
 using namespace privpost;
@@ -323,4 +325,48 @@ TEST_CASE("Matheron's rule draws from NormProduct's law, and stays in a singular
   Eigen::MatrixXd nan = Eigen::MatrixXd::Identity(2, 2);
   nan(1, 0) = std::numeric_limits<double>::quiet_NaN();
   CHECK_THROWS_AS(matheron_prepare(nan, Eigen::VectorXd::Ones(2), events, ws), std::domain_error);
+}
+
+TEST_CASE("tree_cgm_model's shift moves translate the tables with the marginals, keep both valid and refuse bad input",
+          "[graphical][bayes][errors]") {
+  // mixed_tree() (11 blocks): N = 500 records, Laplace noise at epsilon 0.05 (the noise dominates: moves are accepted).
+  const pairwise_graph graph = mixed_tree();
+  const table_layout layout(graph);
+  const tree_cgm_model model(graph);
+  const hyper_dirichlet prior(graph, 6.0);
+  const laplace_mechanism mechanism(contingency_l1_sensitivity(graph), 0.05);
+  std::mt19937_64 g(31);
+  Eigen::VectorXd mu = prior.draw(g), counts;
+  tree_count_sampler(graph).sample(g, mu, 500, counts);
+  Eigen::VectorXd s = counts.tail(layout.released_size());
+  const Eigen::VectorXd z = mechanism.release(s, g);
+  const double n = 500.0;
+  int accepted = 0;
+  for (int pass = 0; pass < 50; ++pass) {
+    const Eigen::VectorXd residual = s - n * mu.tail(layout.released_size());
+    const move_tally tally = model.shift_move(prior, mu, s, z, mechanism, n, g);
+    CHECK(tally.proposed == prior.blocks());
+    CHECK(tally.accepted >= 0);
+    CHECK(tally.accepted <= tally.proposed);
+    accepted += tally.accepted;
+    // A translation: the tables' departure from their mean is kept (to rounding), and both stay valid.
+    CHECK((s - n * mu.tail(layout.released_size()) - residual).cwiseAbs().maxCoeff() < 1e-8 * n);
+    require_consistent(graph, mu);
+    CHECK(model.support().contains(s, n));
+  }
+  INFO("accepted " << accepted << " of " << 50 * prior.blocks());
+  CHECK(accepted > 50);  // the moves do move
+  // Errors by name.
+  Eigen::VectorXd short_mu = mu.head(3), short_s = s.head(3), short_z = z.head(3);
+  CHECK_THROWS_WITH(model.shift_move(prior, short_mu, s, z, mechanism, n, g), Catch::Contains("marginals mu"));
+  CHECK_THROWS_WITH(model.shift_move(prior, mu, short_s, z, mechanism, n, g), Catch::Contains("edge tables s"));
+  CHECK_THROWS_WITH(model.shift_move(prior, mu, s, short_z, mechanism, n, g), Catch::Contains("release z"));
+  const hyper_dirichlet other(chain_graph(3, 2), 4.0);
+  CHECK_THROWS_WITH(model.shift_move(other, mu, s, z, mechanism, n, g), Catch::Contains("own graph"));
+  // A node state of probability 0 leaves the state as it is (its rows are undetermined).
+  Eigen::VectorXd degenerate = mu;
+  degenerate(layout.node_offset(0)) = 0.0;
+  const Eigen::VectorXd s_before = s;
+  CHECK(model.shift_move(prior, degenerate, s, z, mechanism, n, g).proposed == 0);
+  CHECK(s == s_before);
 }

@@ -333,6 +333,10 @@ TEST_CASE("Gibbs-SS sweeps of the Bayesian tree CGM allocate nothing (Matheron d
   // Collapsed moves with the hyper-Dirichlet's block proposals: their workspace is sized by the first sweep.
   chain.set_collapsed_moves(1);
   CHECK(allocations_in_sweeps(chain, g) == 0);
+  // Shift moves: their scratch is sized by the model's construction and first move.
+  chain.set_collapsed_moves(0);
+  chain.set_shift_moves(2);
+  CHECK(allocations_in_sweeps(chain, g) == 0);
   Eigen::VectorXd bad = y;
   numerical_events events;
   bad.setConstant(-5.0);

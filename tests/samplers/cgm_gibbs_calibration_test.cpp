@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "privpost/families/binomial.hpp"
+#include "privpost/families/family_model.hpp"
 #include "privpost/families/graphical/contingency_tables.hpp"
 #include "privpost/families/graphical/count_sampling.hpp"
 #include "privpost/families/graphical/hyper_dirichlet.hpp"
@@ -47,7 +49,7 @@ using privpost::test::row;
 // The AT-B1 study (include/privpost/testing/cgm_study.hpp) with Gibbs-SS and the naive method, reporting cell (0, 0) of
 // edge 0, (0, 1) of edge 1 and (1, 1) of edge 2 (table_layout order).
 auto at_b1_study(const pairwise_graph& graph, double alpha0, double n, double epsilon, int burnin, int draws, int thin,
-                 int collapsed_moves = 0) {
+                 int collapsed_moves = 0, int shift_moves = 0) {
   const table_layout layout(graph);
   study_settings settings;
   settings.n = n;
@@ -55,9 +57,30 @@ auto at_b1_study(const pairwise_graph& graph, double alpha0, double n, double ep
   settings.draws = draws;
   settings.thin = thin;
   settings.collapsed_moves = collapsed_moves;
+  settings.shift_moves = shift_moves;
   settings.methods = {"gibbs", "naive"};
   return tree_cgm_study(graph, alpha0, [epsilon](double l1, double) { return laplace_mechanism(l1, epsilon); }, settings,
                         {layout.edge_offset(0), layout.edge_offset(1) + 1, layout.edge_offset(2) + 3});
+}
+
+// AT-B1 at epsilon 0.1 and 0.01 with thin 2 and the given moves a sweep (M = 500, 300 draws): Gibbs-SS calibrated on
+// every reported cell, the naive method miscalibrated on some cell at each epsilon.
+void check_at_b1_with_moves(const char* moves, int burnin, int collapsed_moves, int shift_moves, std::uint64_t seed) {
+  constexpr int trials = 500;
+  const pairwise_graph graph = chain_graph(4, 2);
+  for (const double eps : {0.1, 0.01}) {
+    auto study = at_b1_study(graph, 4.0, 1000.0, eps, burnin, 300, 2, collapsed_moves, shift_moves);
+    const auto rows = run_calibration(study, {trials, seed + static_cast<std::uint64_t>(eps * 100), 0}).report();
+    bool naive_fails = false;
+    for (int j = 0; j < 3; ++j) {
+      const auto& gibbs = row(rows, "gibbs", j);
+      INFO("epsilon " << eps << ", cell " << j << ": Gibbs-SS with " << moves << " KS " << gibbs.ks << " (p " << gibbs.ks_pvalue
+                      << "), coverage " << gibbs.coverage50 << " / " << gibbs.coverage90);
+      test::check_calibrated(gibbs);
+      naive_fails = naive_fails || test::miscalibrated(row(rows, "naive", j));
+    }
+    CHECK(naive_fails);
+  }
 }
 
 // The studies' constraints, positive and negative: tree_cgm_study needs a scale-mixture mechanism; cgm_point_study a
@@ -78,6 +101,17 @@ static_assert(point_study_with<population_fn, void (*)(int, int)>);
 static_assert(!point_study_with<int, void (*)(int, int)>);
 static_assert(!point_study_with<Eigen::VectorXd (*)(double), void (*)(int, int)>);
 static_assert(!point_study_with<population_fn, void (*)(const char*)>);
+// Shift moves: the tree CGM under a mechanism with a log-likelihood and a noise variance; no family model has them, and
+// gibbs_ss offers set_shift_moves exactly when the model does.
+static_assert(shift_moving_model<tree_cgm_model, hyper_dirichlet, laplace_mechanism>);
+static_assert(!shift_moving_model<tree_cgm_model, hyper_dirichlet, int>);
+static_assert(!shift_moving_model<tree_cgm_model, int, laplace_mechanism>);
+template <class Chain>
+concept shift_chain = requires(Chain& c) {
+  c.set_shift_moves(1);
+};
+static_assert(shift_chain<gibbs_ss<tree_cgm_model, hyper_dirichlet, laplace_mechanism>>);
+static_assert(!shift_chain<gibbs_ss<family_model<binomial_family>, beta_prior, laplace_mechanism>>);
 
 }  // namespace
 
@@ -108,38 +142,55 @@ TEST_CASE("AT-B1: Gibbs-SS on the tree CGM is calibrated; the naive hyper-Dirich
 // the noise sd (b sqrt 2 = 849) swamps the tables. Same trials, cells and rule as AT-B1, naive as the negative control.
 TEST_CASE("AT-B1 with collapsed moves: calibrated at epsilon 0.1 and 0.01 with thin 2",
           "[calibration][graphical][bayes][cgm-bayes-collapsed]") {
-  constexpr int trials = 500;
+  check_at_b1_with_moves("collapsed moves", 300, 1, 0, 4200);
+}
+
+// AT-B1 with shift moves (gibbs_ss::set_shift_moves: every block of the hyper-Dirichlet proposed by a random walk with
+// the tables translated along, accepted by the joint density with the Laplace noise's variances integrated out), 2 a
+// sweep at thin 2, where plain Gibbs-SS needs thin 10 at epsilon 0.1 and does not mix at 0.01 with the lengths above.
+// Same trials, cells, rule and negative control as AT-B1, at epsilon 0.1 and 0.01.
+TEST_CASE("AT-B1 with shift moves: calibrated at epsilon 0.1 and 0.01 with thin 2",
+          "[calibration][graphical][bayes][cgm-bayes-shift]") {
+  check_at_b1_with_moves("shift moves", 200, 0, 2, 4300);
+}
+
+TEST_CASE("gibbs_ss::set_shift_moves counts its proposals and refuses a count outside [0, 1000]", "[graphical][errors]") {
   const pairwise_graph graph = chain_graph(4, 2);
-  for (const double eps : {0.1, 0.01}) {
-    auto study = at_b1_study(graph, 4.0, 1000.0, eps, 300, 300, 2, 1);
-    const auto rows = run_calibration(study, {trials, 4200 + static_cast<std::uint64_t>(eps * 100), 0}).report();
-    bool naive_fails = false;
-    for (int j = 0; j < 3; ++j) {
-      const auto& gibbs = row(rows, "gibbs", j);
-      INFO("epsilon " << eps << ", cell " << j << ": Gibbs-SS with collapsed moves KS " << gibbs.ks << " (p " << gibbs.ks_pvalue
-                      << "), coverage " << gibbs.coverage50 << " / " << gibbs.coverage90);
-      test::check_calibrated(gibbs);
-      naive_fails = naive_fails || test::miscalibrated(row(rows, "naive", j));
-    }
-    CHECK(naive_fails);
-  }
+  const laplace_mechanism mechanism(contingency_l1_sensitivity(graph), 0.1);
+  std::mt19937_64 g(3);
+  const hyper_dirichlet prior(graph, 4.0);
+  tree_count_sampler counter(graph);
+  Eigen::VectorXd counts;
+  counter.sample(g, prior.draw(g), 1000, counts);
+  const Eigen::VectorXd y = mechanism.release(Eigen::VectorXd(counts.tail(table_layout(graph).released_size())), g);
+  gibbs_ss chain(tree_cgm_model(graph), prior, mechanism, y, 1000.0, g);
+  CHECK(chain.shift_moves() == 0);
+  chain.step(g);
+  CHECK(chain.shift_proposals() == 0);
+  chain.set_shift_moves(3);
+  for (int i = 0; i < 10; ++i) chain.step(g);
+  CHECK(chain.shift_proposals() == 10u * 3u * static_cast<std::uint64_t>(prior.blocks()));
+  CHECK(chain.shift_accepted() > 0);
+  CHECK(chain.shift_accepted() < chain.shift_proposals());
+  CHECK_THROWS_WITH(chain.set_shift_moves(-1), Catch::Contains("moves") && Catch::Contains("[0, 1000]"));
+  CHECK_THROWS_WITH(chain.set_shift_moves(1001), Catch::Contains("[0, 1000]"));
+  // The studies: the tree CGM's takes them; the others refuse them by name.
+  study_settings s;
+  s.shift_moves = 1001;
+  CHECK_THROWS_WITH(tree_cgm_study(
+                        graph, 4.0, [](double l1, double) { return laplace_mechanism(l1, 1.0); }, s),
+                    Catch::Contains("shift_moves"));
 }
 
 // AT-B3 and AT-B2 (spec Sec. 6) on the study's 10-chain, K = 3 (d = 81 released cells), N = 10^4, Dirichlet(1) edge
-// potentials, Laplace at b = 2|E| / epsilon = 180 (epsilon = 0.1), alpha_0 = 10 (MAP-EM's default pseudo-count).
-// The noise sd (255 per cell) dwarfs sd(n | mu) (<= 50): the strong-noise corner where n and mu move together
-// slowly. Measured (seed 1, this machine): bulk ESS of the worst edge cell 8 per 4 x 1000 unthinned draws and 35 at
-// thin 5; at thin 40 (2000 burn-in) the worst R-hat was 1.012 and 1.015 on the two seeds. So the chains here keep
-// every 80th sweep after 5000 burn-in sweeps (4 x 85000 sweeps, ~110 us each, two threads: ~20 s per seed), which
-// measured worst R-hat 1.0068 / 1.0070 and worst bulk ESS 1082 / 779, rejected draws 2.6-3.0% of sweeps, no repair.
+// potentials, Laplace at b = 2|E| / epsilon (180 at epsilon 0.1, 1800 at 0.01), alpha_0 = 10 (MAP-EM's default
+// pseudo-count). The noise sd (255 and 2546 per cell) dwarfs sd(n | mu) (<= 50): the strong-noise corner where n and mu
+// move together slowly. Plain Gibbs-SS needed thin 80 after 5000 burn-in sweeps at epsilon 0.1 (4 x 85000 sweeps for
+// R-hat 1.007) and did not mix at 0.01 (R-hat 1.8-2.3 at 4 x 5000 sweeps thinned by 5). With 4 shift moves a sweep
+// (gibbs_ss::set_shift_moves, privpost-infer's default) the chains here run 1000 burn-in sweeps and 1000 draws thinned
+// by 4 (about 4 s a seed on two threads).
 // AT-B3: R-hat < 1.01 and bulk ESS > 400 on every edge cell. AT-B2: the KL from the truth to the posterior-mean model
-// (pseudo-moment parameters of E[mu | y]) is at most 1.25 times MAP-EM's, per seed (measured 0.166 vs 0.202 and 0.313
-// vs 0.364). At epsilon = 0.01 (b = 1800) plain Gibbs-SS did not mix at the lengths tried (R-hat 1.8-2.3 at 4 x 5000
-// sweeps thinned by 5); there the chains add one collapsed move per sweep (gibbs_ss::set_collapsed_moves: each of
-// the prior's 28 blocks, the root marginal and every conditional row, proposed from its Dirichlet and accepted by the
-// likelihood with n integrated out; ~50% accepted), 500 burn-in and 1000 draws thinned by 4 (~1.4 ms a sweep, ~15 s
-// per seed on two threads). Measured at thin 3: worst R-hat 1.010 / 1.008, worst bulk ESS 869 / 515, KL posterior mean
-// 1.77 vs MAP-EM 1.75 and 2.41 vs 2.62. AT-B2 at 0.01 is asserted with R-hat < 1.01 (so the mean is converged).
+// (pseudo-moment parameters of E[mu | y]) is at most 1.25 times MAP-EM's, per seed.
 TEST_CASE("AT-B3 and AT-B2: Gibbs-SS on the 10-chain converges (R-hat, ESS) and its posterior mean matches MAP-EM",
           "[graphical][bayes][cgm-bayes-chain]") {
   const pairwise_graph chain = chain_graph(10, 3);
@@ -151,7 +202,6 @@ TEST_CASE("AT-B3 and AT-B2: Gibbs-SS on the 10-chain converges (R-hat, ESS) and 
   for (const double epsilon : {0.1, 0.01})
     for (const std::uint64_t seed : {1u, 2u}) {
       const laplace_mechanism mechanism(contingency_l1_sensitivity(chain), epsilon);
-      const int moves = epsilon < 0.1 ? 1 : 0;
       std::mt19937_64 g(seed);
       const Eigen::VectorXd truth = privpost_test::dirichlet_theta(chain, g);
       Eigen::VectorXd mu, counts;
@@ -160,15 +210,15 @@ TEST_CASE("AT-B3 and AT-B2: Gibbs-SS on the 10-chain converges (R-hat, ESS) and 
       const Eigen::VectorXd y = mechanism.release(Eigen::VectorXd(counts.tail(layout.released_size())), g);
       inference_options o;
       o.chains = 4;
-      o.burnin = moves > 0 ? 500 : 5000;
+      o.burnin = 1000;
       o.draws = 1000;
-      o.thin = moves > 0 ? 4 : 80;
+      o.thin = 4;
       o.seed = seed;
       o.parallel = true;
       const auto result = infer(
           [&](std::mt19937_64& e) {
             gibbs_ss sampler(model, prior, mechanism, y, 10000.0, e);
-            sampler.set_collapsed_moves(moves);
+            sampler.set_shift_moves(4);
             return sampler;
           },
           o);
@@ -183,12 +233,12 @@ TEST_CASE("AT-B3 and AT-B2: Gibbs-SS on the 10-chain converges (R-hat, ESS) and 
       cgm_em em(chain, y, 10000.0, make_cgm_noise(mechanism), tree_bp(chain));
       const fit_result map = fit(em, fit_options{2000});
       const double kl_bayes = exact_kl(bp, truth, theta_bayes), kl_map = exact_kl(bp, truth, map.parameter);
-      INFO("epsilon " << epsilon << ", seed " << seed << ", collapsed moves " << moves << ": worst R-hat " << worst_rhat
-                      << ", worst bulk ESS " << worst_ess << "; KL posterior mean " << kl_bayes << ", MAP-EM " << kl_map << " ("
-                      << map.iterations << " iterations); rejected draws " << result.events.rejected_draws << ", repairs "
+      INFO("epsilon " << epsilon << ", seed " << seed << ": worst R-hat " << worst_rhat << ", worst bulk ESS " << worst_ess
+                      << "; KL posterior mean " << kl_bayes << ", MAP-EM " << kl_map << " (" << map.iterations
+                      << " iterations); rejected draws " << result.events.rejected_draws << ", repairs "
                       << result.events.projections << " of " << result.sweeps << " sweeps");
       CHECK(worst_rhat < 1.01);
-      if (moves == 0) CHECK(worst_ess > 400.0);  // AT-B3 is stated at epsilon 0.1
+      CHECK(worst_ess > 400.0);
       CHECK(kl_bayes <= 1.25 * kl_map);
       CHECK(result.events.jitter == 0);
     }

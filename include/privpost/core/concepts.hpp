@@ -284,6 +284,27 @@ concept blocked_prior = requires(const P& p, std::mt19937_64& g, Theta& theta, i
                           p.draw_block(g, b, theta);
                         };
 
+/// Proposals of a Metropolis-Hastings move made and accepted (a model's joint moves report them; see shift_moving_model).
+struct move_tally {
+  /// @{
+  /// Counts.
+  int proposed = 0;
+  int accepted = 0;
+  /// @}
+};
+
+/// Optional, detected by gibbs_ss: a model with joint Metropolis-Hastings moves of (theta, s) given the release z under
+/// a scale_mixture_noise mechanism with its noise variances integrated out (its log_likelihood), m.shift_move(prior,
+/// theta, s, z, mechanism, n, g) -> move_tally, leaving invariant the joint law whose theta | s is the model's conjugate
+/// update (tree_cgm_model: random-walk rows with the tables translated along).
+template <class M, class P, class Mechanism>
+concept shift_moving_model = scale_mixture_noise<Mechanism> &&
+                             requires(const M& m, const P& p, typename M::parameter_type& theta,
+                                      typename M::vector_type& s, const typename M::vector_type& z,
+                                      const Mechanism& mechanism, double n, std::mt19937_64& g) {
+                               { m.shift_move(p, theta, s, z, mechanism, n, g) } -> std::same_as<move_tally>;
+                             };
+
 // ---------------------------------------------------------------------------------------------------------------------
 // Exponential families as static traits (adapted to statistic_model by family_model<F>, families/family_model.hpp)
 // ---------------------------------------------------------------------------------------------------------------------

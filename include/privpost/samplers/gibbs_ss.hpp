@@ -91,6 +91,8 @@ class clt_sum {
     return detail::collapsed_log_likelihood(z_, ws_.mean_c, ws_.cov_c, ws_.llt, ws_.r);
   }
 
+  /// The release z (set by start()).
+  const vector_type& release() const noexcept { return z_; }
   /// The current noise variances w.
   const vector_type& variances() const noexcept { return w_; }
   /// The release mechanism.

@@ -83,6 +83,8 @@ class tree_cgm_study {
  public:
   /// The trial type.
   using trial_type = tree_cgm_trial;
+  /// Whether Gibbs-SS runs shift moves under this mechanism (study_settings::shift_moves; gibbs_ss::set_shift_moves).
+  static constexpr bool shiftable = shift_moving_model<tree_cgm_model, hyper_dirichlet, Mechanism>;
 
   /// The study of graph's tree CGM under a hyper-Dirichlet prior of pseudo-count alpha0, released by make_mechanism's mechanism,
   /// reporting these cells (default_reported_cells when empty).
@@ -96,6 +98,8 @@ class tree_cgm_study {
         settings_(std::move(settings)),
         cells_(cells.empty() ? default_reported_cells(graph) : std::move(cells)) {
     detail::check_study_settings("tree_cgm_study", settings_);
+    if (!shiftable && settings_.shift_moves != 0)
+      throw_invalid("tree_cgm_study", "shift_moves", settings_.shift_moves, "0 (the mechanism reports no noise_variance())");
     const table_layout layout(graph_);
     for (const Eigen::Index c : cells_)
       if (c < layout.edges_begin() || c >= layout.size())
@@ -123,6 +127,7 @@ class tree_cgm_study {
                    [&](std::mt19937_64& e) {
                      gibbs_ss chain(model, prior, mechanism, t.y, t.n, e);
                      chain.set_collapsed_moves(st.collapsed_moves);
+                     if constexpr (shiftable) chain.set_shift_moves(st.shift_moves);
                      return chain;
                    },
                    st.burnin, st.draws, g, st.thin));
@@ -221,8 +226,9 @@ struct cgm_posterior_settings {
   int chains = 4;           ///< chains, >= 2 (R-hat needs two)
   int burnin = 1000;        ///< burn-in sweeps per chain
   int draws = 1000;         ///< kept draws per chain
-  int thin = 10;            ///< sweeps per kept draw
+  int thin = 2;             ///< sweeps per kept draw
   int collapsed_moves = 0;  ///< gibbs_ss::set_collapsed_moves, in [0, 1000]
+  int shift_moves = 4;      ///< gibbs_ss::set_shift_moves, in [0, 1000]
   bool parallel = true;     ///< one thread per chain
 };
 
@@ -299,6 +305,8 @@ requires std::is_invocable_r_v<Eigen::VectorXd, Population&, const Eigen::Vector
     if (p->thin < 1) throw_invalid(f, "posterior thin", p->thin, "an integer >= 1");
     if (p->collapsed_moves < 0 || p->collapsed_moves > 1000)
       throw_invalid(f, "posterior collapsed moves", p->collapsed_moves, "an integer in [0, 1000]");
+    if (p->shift_moves < 0 || p->shift_moves > 1000)
+      throw_invalid(f, "posterior shift moves", p->shift_moves, "an integer in [0, 1000]");
   }
   std::mt19937_64 g(settings.seed), random_tables(settings.seed + 1);
   const double n = settings.n;
@@ -369,6 +377,7 @@ requires std::is_invocable_r_v<Eigen::VectorXd, Population&, const Eigen::Vector
             [&](std::mt19937_64& e) {
               gibbs_ss chain(model, prior, mechanism, y, n, e);
               chain.set_collapsed_moves(p->collapsed_moves);
+              chain.set_shift_moves(p->shift_moves);
               return chain;
             },
             io);

@@ -34,7 +34,8 @@ struct study_settings {
   int draws = 1000;  ///< draws kept per posterior
   int thin = 1;      ///< Gibbs-SS keeps every thin-th sweep (strong noise mixes slowly: see docs/calibration.md)
   int collapsed_moves =
-      0;  ///< Gibbs-SS's collapsed moves per sweep (gibbs_ss::set_collapsed_moves; bounded and tree-CGM studies)
+      0;                ///< Gibbs-SS's collapsed moves per sweep (gibbs_ss::set_collapsed_moves; bounded and tree-CGM studies)
+  int shift_moves = 0;  ///< Gibbs-SS's shift moves per sweep (gibbs_ss::set_shift_moves; tree-CGM study only)
   std::vector<std::string> methods = {"gibbs", "naive", "nonprivate"};  ///< gibbs, naive, nonprivate, ops, exact, records
   ops_options ops{};  ///< OPS settings (binomial only); its epsilon is the study's epsilon
 };
@@ -48,6 +49,11 @@ inline void check_study_settings(const char* who, const study_settings& s) {
   if (s.thin < 1) throw_invalid(who, "thin", s.thin, "an integer >= 1");
   if (s.collapsed_moves < 0 || s.collapsed_moves > 1000)
     throw_invalid(who, "collapsed_moves", s.collapsed_moves, "an integer in [0, 1000]");
+  if (s.shift_moves < 0 || s.shift_moves > 1000) throw_invalid(who, "shift_moves", s.shift_moves, "an integer in [0, 1000]");
+}
+// The studies whose models have no shift moves (every one but the tree CGM's) refuse them by name.
+inline void check_no_shift_moves(const char* who, const study_settings& s) {
+  if (s.shift_moves != 0) throw_invalid(who, "shift_moves", s.shift_moves, "0 (shift moves are the tree CGM's)");
 }
 }  // namespace detail
 
@@ -77,6 +83,7 @@ class bounded_family_study {
   bounded_family_study(const Prior& prior, const Mechanism& mechanism, study_settings settings)
       : prior_(prior), mechanism_(mechanism), settings_(std::move(settings)) {
     detail::check_study_settings("bounded_family_study", settings_);
+    detail::check_no_shift_moves("bounded_family_study", settings_);
     methods_ = select_methods(standard_methods(), settings_.methods, "bounded_family_study");
   }
   /// Any list of methods (settings.methods is ignored).
@@ -84,6 +91,7 @@ class bounded_family_study {
                        std::vector<named_method<trial_type>> methods)
       : prior_(prior), mechanism_(mechanism), settings_(std::move(settings)), methods_(std::move(methods)) {
     detail::check_study_settings("bounded_family_study", settings_);
+    detail::check_no_shift_moves("bounded_family_study", settings_);
     if (methods_.empty()) throw std::invalid_argument("bounded_family_study: no method; accepted: at least one named_method");
   }
 

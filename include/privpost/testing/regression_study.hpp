@@ -78,6 +78,7 @@ class regression_study {
                                      moments_.sensitivity(covariate_bounds, settings.n))),
         settings_(std::move(settings)) {
     detail::check_study_settings("regression_study", settings_);
+    detail::check_no_shift_moves("regression_study", settings_);
     if (settings_.collapsed_moves != 0)
       throw_invalid("regression_study", "collapsed_moves", settings_.collapsed_moves,
                     "0 (its samplers have no collapsed moves yet)");

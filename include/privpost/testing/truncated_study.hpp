@@ -87,6 +87,7 @@ class truncated_family_study {
         mechanism_(make_mechanism(statistic_.l1_sensitivity(), statistic_.l2_sensitivity())),
         settings_(std::move(settings)) {
     detail::check_study_settings("truncated_family_study", settings_);
+    detail::check_no_shift_moves("truncated_family_study", settings_);
     if (settings_.collapsed_moves != 0)
       throw_invalid("truncated_family_study", "collapsed_moves", settings_.collapsed_moves,
                     "0 (its samplers have no collapsed moves yet)");

@@ -16,6 +16,7 @@
 
 #include <Eigen/Core>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -23,7 +24,10 @@
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
+#include "privpost/core/math/log_gamma.hpp"
 #include "privpost/core/numerical_events.hpp"
+#include "privpost/core/random/normal.hpp"
+#include "privpost/core/random/uniform.hpp"
 #include "privpost/families/graphical/hyper_dirichlet.hpp"
 #include "privpost/families/graphical/pairwise_graph.hpp"
 
@@ -139,7 +143,13 @@ class tree_cgm_model {
   explicit tree_cgm_model(pairwise_graph graph)
       : tables_(std::make_shared<const detail::forest_tables>(std::move(graph), "tree_cgm_model")), support_(tables_) {
     build_propagation_orders();
+    build_footprints();
     node_dist_.setZero(tables_->layout.edges_begin());
+    step_.setZero(tables_->k_max);
+    terms_.assign(tables_->edges.size(), 0.0);
+    candidate_terms_.assign(tables_->edges.size(), 0.0);
+    row_.setZero(tables_->k_max);
+    kept_.setZero(tables_->k_max);
   }
 
   /// The graph.
@@ -208,6 +218,113 @@ class tree_cgm_model {
       for (Eigen::Index i = j; i < d; ++i) cov(i, j) = cov(j, i) = 0.5 * n * (cov(i, j) + cov(j, i));
   }
 
+  /// Shift moves (gibbs_ss::set_shift_moves): one pass of random-walk Metropolis-Hastings over the prior's blocks (the
+  /// root marginals and the conditional rows P(x_v = . | x_u = a)), each proposal moving the marginals mu to mu' and the
+  /// edge tables with them, s' = s + n (mu'_E - mu_E), so that the tables' departure from their mean, s - n mu_E, stays
+  /// as it is. Where the noise dominates, mu | s is far narrower than mu's posterior (the tables pin mu) and Gibbs-SS
+  /// moves mu and s together by small steps; this move takes them together by steps of the posterior's own width.
+  /// The target is the joint density of (mu, s) given the release z with the noise's latent variances integrated out:
+  ///   prod_blocks Dir(row; alpha) * CGM(s | mu) * p(z | s)   (p: the mechanism's log_likelihood),
+  /// CGM(s | mu) = n! prod_v prod_i s_v(i)!^(deg v - 1) / prod_uv prod_ij s_uv(ij)! * prod_rows prod_c row_c^(s_uc)
+  /// (the exact law of a tree's tables, Sheldon & Dietterich 2011, with continuous counts: the likelihood whose
+  /// conjugate update is hyper_dirichlet::posterior, so this move and mu | s leave the same joint invariant). The map
+  /// (mu, s) -> (mu', s') is a translation of s given the rows (volume-preserving), and a row's step is a symmetric
+  /// normal on the simplex's tangent plane with sd lambda sqrt(K^-1 (1 - K^-1) / m + v / m^2): m = n mu_u(a) the row's
+  /// records, v the noise variance of its counts (the mechanism's noise_variance(), times K_v for a root marginal),
+  /// lambda = shift_step; m is unchanged by the row's own move and v by any, so the proposal is symmetric and the
+  /// ratio is the target's. The sd uses no latent variance: the target does not condition on them, and a sampler
+  /// redraws them after the move (Gibbs-SS's w | s, z). A proposal leaving the simplex or making a count negative is
+  /// refused. A state with a node state of probability 0 (a row undetermined by mu) is left as it is. Returns the
+  /// proposals made and accepted. mu consistent with every entry > 0 (a hyper_dirichlet draw), s on the valid set, z of
+  /// size() entries. Allocates nothing after the first call. For a mechanism whose noise is exactly its scale mixture
+  /// (exact_scale_mixture_noise: Laplace, Gaussian). A lattice mechanism's log_likelihood is its pmf at the lattice
+  /// point of s, not the continuous view that Gibbs-SS's s | theta uses, so the two steps would target slightly
+  /// different laws; privpost-infer runs the move for Laplace and Gaussian releases only.
+  template <scale_mixture_noise Mechanism, random_engine G>
+  requires requires(const Mechanism& m) {
+    { m.noise_variance() } -> std::convertible_to<double>;
+  }
+  move_tally shift_move(const hyper_dirichlet& prior, Eigen::VectorXd& mu, Eigen::VectorXd& s, const Eigen::VectorXd& z,
+                        const Mechanism& mechanism, double n, G& g) const {
+    constexpr const char* f = "tree_cgm_model::shift_move";
+    check_prior(prior);
+    const auto& t = *tables_;
+    check_size_match(f, "marginals mu", mu.size(), "table_layout size", t.layout.size());
+    check_size_match(f, "edge tables s", s.size(), "released cells", size());
+    check_size_match(f, "release z", z.size(), "released cells", size());
+    for (Eigen::Index i = 0; i < t.layout.edges_begin(); ++i)
+      if (!(mu(i) > 0.0)) return {};  // an undetermined row: left to the other blocks of the sweep
+    const Eigen::VectorXd& alpha = prior.pseudo_counts();
+    const double noise_variance = mechanism.noise_variance();
+    // The logarithms of the blocks' entries (a root's marginal at its node cells, a row at its edge cells): a proposal
+    // changes one block's, so the terms of the tables below it reuse the others' instead of taking K logarithms a row.
+    if (log_rows_.size() != mu.size()) log_rows_.resize(mu.size());
+    for (std::size_t i = 0; i < t.edges.size(); ++i) {
+      const oriented_edge& oe = t.edges[i];
+      const Eigen::Index u_at = t.layout.node_offset(oe.parent);
+      for (int a = 0; a < oe.k_parent; ++a) {
+        if (t.root_edge[i]) log_rows_(u_at + a) = std::log(mu(u_at + a));
+        for (int c = 0; c < oe.k_child; ++c) log_rows_(oe.cell(a, c)) = std::log(mu(oe.cell(a, c)) / mu(u_at + a));
+      }
+    }
+    for (std::size_t i = 0; i < t.edges.size(); ++i) terms_[i] = shift_edge_terms(alpha, s, z, mechanism, i);
+    move_tally tally;
+    for (std::size_t i = 0; i < t.edges.size(); ++i) {
+      const oriented_edge& oe = t.edges[i];
+      const Eigen::Index u_at = t.layout.node_offset(oe.parent);
+      for (int a = t.root_edge[i] ? -1 : 0; a < oe.k_parent; ++a) {
+        // The block's row, its records m and its counts' mean noise variance v.
+        const int k = a < 0 ? oe.k_parent : oe.k_child;
+        const double m = a < 0 ? n : n * mu(u_at + a);
+        const double v = a < 0 ? oe.k_child * noise_variance : noise_variance;
+        const double kk = 1.0 / k;
+        const double sd = std::min(1.0, shift_step * std::sqrt(kk * (1.0 - kk) / m + v / (m * m)));
+        ++tally.proposed;
+        double mean_step = 0.0;
+        for (int c = 0; c < k; ++c) {
+          step_(c) = draw_normal(g);
+          mean_step += step_(c) / k;
+        }
+        bool inside = true;
+        for (int c = 0; c < k; ++c) {
+          const double old = a < 0 ? mu(u_at + c) : mu(oe.cell(a, c)) / mu(u_at + a);
+          row_(c) = old + sd * (step_(c) - mean_step);
+          inside = inside && row_(c) > 0.0;
+        }
+        if (!inside) continue;
+        rebuild_marginals(mu, i, a, mu_new_);
+        s_new_ = s + n * (mu_new_.tail(size()) - mu.tail(size()));
+        if (!(s_new_.minCoeff() >= 0.0)) continue;
+        // The candidate's block logarithms in place (the current ones kept to restore on a refusal).
+        for (int c = 0; c < k; ++c) {
+          const Eigen::Index at = a < 0 ? u_at + c : oe.cell(a, c);
+          kept_(c) = log_rows_(at);
+          log_rows_(at) = std::log(row_(c));
+        }
+        // Only the terms of the tables at and below the block change (the whole component's for a root marginal). A
+        // current value of -infinity takes any possible candidate; a NaN ratio (both impossible) is refused.
+        const auto& changed = a < 0 ? component_[i] : below_[i];
+        double ratio = 0.0;
+        for (const std::size_t j : changed) {
+          candidate_terms_[j] = shift_edge_terms(alpha, s_new_, z, mechanism, j);
+          ratio += candidate_terms_[j] - terms_[j];
+        }
+        if (std::log(draw_uniform(g)) < ratio) {
+          mu.swap(mu_new_);
+          s.swap(s_new_);
+          for (const std::size_t j : changed) terms_[j] = candidate_terms_[j];
+          ++tally.accepted;
+        } else {
+          for (int c = 0; c < k; ++c) log_rows_(a < 0 ? u_at + c : oe.cell(a, c)) = kept_(c);
+        }
+      }
+    }
+    return tally;
+  }
+
+  /// The multiplier lambda of the shift move's step (see shift_move).
+  static constexpr double shift_step = 0.8;
+
   /// Conjugate-Update: the hyper-Dirichlet posterior given edge tables s (on the valid set: non-negative).
   hyper_dirichlet update(const hyper_dirichlet& prior, const Eigen::VectorXd& s, double /*n*/) const {
     check_prior(prior);
@@ -226,6 +343,96 @@ class tree_cgm_model {
     if (prior.tables_ != tables_ && !(prior.graph() == graph()))
       throw_invalid("tree_cgm_model::update", "prior's number of edges", prior.graph().num_edges(),
                     "a hyper_dirichlet of the model's own graph (same nodes, cardinalities and edges)");
+  }
+
+  // mu rebuilt from the root down into out with block (edge entry i, parent state a; a = -1 the root marginal) set to
+  // row_ and every other block read off mu (every node probability of mu is > 0: shift_move checks it).
+  void rebuild_marginals(const Eigen::VectorXd& mu, std::size_t i_new, int a_new, Eigen::VectorXd& out) const {
+    const auto& t = *tables_;
+    if (out.size() != mu.size()) out.resize(mu.size());
+    out.head(t.layout.edges_begin()).setZero();
+    for (std::size_t i = 0; i < t.edges.size(); ++i) {
+      const oriented_edge& oe = t.edges[i];
+      const Eigen::Index u_at = t.layout.node_offset(oe.parent), v_at = t.layout.node_offset(oe.child);
+      if (t.root_edge[i]) {
+        if (i == i_new && a_new < 0) {
+          out.segment(u_at, oe.k_parent) = row_.head(oe.k_parent);
+        } else {
+          out.segment(u_at, oe.k_parent) = mu.segment(u_at, oe.k_parent);
+        }
+      }
+      for (int a = 0; a < oe.k_parent; ++a) {
+        const double pa = out(u_at + a);
+        for (int c = 0; c < oe.k_child; ++c) {
+          const double row = i == i_new && a == a_new ? row_(c) : mu(oe.cell(a, c)) / mu(u_at + a);
+          out(oe.cell(a, c)) = pa * row;
+          out(v_at + c) += pa * row;
+        }
+      }
+    }
+  }
+
+  // The terms of log shift_move's target at (mu, s) that edge entry i carries, mu's block logarithms read from log_rows_: its
+  // rows' prior and CGM likelihood, prod of row_c^(s_c + alpha_c - 1) (with the root marginal for a root edge); the CGM's base
+  // measure of its table and child node (and of the root for a root edge); the mechanism's log-likelihood of its cells (an edge
+  // table is one contiguous segment of the release). The target is their sum over the entries. -infinity for a row entry of 0
+  // that carries weight.
+  template <class Mechanism>
+  double shift_edge_terms(const Eigen::VectorXd& alpha, const Eigen::VectorXd& s, const Eigen::VectorXd& z,
+                          const Mechanism& mechanism, std::size_t i) const {
+    const auto& t = *tables_;
+    double value = 0.0;
+    auto add = [&value](double weight, double log_p) {
+      if (weight != 0.0) value += weight * log_p;
+    };
+    // (deg - 1) log s_v(i)! of a node's table (nothing for a leaf).
+    auto node = [&](int v, double count) {
+      const double repeats = static_cast<double>(t.graph.incident(v).size()) - 1.0;
+      if (repeats > 0.0) value += repeats * log_gamma(count + 1.0);
+    };
+    const oriented_edge& oe = t.edges[i];
+    const Eigen::Index u_at = t.layout.node_offset(oe.parent);
+    if (t.root_edge[i]) {
+      for (int a = 0; a < oe.k_parent; ++a) {
+        const double count = t.parent_margin(s, oe, a);
+        add(count + t.parent_margin(alpha, oe, a) - 1.0, log_rows_(u_at + a));
+        node(oe.parent, count);
+      }
+    }
+    for (int c = 0; c < oe.k_child; ++c) node(oe.child, t.child_margin(s, oe, c));
+    for (int a = 0; a < oe.k_parent; ++a)
+      for (int c = 0; c < oe.k_child; ++c) {
+        const Eigen::Index j = t.released_index(oe.cell(a, c));
+        add(s(j) + alpha(j) - 1.0, log_rows_(oe.cell(a, c)));
+        value -= log_gamma(s(j) + 1.0);
+      }
+    const Eigen::Index at = t.released_index(oe.offset), cells = static_cast<Eigen::Index>(oe.k_parent) * oe.k_child;
+    value += mechanism.log_likelihood(z.segment(at, cells), s.segment(at, cells));
+    return std::isfinite(value) ? value : -std::numeric_limits<double>::infinity();
+  }
+
+  // shift_move's footprints: for every edge entry (t.edges order) itself and the entries below its child (a row's
+  // move changes those tables), and for a root edge every entry of its component (the root marginal's).
+  void build_footprints() {
+    const auto& t = *tables_;
+    const std::size_t m = t.edges.size();
+    below_.assign(m, {});
+    component_.assign(m, {});
+    std::vector<char> inside(static_cast<std::size_t>(t.graph.num_nodes()));
+    auto collect = [&](std::size_t from, int node, std::vector<std::size_t>& out) {
+      std::fill(inside.begin(), inside.end(), 0);
+      inside[static_cast<std::size_t>(node)] = 1;
+      for (std::size_t j = from; j < m; ++j)  // breadth-first order: a parent's entry comes before its children's
+        if (inside[static_cast<std::size_t>(t.edges[j].parent)]) {
+          inside[static_cast<std::size_t>(t.edges[j].child)] = 1;
+          out.push_back(j);
+        }
+    };
+    for (std::size_t i = 0; i < m; ++i) {
+      below_[i].push_back(i);
+      collect(i + 1, t.edges[i].child, below_[i]);
+      if (t.root_edge[i]) collect(i, t.edges[i].parent, component_[i]);
+    }
   }
 
   // For every edge C: the other edges directed away from C (breadth-first from both its ends), parent = the end nearer C.
@@ -261,7 +468,12 @@ class tree_cgm_model {
   std::shared_ptr<const detail::forest_tables> tables_;
   tree_table_support support_;
   std::vector<std::vector<oriented_edge>> orders_;
-  mutable Eigen::VectorXd node_dist_;  // moments()' scratch
+  mutable Eigen::VectorXd node_dist_;                        // moments()' scratch
+  std::vector<std::vector<std::size_t>> below_, component_;  // shift_move's footprints (build_footprints)
+  // shift_move's scratch: a block's step and proposed row, the proposed marginals and tables.
+  mutable Eigen::VectorXd step_, row_, kept_, mu_new_, s_new_;
+  mutable Eigen::VectorXd log_rows_;                     // log of every block's entries at the current state (shift_move)
+  mutable std::vector<double> terms_, candidate_terms_;  // per edge entry: the target's terms now and proposed
 };
 
 }  // namespace privpost
