@@ -82,10 +82,17 @@ string(JSON last GET "${out}" point_estimates 1 method)
 string(JSON rhat GET "${out}" point_estimates 1 largest_rhat)
 string(JSON converged GET "${out}" point_estimates 1 converged)
 string(JSON democrat_mean GET "${out}" point_estimates 1 node_marginals Class democrat)
+# MAP-EM against the posterior mean: cells beyond 3 Monte Carlo standard errors (of 24 edge cells), the excess squared
+# error and the mean's Monte Carlo error (both >= 0).
+string(JSON beyond GET "${out}" point_estimates 1 map_em_against_mean cells_beyond_3_mcse)
+string(JSON excess GET "${out}" point_estimates 1 map_em_against_mean excess_squared_error)
+string(JSON monte_carlo GET "${out}" point_estimates 1 map_em_against_mean mean_monte_carlo_squared_error)
 if(NOT estimates EQUAL 2 OR NOT last STREQUAL "posterior-mean" OR NOT rhat GREATER 0.99 OR NOT rhat LESS 1.1
-   OR converged STREQUAL "" OR NOT democrat_mean GREATER 0.5 OR NOT democrat_mean LESS 0.7)
+   OR converged STREQUAL "" OR NOT democrat_mean GREATER 0.5 OR NOT democrat_mean LESS 0.7 OR beyond LESS 0
+   OR beyond GREATER 24 OR excess LESS 0 OR NOT monte_carlo GREATER 0)
   message(FATAL_ERROR "point_estimates with the posterior: ${estimates} entries, the last '${last}' (R-hat '${rhat}', "
-                      "converged '${converged}', Class=democrat '${democrat_mean}')")
+                      "converged '${converged}', Class=democrat '${democrat_mean}', MAP-EM beyond 3 MCSE in '${beyond}' "
+                      "cells, excess '${excess}', Monte Carlo '${monte_carlo}')")
 endif()
 file(STRINGS "${WORKDIR}/posterior/point_estimates.csv" lines REGEX "^posterior-mean,")
 list(LENGTH lines posterior_rows)

@@ -57,6 +57,11 @@ inline void add_inference_options(CLI::App& app, options& o, bool synthesize) {
                  "binomial, multinomial, pairwise-tables: Metropolis-Hastings moves on the parameters with the exact "
                  "statistic integrated out, per sweep (default 0); where the noise dominates they mix far faster")
       ->check(CLI::Range(0, 1000));
+  app.add_option("--shift-moves", o.shift_moves,
+                 "pairwise-tables: Metropolis-Hastings moves of the marginals with the tables translated along, per sweep "
+                 "(default 4 on Laplace and Gaussian releases, with thin 2; 0 runs plain Gibbs-SS, thin 10); where the noise "
+                 "dominates they mix far faster")
+      ->check(CLI::Range(0, 1000));
   app.add_flag("--parallel", o.parallel, "run the chains in parallel threads");
   app.add_option("--draws-csv", o.draws_csv, "write every draw to this CSV file (one file, privpost's own layout)");
   app.add_option("--plot", o.plot,

@@ -68,6 +68,7 @@ inline int dispatch(const std::vector<privpost::tools::release_record>& recs, op
                                 privpost::tools::models_where([&](const auto& m) { return (m.methods & method) != 0; }) +
                                 " releases only (the " + rec.model + " model has none)");
   check_applies(o.collapsed_moves != 0, privpost::tools::option_collapsed_moves, row, "--collapsed-moves");
+  check_applies(o.shift_moves != -1, privpost::tools::option_shift_moves, row, "--shift-moves");
   check_applies(o.link != "exact", privpost::tools::option_link, row, "--link");
   check_applies(o.target_accept != 0.8, privpost::tools::option_target_accept, row, "--target-accept");
   check_applies(!o.moments.empty(), privpost::tools::option_moments, row, "--moments");

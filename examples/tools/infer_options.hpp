@@ -34,7 +34,10 @@ struct options {
   bool point_estimate = false;       ///< pairwise-tables: MAP-EM only, no posterior sampling
   /// pairwise-tables, Laplace releases: MAP-EM's evidence, auto|exact|gaussian (map_em_prefers_gaussian decides auto)
   std::string map_em_evidence = "auto";
-  int collapsed_moves = 0;       ///< binomial, multinomial, pairwise-tables: gibbs_ss::set_collapsed_moves
+  int collapsed_moves = 0;  ///< binomial, multinomial, pairwise-tables: gibbs_ss::set_collapsed_moves
+  /// pairwise-tables: gibbs_ss::set_shift_moves; -1 (not given): tables_shift_moves on Laplace and Gaussian releases, none
+  /// on lattice ones (models.hpp)
+  int shift_moves = -1;
   std::string method = "gibbs";  ///< gibbs|exact|corrected|records|auto (samplers/sampler_policy.hpp)
   /// The longest run started without asking: a GLM or tables posterior run whose estimated time exceeds it is refused
   /// before sampling, naming the estimate; --max-minutes raises it.

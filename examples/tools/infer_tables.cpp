@@ -270,6 +270,15 @@ void tables_cost_estimate(Eigen::Index cells, const options& run) {
   }
 }
 
+// The posterior's shift moves a sweep: --shift-moves, else tables_shift_moves where the mechanism's noise is exactly its
+// scale mixture (Laplace, Gaussian; tree_cgm_model::shift_move) and none on lattice releases.
+int shift_moves_of(const release_record& rec, const options& o) {
+  const bool exact_mixture = rec.mechanism == "laplace" || rec.mechanism == "gaussian";
+  if (o.shift_moves > 0 && !exact_mixture)
+    throw std::invalid_argument("--shift-moves applies to Laplace and Gaussian releases (this release: " + rec.mechanism + ")");
+  return o.shift_moves >= 0 ? o.shift_moves : exact_mixture ? tables_shift_moves : 0;
+}
+
 // The Bayesian CGM on a forest: Gibbs-SS over tree_cgm_model, hyper-Dirichlet(alpha_0) prior, the release's mechanism.
 // Prints each column's posterior marginal (mean and 90% interval), each edge table's posterior mean as expected counts
 // with its 90% interval, and the chains' diagnostics over every cell; adds the posterior mean to fits and the report.
@@ -284,8 +293,9 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
   const tree_cgm_model model(graph);
   const hyper_dirichlet prior(graph, alpha0);
   const tool_mechanism mechanism = mechanism_of(rec);
+  const int shifts = shift_moves_of(rec, o);
   options run = o;
-  if (run.thin == 0) run.thin = tables_thin;
+  if (run.thin == 0) run.thin = shifts > 0 ? tables_shift_thin : tables_thin;
   const inference_options io = driver_options(run);
   progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
@@ -293,6 +303,7 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
       [&](auto& g) {
         gibbs_ss chain(model, prior, mechanism, y, rec.n, g);
         chain.set_collapsed_moves(o.collapsed_moves);
+        chain.set_shift_moves(shifts);
         return chain;
       },
       run, io, tick);
@@ -300,9 +311,10 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
   const table_layout layout(graph);
   std::printf(
       "\nnoise-aware posterior (Bayesian CGM, Gibbs-SS; hyper-Dirichlet alpha_0 = %g): %d chains x %d draws (burn-in "
-      "%d, thin %d, seed %llu%s)\nposterior marginal of each column: mean [5%%, 95%%]\n",
+      "%d, thin %d, seed %llu%s%s)\nposterior marginal of each column: mean [5%%, 95%%]\n",
       alpha0, run.chains, run.draws, run.burnin, run.thin, static_cast<unsigned long long>(run.seed),
-      o.collapsed_moves > 0 ? (", collapsed moves " + std::to_string(o.collapsed_moves)).c_str() : "");
+      o.collapsed_moves > 0 ? (", collapsed moves " + std::to_string(o.collapsed_moves)).c_str() : "",
+      shifts > 0 ? (", shift moves " + std::to_string(shifts)).c_str() : "");
   for (int v = 0; v < graph.num_nodes(); ++v) {
     std::printf("  %s:", rec.nodes[static_cast<std::size_t>(v)].c_str());
     for (int a = 0; a < graph.cardinality(v); ++a) {
@@ -345,6 +357,30 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
     }
     std::printf("\n");
   }
+  // MAP-EM beside the posterior mean (the Bayes estimate under squared error): each edge cell where MAP-EM's fitted
+  // probability differs from the posterior mean by more than 3 of the mean's Monte Carlo standard errors (sd / sqrt(ESS),
+  // so not a difference the draws could explain), and MAP-EM's excess posterior expected squared error over the edge
+  // cells, sum (map - mean)^2, against the Monte Carlo error of the mean's own, sum mcse^2.
+  const auto map = std::find_if(fits.begin(), fits.end(), [](const auto& f) { return f.first == "cgm-map-em"; });
+  const bool with_map = map != fits.end();  // before fits grows (the iterator would dangle)
+  long beyond = 0;
+  double excess = 0.0, monte_carlo = 0.0, largest_sds = 0.0;
+  if (with_map) {
+    for (Eigen::Index j = layout.edges_begin(); j < layout.size(); ++j) {
+      const double difference = std::abs(map->second(j) - mean(j)), mcse = r.draws.mcse_mean(j), sd = r.draws.sd(j);
+      if (difference > 3.0 * mcse) ++beyond;
+      if (sd > 0.0) largest_sds = std::max(largest_sds, difference / sd);
+      excess += difference * difference;
+      monte_carlo += mcse * mcse;
+    }
+    const long cells = static_cast<long>(layout.size() - layout.edges_begin());
+    std::printf(
+        "MAP-EM against the posterior mean: %ld of %ld edge cells differ by more than 3 Monte Carlo standard errors "
+        "(largest by %.2f posterior sds); MAP-EM's posterior expected squared error is above the mean's by %.3g, %.3g "
+        "times the mean's Monte Carlo error%s\n",
+        beyond, cells, largest_sds, excess, monte_carlo > 0.0 ? excess / monte_carlo : 0.0,
+        excess > 3.0 * monte_carlo && converged ? ": use the posterior mean" : "");
+  }
   fits.emplace_back("posterior-mean", mean);
   if (o.report) {
     nlohmann::json j = {{"method", "posterior-mean"},
@@ -352,6 +388,11 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
                         {"largest_rhat", worst_rhat},
                         {"smallest_ess_bulk", worst_ess},
                         {"converged", converged}};
+    if (with_map)
+      j["map_em_against_mean"] = {{"cells_beyond_3_mcse", beyond},
+                                  {"largest_difference_sd", largest_sds},
+                                  {"excess_squared_error", excess},
+                                  {"mean_monte_carlo_squared_error", monte_carlo}};
     j.update(marginals_json(rec, graph, layout, mean));
     (*o.report)["point_estimates"].push_back(j);
   }
@@ -413,7 +454,7 @@ int run_pairwise_tables(const release_record& rec, const options& o) {
   const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(rec.noisy_statistics.data(), layout.released_size());
   if (sample) {  // said, and refused when too long, before any work (MAP-EM included)
     options run = o;
-    if (run.thin == 0) run.thin = tables_thin;
+    if (run.thin == 0) run.thin = shift_moves_of(rec, o) > 0 ? tables_shift_thin : tables_thin;
     tables_cost_estimate(layout.released_size(), run);
   }
   std::cout << "pairwise tables: N = " << rec.n << ", " << graph.num_nodes() << " columns, " << graph.num_edges() << " edges, "
