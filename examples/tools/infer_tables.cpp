@@ -19,7 +19,6 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
-#include <limits>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -324,11 +323,7 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
     }
     std::printf("\n");
   }
-  double worst_rhat = 0.0, worst_ess = std::numeric_limits<double>::infinity();
-  for (Eigen::Index j = 0; j < r.draws.dimension(); ++j) {
-    worst_rhat = std::max(worst_rhat, r.draws.rhat(j));
-    worst_ess = std::min(worst_ess, r.draws.ess_bulk(j));
-  }
+  const double worst_rhat = r.draws.max_rhat(), worst_ess = r.draws.min_ess_bulk();
   const auto& e = r.events;
   std::printf(
       "  over all %lld cells: largest R-hat %.3f, smallest bulk ESS %.0f; %llu rejected draws (n < 0), %llu repairs "

@@ -1,8 +1,9 @@
 // Tests of privpost/inference/posterior.hpp: summaries of known draws (mean, sd, quantiles, intervals), layout of
-// vector parameters across chains, diagnostics delegated per coordinate, the Monte Carlo standard error of the mean
-//, and bad input.
+// vector parameters across chains, diagnostics delegated per coordinate and their worst over a range, the Monte Carlo
+// standard error of the mean, and bad input.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -50,6 +51,32 @@ TEST_CASE("mcse_mean is sd / sqrt(ESS): sd / sqrt(N) for independent draws, larg
     CHECK(p.mcse_mean() == Approx(expected).epsilon(0.15));
     CHECK(p.mcse_mean() == Approx(p.sd() / std::sqrt(p.ess_mean())));
   }
+}
+
+TEST_CASE("max_rhat and min_ess_bulk: the worst coordinate of a range, undefined ones skipped", "[posterior]") {
+  // Four chains of 200 draws, three coordinates: 0 independent N(0, 1); 1 the same with chain 3 shifted by 3 (R-hat far
+  // above 1); 2 constant (R-hat and ESS undefined).
+  std::mt19937_64 g(7);
+  std::normal_distribution<double> e;
+  std::vector<Eigen::MatrixXd> chains;
+  for (int c = 0; c < 4; ++c) {
+    Eigen::MatrixXd m(200, 3);
+    for (Eigen::Index t = 0; t < m.rows(); ++t) m.row(t) << e(g), e(g) + (c == 3 ? 3.0 : 0.0), 1.0;
+    chains.push_back(m);
+  }
+  const posterior p(chains);
+  CHECK(std::isnan(p.rhat(2)));
+  CHECK(p.max_rhat() == p.rhat(1));
+  CHECK(p.rhat(1) > 1.2);
+  CHECK(p.max_rhat(0, 1) == p.rhat(0));
+  CHECK(p.min_ess_bulk() == std::min(p.ess_bulk(0), p.ess_bulk(1)));
+  CHECK(p.min_ess_bulk(1, 3) == p.ess_bulk(1));
+  CHECK(std::isnan(p.max_rhat(2, 3)));
+  CHECK(std::isnan(p.min_ess_bulk(2)));
+  CHECK_THROWS_WITH(p.max_rhat(0, 4), Catch::Contains("end of the coordinate range") && Catch::Contains("[1, 3]"));
+  CHECK_THROWS_WITH(p.min_ess_bulk(2, 2), Catch::Contains("beginning of the coordinate range") && Catch::Contains("[0, 1]"));
+  CHECK_THROWS_AS(p.max_rhat(-1), std::invalid_argument);
+  CHECK_THROWS_AS(p.max_rhat(0, 0), std::invalid_argument);
 }
 
 TEST_CASE("posterior bad input", "[posterior][errors]") {

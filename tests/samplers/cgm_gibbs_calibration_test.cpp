@@ -222,11 +222,8 @@ TEST_CASE("AT-B3 and AT-B2: Gibbs-SS on the 10-chain converges (R-hat, ESS) and 
             return sampler;
           },
           o);
-      double worst_rhat = 0.0, worst_ess = 1e300;
-      for (Eigen::Index j = layout.edges_begin(); j < layout.size(); ++j) {
-        worst_rhat = std::max(worst_rhat, result.draws.rhat(j));
-        worst_ess = std::min(worst_ess, result.draws.ess_bulk(j));
-      }
+      const double worst_rhat = result.draws.max_rhat(layout.edges_begin(), layout.size());
+      const double worst_ess = result.draws.min_ess_bulk(layout.edges_begin(), layout.size());
       const Eigen::VectorXd posterior_mean = result.draws.draw_matrix().colwise().mean().transpose();
       Eigen::VectorXd theta_bayes;
       pseudo_moment_parameters(chain, posterior_mean, theta_bayes);

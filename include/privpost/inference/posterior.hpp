@@ -5,6 +5,7 @@
 
 #include <Eigen/Core>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -98,7 +99,40 @@ class posterior {
   /// NaN where the ESS is undefined (every draw equal).
   double mcse_mean(Eigen::Index coordinate = 0) const { return sd(coordinate) / std::sqrt(ess_mean(coordinate)); }
 
+  /// The largest R-hat over the coordinates [begin, end) (every coordinate by default): the one number a
+  /// convergence rule such as R-hat <= 1.01 is checked against. Coordinates whose R-hat is undefined (every draw
+  /// equal, for example a cell fixed by the model) are skipped; NaN when every one of them is.
+  double max_rhat(Eigen::Index begin = 0, Eigen::Index end = -1) const {
+    return worst_over(
+        begin, end, [this](Eigen::Index j) { return rhat(j); }, [](double a, double b) { return a > b; });
+  }
+  /// The smallest bulk ESS over the coordinates [begin, end) (every coordinate by default); undefined ones skipped,
+  /// NaN when every one is, as max_rhat.
+  double min_ess_bulk(Eigen::Index begin = 0, Eigen::Index end = -1) const {
+    return worst_over(
+        begin, end, [this](Eigen::Index j) { return ess_bulk(j); }, [](double a, double b) { return a < b; });
+  }
+
  private:
+  // The worst of a diagnostic over [begin, end) (end -1: through the last coordinate), `worse` ordering two values;
+  // NaN values (undefined diagnostics) are skipped.
+  template <class Diagnostic, class Worse>
+  double worst_over(Eigen::Index begin, Eigen::Index end, Diagnostic diagnostic, Worse worse) const {
+    if (end == -1) end = dimension();
+    if (end < 1 || end > dimension())
+      throw_invalid("posterior", "end of the coordinate range", static_cast<double>(end),
+                    "-1 (every coordinate) or an index in [1, " + std::to_string(dimension()) + "]");
+    if (begin < 0 || begin >= end)
+      throw_invalid("posterior", "beginning of the coordinate range", static_cast<double>(begin),
+                    "an index in [0, " + std::to_string(end - 1) + "]");
+    double worst = std::numeric_limits<double>::quiet_NaN();
+    for (Eigen::Index j = begin; j < end; ++j) {
+      const double v = diagnostic(j);
+      if (!std::isnan(v) && (std::isnan(worst) || worse(v, worst))) worst = v;
+    }
+    return worst;
+  }
+
   void check_coordinate(Eigen::Index coordinate) const {
     if (coordinate < 0 || coordinate >= dimension())
       throw_invalid("posterior", "coordinate", static_cast<double>(coordinate),

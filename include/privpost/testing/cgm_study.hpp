@@ -382,9 +382,7 @@ requires std::is_invocable_r_v<Eigen::VectorXd, Population&, const Eigen::Vector
             },
             io);
         out.posterior_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-        double worst = 0.0;
-        for (Eigen::Index j = layout.edges_begin(); j < layout.size(); ++j) worst = std::max(worst, post.draws.rhat(j));
-        out.posterior_rhat.push_back(worst);
+        out.posterior_rhat.push_back(post.draws.max_rhat(layout.edges_begin(), layout.size()));
         const Eigen::VectorXd mean = post.draws.draw_matrix().colwise().mean().transpose();
         Eigen::VectorXd theta;
         pseudo_moment_parameters(graph, mean, theta);
