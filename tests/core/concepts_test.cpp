@@ -292,6 +292,8 @@ static_assert(statistic_model<tree_cgm_model>);
 static_assert(semidefinite_statistic_model<tree_cgm_model>);
 static_assert(!semidefinite_statistic_model<linear_regression_model<fixed_covariates>>);
 static_assert(!semidefinite_statistic_model<family_model<binomial_family>>);
+static_assert(normal_drawing_model<tree_cgm_model, std::mt19937_64>);
+static_assert(!normal_drawing_model<family_model<binomial_family>, std::mt19937_64>);
 static_assert(support_policy<tree_table_support, Eigen::VectorXd>);
 static_assert(conjugate_prior_for<hyper_dirichlet, tree_cgm_model>);
 static_assert(!conjugate_prior_for<nig_regression_prior, tree_cgm_model>);

@@ -1,9 +1,10 @@
 // The Bayesian tree CGM's pieces (spec cgm.md Sec. 6): hyper_dirichlet, tree_cgm_model's CLT moments
-// against enumeration, the valid set and its repair, and Matheron's rule (core/linalg/norm_product.hpp) against
-// NormProduct's mean and covariance. All seeds fixed.
+// against enumeration and its draws of their normal law, the valid set and its repair, and Matheron's rule
+// (core/linalg/norm_product.hpp) against NormProduct's mean and covariance. All seeds fixed.
 #include <catch2/catch.hpp>
 
 #include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -202,7 +203,9 @@ TEST_CASE("hyper_dirichlet's posterior adds the tables; bad input is rejected by
 
 TEST_CASE("tree_cgm_model's moments are N times the exact mean and covariance of a record's edge indicators",
           "[graphical][bayes]") {
-  for (const pairwise_graph& graph : {mixed_tree(), chain_graph(5, 3), star_graph(4, 2)}) {
+  // The forest's second tree makes every cross-tree covariance 0 (a record's trees are independent).
+  for (const pairwise_graph& graph :
+       {mixed_tree(), chain_graph(5, 3), star_graph(4, 2), pairwise_graph({2, 3, 3, 2, 2}, {{0, 1}, {2, 3}, {4, 3}})}) {
     const tree_cgm_model model(graph);
     const hyper_dirichlet prior(graph, 3.0);
     std::mt19937_64 g(5);
@@ -239,6 +242,57 @@ TEST_CASE("tree_cgm_model's moments are N times the exact mean and covariance of
   CHECK((ev.array() > 1e-9 * ev.maxCoeff()).count() == 56);
   CHECK(chain.size() == 81);
   CHECK_THROWS_WITH(chain.moments(mean, 1.0, mean, cov), Catch::Contains("marginals mu"));
+}
+
+TEST_CASE("tree_cgm_model's draw_normal_statistic has the moments' mean and covariance and keeps to their range",
+          "[graphical][bayes]") {
+  // 40000 draws on the mixed tree and on a forest of two trees: every mean within 5 Monte Carlo standard errors
+  // (sqrt(S_ii / M)) and every covariance entry within 5 of its estimator's (sqrt((S_ii S_jj + S_ij^2) / M), the
+  // normal case); each draw's departure from the mean orthogonal to S's null space (the tables consistent and each
+  // summing to n), to 1e-9 n.
+  const int draws = 40000;
+  const double n = 300.0;
+  for (const pairwise_graph& graph : {mixed_tree(), pairwise_graph({2, 3, 3, 2}, {{0, 1}, {2, 3}})}) {
+    const tree_cgm_model model(graph);
+    std::mt19937_64 g(17);
+    const Eigen::VectorXd mu = hyper_dirichlet(graph, 6.0).draw(g);
+    Eigen::VectorXd mean, x;
+    Eigen::MatrixXd cov;
+    model.moments(mu, n, mean, cov);
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(cov);
+    const Eigen::Index nulls = (eigen.eigenvalues().array() < 1e-9 * eigen.eigenvalues().maxCoeff()).count();
+    REQUIRE(nulls > 0);
+    const Eigen::MatrixXd null_space = eigen.eigenvectors().leftCols(nulls);
+    Eigen::VectorXd sum = Eigen::VectorXd::Zero(model.size());
+    Eigen::MatrixXd outer = Eigen::MatrixXd::Zero(model.size(), model.size());
+    double worst_off_range = 0.0;
+    for (int k = 0; k < draws; ++k) {
+      model.draw_normal_statistic(mu, n, g, x);
+      const Eigen::VectorXd departure = x - mean;
+      worst_off_range = std::max(worst_off_range, (null_space.transpose() * departure).cwiseAbs().maxCoeff());
+      sum += departure;
+      outer.noalias() += departure * departure.transpose();
+    }
+    CHECK(worst_off_range < 1e-9 * n);
+    const Eigen::VectorXd sample_mean = sum / draws;
+    const Eigen::MatrixXd sample_cov = outer / draws - sample_mean * sample_mean.transpose();
+    for (Eigen::Index i = 0; i < model.size(); ++i) {
+      INFO("cell " << i << ": mean departure " << sample_mean(i) << ", variance " << sample_cov(i, i) << " vs " << cov(i, i));
+      CHECK(std::abs(sample_mean(i)) <= 5.0 * std::sqrt(cov(i, i) / draws) + 1e-12);
+      for (Eigen::Index j = 0; j < model.size(); ++j)
+        CHECK(std::abs(sample_cov(i, j) - cov(i, j)) <=
+              5.0 * std::sqrt((cov(i, i) * cov(j, j) + cov(i, j) * cov(i, j)) / draws) + 1e-12);
+    }
+  }
+  const tree_cgm_model model(mixed_tree());
+  std::mt19937_64 g(1);
+  Eigen::VectorXd x;
+  const Eigen::VectorXd mu = hyper_dirichlet(mixed_tree(), 6.0).draw(g);
+  CHECK_THROWS_WITH(model.draw_normal_statistic(Eigen::VectorXd(mu.head(3)), 10.0, g, x), Catch::Contains("marginals mu"));
+  CHECK_THROWS_WITH(model.draw_normal_statistic(mu, -1.0, g, x), Catch::Contains("records n"));
+  Eigen::VectorXd bad = mu;
+  bad(0) = -0.1;
+  CHECK_THROWS_WITH(model.draw_normal_statistic(bad, 10.0, g, x), Catch::Contains("marginal mu_0"));
 }
 
 TEST_CASE("tree_table_support accepts exact tables and repairs anything into consistent non-negative tables",

@@ -221,6 +221,16 @@ concept semidefinite_statistic_model = statistic_model<M> && std::same_as<typena
                                        std::same_as<typename M::matrix_type, Eigen::MatrixXd> &&
                                        requires { requires M::semidefinite_covariance; };
 
+/// Optional, for a semidefinite_statistic_model: m.draw_normal_statistic(theta, n, g, x) sets x to one draw of
+/// N(n m(theta), n Sigma(theta)), the law moments() describes, by the model's own construction (the tree CGM's: down
+/// the tree, O(d)). Gibbs-SS then skips the O(d^3) factorisation of the singular covariance that Matheron's rule would
+/// otherwise need for that draw (matheron_update instead of matheron_draw).
+template <class M, class G>
+concept normal_drawing_model = semidefinite_statistic_model<M> && random_engine<G> &&
+                               requires(const M& m, const typename M::parameter_type& theta, double n, G& g, Eigen::VectorXd& x) {
+                                 m.draw_normal_statistic(theta, n, g, x);
+                               };
+
 /// Optional, for the exact sum blocks of gibbs_frame (enumerated_sum, window_sum, corrected_sum): a statistic_model of
 /// one number, the sum of n records, that lives on the non-negative integers with the closed-form law
 /// exp(m.log_sum_probability(s, n, theta)) (NaN or -infinity where s is impossible). An integer-sum law is a model's

@@ -4,8 +4,9 @@
 // by NormProduct on the valid set, and w | s, z from the mechanism's scale-mixture view. Exponential families and
 // linear regression run through this one class; a model with a singular statistic covariance
 // (semidefinite_statistic_model: the tree CGM) has s drawn by Matheron's rule instead of through NormProduct's Cholesky
-// factor. Opt-in collapsed moves (set_collapsed_moves) add Metropolis-Hastings steps on theta with s integrated out, for
-// the strong-noise corner where theta and s move together.
+// factor, from the model's own draw of the statistic's normal law where it has one (normal_drawing_model). Opt-in collapsed moves
+// (set_collapsed_moves) add Metropolis-Hastings steps on theta with s integrated out, for the strong-noise corner where theta and
+// s move together.
 #pragma once
 
 #include <Eigen/Cholesky>
@@ -66,7 +67,15 @@ class clt_sum {
   void draw_sum(const Model& model, const typename Model::parameter_type& theta, double n, vector_type& s,
                 numerical_events& events, G& g) {
     model.moments(theta, n, ws_.mean_t, ws_.cov_t);
-    if constexpr (semidefinite_statistic_model<Model>) {
+    if constexpr (normal_drawing_model<Model, G>) {
+      // Singular n Sigma(theta) that the model draws from itself: Matheron's update of its draw, each retry a fresh
+      // O(d^2) draw, and no factorisation of the singular covariance.
+      matheron_prepare_update(ws_.cov_t, w_, events, ws_.matheron, "gibbs_ss");
+      detail::draw_with_retries(model.support(), n, s, events, [&] {
+        model.draw_normal_statistic(theta, n, g, s);
+        matheron_update(g, ws_.cov_t, z_, w_, ws_.matheron, s);
+      });
+    } else if constexpr (semidefinite_statistic_model<Model>) {
       // Singular n Sigma(theta): exact draws by Matheron's rule, each retry a fresh O(d^2) draw.
       matheron_prepare(ws_.cov_t, w_, events, ws_.matheron);
       detail::draw_with_retries(model.support(), n, s, events,

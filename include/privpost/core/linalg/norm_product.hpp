@@ -2,13 +2,15 @@
 // norm_product: the normal density proportional to N(s; m, S) N(z; s, diag(w)) (dissertation Algorithm 3, NormProduct),
 // computed through one Cholesky factorisation of S + diag(w) (positive definite since w > 0), never an explicit inverse;
 // and matheron_draw, an exact draw from that product for a singular S (a statistic under linear constraints, such as
-// the consistent edge tables of a tree; spec cgm.md Sec. 6) that never factorises the singular conditional covariance.
+// the consistent edge tables of a tree; spec cgm.md Sec. 6) that never factorises the singular conditional covariance
+// (matheron_update: its second half, for a caller that draws N(m, S) by other means).
 #pragma once
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
@@ -127,23 +129,15 @@ struct matheron_workspace {
   /// @}
 };
 
-/// Factorises S (symmetric positive semidefinite, possibly singular: a pivoted L D L^T, negative and negligible pivots
-/// set to 0) and S + diag(w) (positive definite for w > 0; robust_cholesky, repairs counted in events) for the draws
-/// of matheron_draw. Throws std::domain_error for a non-finite entry, std::invalid_argument for sizes that disagree.
-// A template (its parameter never deduced) only so that a translation unit that never calls it does not compile
-// Eigen's LDLT (2-3 s of g++); the arguments convert as for a plain function.
-template <class Unused = void>
-void matheron_prepare(const Eigen::MatrixXd& s, const Eigen::VectorXd& w, numerical_events& events, matheron_workspace& ws) {
-  constexpr const char* f = "matheron_prepare";
+/// The half of matheron_prepare that matheron_update needs: factorises S + diag(w) (positive definite for w > 0;
+/// robust_cholesky, repairs counted in events) and sizes the scratch vectors. For a caller that draws N(m, S) itself (a
+/// model that knows how, without factorising S; `f` names the caller in errors). Throws std::domain_error for a non-finite entry
+/// of S, std::invalid_argument for sizes that disagree.
+inline void matheron_prepare_update(const Eigen::MatrixXd& s, const Eigen::VectorXd& w, numerical_events& events,
+                                    matheron_workspace& ws, const char* f = "matheron_prepare_update") {
   check_size_match(f, "variances w", w.size(), "covariance rows", s.rows());
   check_size_match(f, "covariance columns", s.cols(), "covariance rows", s.rows());
-  if (!s.allFinite()) throw std::domain_error("matheron_prepare: the covariance S has a non-finite entry");
-  ws.ldlt.compute(s);
-  const auto& d = ws.ldlt.vectorD();
-  const double largest = d.size() > 0 ? std::max(d.maxCoeff(), 0.0) : 0.0;
-  ws.root_d.resize(d.size());
-  for (Eigen::Index i = 0; i < d.size(); ++i)
-    ws.root_d(i) = d(i) > matheron_workspace::pivot_cutoff * largest ? std::sqrt(d(i)) : 0.0;
+  if (!s.allFinite()) throw std::domain_error(std::string(f) + ": the covariance S has a non-finite entry");
   ws.a = s;
   ws.a.diagonal() += w;
   robust_cholesky(ws.a, ws.l, events, ws.cholesky);
@@ -152,12 +146,41 @@ void matheron_prepare(const Eigen::MatrixXd& s, const Eigen::VectorXd& w, numeri
   ws.r.resize(s.rows());
 }
 
+/// Factorises S (symmetric positive semidefinite, possibly singular: a pivoted L D L^T, negative and negligible pivots
+/// set to 0) and S + diag(w) (matheron_prepare_update) for the draws of matheron_draw. Throws std::domain_error for a
+/// non-finite entry, std::invalid_argument for sizes that disagree.
+// A template (its parameter never deduced) only so that a translation unit that never calls it does not compile
+// Eigen's LDLT (2-3 s of g++); the arguments convert as for a plain function.
+template <class Unused = void>
+void matheron_prepare(const Eigen::MatrixXd& s, const Eigen::VectorXd& w, numerical_events& events, matheron_workspace& ws) {
+  matheron_prepare_update(s, w, events, ws, "matheron_prepare");  // checks S before the LDLT reads it
+  ws.ldlt.compute(s);
+  const auto& d = ws.ldlt.vectorD();
+  const double largest = d.size() > 0 ? std::max(d.maxCoeff(), 0.0) : 0.0;
+  ws.root_d.resize(d.size());
+  for (Eigen::Index i = 0; i < d.size(); ++i)
+    ws.root_d(i) = d(i) > matheron_workspace::pivot_cutoff * largest ? std::sqrt(d(i)) : 0.0;
+}
+
+/// Matheron's update: with x a draw of N(m, S) on entry, x on exit is a draw of the normalised product
+/// N(x; m, S) N(z; x, diag(w)):
+///   x <- x + S (S + W)^{-1} (z - x - e_w),  e_w ~ N(0, diag(w)),
+/// which has the product's mean and covariance S - S (S + W)^{-1} S, and keeps x - m in S's range (the affine set the
+/// constraints define), which a Cholesky factor of the conditional covariance cannot promise. After
+/// matheron_prepare_update(S, w) (or matheron_prepare); O(d^2); allocates nothing once the workspace is sized.
+template <random_engine G>
+void matheron_update(G& g, const Eigen::MatrixXd& s, const Eigen::VectorXd& z, const Eigen::VectorXd& w, matheron_workspace& ws,
+                     Eigen::VectorXd& x) {
+  const Eigen::Index d = x.size();
+  for (Eigen::Index i = 0; i < d; ++i) ws.r(i) = z(i) - x(i) - std::sqrt(w(i)) * draw_normal(g);
+  ws.l.triangularView<Eigen::Lower>().solveInPlace(ws.r);
+  ws.l.transpose().triangularView<Eigen::Upper>().solveInPlace(ws.r);  // (S + W)^{-1} (z - x_pri - e_w)
+  x.noalias() += s.selfadjointView<Eigen::Lower>() * ws.r;
+}
+
 /// One exact draw x from the normalised product N(x; m, S) N(z; x, diag(w)) by Matheron's rule, after
-/// matheron_prepare(S, w): x_pri = m + P^T L D^{1/2} e ~ N(m, S), e_w ~ N(0, diag(w)), and
-///   x = x_pri + S (S + W)^{-1} (z - x_pri - e_w),
-/// which has the product's mean and covariance S - S (S + W)^{-1} S. With S singular, x - m stays in S's range (the
-/// affine set the constraints define), which a Cholesky factor of the conditional covariance cannot promise. O(d^2)
-/// per draw, so rejection retries are cheap. Allocates nothing once the workspace is sized.
+/// matheron_prepare(S, w): x_pri = m + P^T L D^{1/2} e ~ N(m, S), then matheron_update. O(d^2) per draw, so rejection
+/// retries are cheap. Allocates nothing once the workspace is sized.
 template <random_engine G>
 void matheron_draw(G& g, const Eigen::VectorXd& m, const Eigen::MatrixXd& s, const Eigen::VectorXd& z, const Eigen::VectorXd& w,
                    matheron_workspace& ws, Eigen::VectorXd& x) {
@@ -166,10 +189,7 @@ void matheron_draw(G& g, const Eigen::VectorXd& m, const Eigen::MatrixXd& s, con
   ws.t.noalias() = ws.ldlt.matrixL() * ws.e;                   // L D^{1/2} e
   x.noalias() = ws.ldlt.transpositionsP().transpose() * ws.t;  // P^T L D^{1/2} e
   x += m;                                                      // x_pri
-  for (Eigen::Index i = 0; i < d; ++i) ws.r(i) = z(i) - x(i) - std::sqrt(w(i)) * draw_normal(g);
-  ws.l.triangularView<Eigen::Lower>().solveInPlace(ws.r);
-  ws.l.transpose().triangularView<Eigen::Upper>().solveInPlace(ws.r);  // (S + W)^{-1} (z - x_pri - e_w)
-  x.noalias() += s.selfadjointView<Eigen::Lower>() * ws.r;
+  matheron_update(g, s, z, w, ws, x);
 }
 
 }  // namespace privpost

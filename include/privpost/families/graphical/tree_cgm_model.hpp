@@ -15,6 +15,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -144,6 +145,7 @@ class tree_cgm_model {
       : tables_(std::make_shared<const detail::forest_tables>(std::move(graph), "tree_cgm_model")), support_(tables_) {
     build_propagation_orders();
     build_footprints();
+    several_trees_ = std::count(tables_->root_edge.begin(), tables_->root_edge.end(), 1) > 1;
     node_dist_.setZero(tables_->layout.edges_begin());
     step_.setZero(tables_->k_max);
     terms_.assign(tables_->edges.size(), 0.0);
@@ -174,6 +176,9 @@ class tree_cgm_model {
     const Eigen::Index d = size(), begin = t.layout.edges_begin();
     mean = n * mu.tail(d);
     if (cov.rows() != d || cov.cols() != d) cov.resize(d, d);
+    // A record's trees are independent: the propagation below never reaches another tree's cells, whose covariance
+    // with the clamped cell is 0.
+    if (several_trees_) cov.setZero();
     for (int e = 0; e < t.graph.num_edges(); ++e) {
       const auto [c1, c2] = t.graph.edge(e);
       const int k1 = t.graph.cardinality(c1), k2 = t.graph.cardinality(c2);
@@ -216,6 +221,53 @@ class tree_cgm_model {
     // Symmetrise (the two propagation directions round differently) and scale by N.
     for (Eigen::Index j = 0; j < d; ++j)
       for (Eigen::Index i = j; i < d; ++i) cov(i, j) = cov(j, i) = 0.5 * n * (cov(i, j) + cov(j, i));
+  }
+
+  /// One draw x ~ N(n m(mu), n Sigma(mu)), the law moments() describes, in O(d) and without factorising the (singular)
+  /// covariance: down each tree from its root, the root's counts n mu_r + sqrt(n) (D^1/2 e - mu_r 1^T D^1/2 e)
+  /// (D = diag mu_r), then every row a of an edge u -> v directed away from the root, with P = P(x_v = . | x_u = a),
+  ///   x_uv(a, .) = x_u(a) P + sqrt(n mu_u(a)) (diag(P)^1/2 e - P 1^T diag(P)^1/2 e),
+  /// and x_v the column sums. The sum of n records' indicators has exactly this mean and covariance: given the parent's
+  /// states a row is multinomial(n_u(a), P), its mean linear in n_u(a) and its covariance's mean n mu_u(a) (diag P - P
+  /// P^T) (the law of total covariance, down the tree), and rows are independent given the parents. The draw lies in
+  /// the constraints' affine set (tables consistent, each summing to n). Allocates nothing after the first call.
+  /// std::invalid_argument for mu of the wrong size or with an entry that is not a probability.
+  template <random_engine G>
+  void draw_normal_statistic(const Eigen::VectorXd& mu, double n, G& g, Eigen::VectorXd& x) const {
+    constexpr const char* f = "tree_cgm_model::draw_normal_statistic";
+    const auto& t = *tables_;
+    check_size_match(f, "marginals mu", mu.size(), "table_layout size", t.layout.size());
+    for (Eigen::Index i = 0; i < mu.size(); ++i)
+      if (!(mu(i) >= 0.0 && std::isfinite(mu(i)))) throw_invalid(f, "marginal mu_" + std::to_string(i), mu(i), "a probability");
+    if (!(n >= 0.0 && std::isfinite(n))) throw_invalid(f, "records n", n, "a finite number >= 0");
+    if (x.size() != size()) x.resize(size());
+    const double root_n = std::sqrt(n);
+    for (std::size_t i = 0; i < t.edges.size(); ++i) {
+      const oriented_edge& oe = t.edges[i];
+      const Eigen::Index u_at = t.layout.node_offset(oe.parent), v_at = t.layout.node_offset(oe.child);
+      if (t.root_edge[i]) {  // node_dist_ holds each node's drawn counts
+        double sum = 0.0;
+        for (int a = 0; a < oe.k_parent; ++a) sum += node_dist_(u_at + a) = std::sqrt(mu(u_at + a)) * draw_normal(g);
+        for (int a = 0; a < oe.k_parent; ++a)
+          node_dist_(u_at + a) = n * mu(u_at + a) + root_n * (node_dist_(u_at + a) - mu(u_at + a) * sum);
+      }
+      for (int a = 0; a < oe.k_parent; ++a) {
+        const double pu = mu(u_at + a), count = node_dist_(u_at + a);
+        // A state of probability 0 has counts 0 (its row's law has variance 0): its cells are 0.
+        const double scale = std::sqrt(n * pu);
+        double sum = 0.0;
+        for (int c = 0; c < oe.k_child; ++c) {
+          const double p = pu > 0.0 ? mu(oe.cell(a, c)) / pu : 0.0;
+          sum += x(t.released_index(oe.cell(a, c))) = std::sqrt(p) * draw_normal(g);
+        }
+        for (int c = 0; c < oe.k_child; ++c) {
+          const double p = pu > 0.0 ? mu(oe.cell(a, c)) / pu : 0.0;
+          double& cell = x(t.released_index(oe.cell(a, c)));
+          cell = count * p + scale * (cell - p * sum);
+        }
+      }
+      for (int c = 0; c < oe.k_child; ++c) node_dist_(v_at + c) = t.child_margin(x, oe, c);
+    }
   }
 
   /// Shift moves (gibbs_ss::set_shift_moves): one pass of random-walk Metropolis-Hastings over the prior's blocks (the
@@ -468,7 +520,8 @@ class tree_cgm_model {
   std::shared_ptr<const detail::forest_tables> tables_;
   tree_table_support support_;
   std::vector<std::vector<oriented_edge>> orders_;
-  mutable Eigen::VectorXd node_dist_;                        // moments()' scratch
+  bool several_trees_ = false;         // a forest of more than one tree (moments() then zeroes the cross-tree covariance)
+  mutable Eigen::VectorXd node_dist_;  // moments()' scratch
   std::vector<std::vector<std::size_t>> below_, component_;  // shift_move's footprints (build_footprints)
   // shift_move's scratch: a block's step and proposed row, the proposed marginals and tables.
   mutable Eigen::VectorXd step_, row_, kept_, mu_new_, s_new_;
