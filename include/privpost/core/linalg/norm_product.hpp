@@ -130,9 +130,9 @@ struct matheron_workspace {
 };
 
 /// The half of matheron_prepare that matheron_update needs: factorises S + diag(w) (positive definite for w > 0;
-/// robust_cholesky, repairs counted in events) and sizes the scratch vectors. For a caller that draws N(m, S) itself (a
-/// model that knows how, without factorising S; `f` names the caller in errors). Throws std::domain_error for a non-finite entry
-/// of S, std::invalid_argument for sizes that disagree.
+/// robust_cholesky, repairs counted in events) and sizes matheron_update's scratch vector. For a caller that draws N(m, S) itself
+/// (a model that knows how, without factorising S; `f` names the caller in errors). Throws std::domain_error for a non-finite
+/// entry of S, std::invalid_argument for sizes that disagree.
 inline void matheron_prepare_update(const Eigen::MatrixXd& s, const Eigen::VectorXd& w, numerical_events& events,
                                     matheron_workspace& ws, const char* f = "matheron_prepare_update") {
   check_size_match(f, "variances w", w.size(), "covariance rows", s.rows());
@@ -141,8 +141,6 @@ inline void matheron_prepare_update(const Eigen::MatrixXd& s, const Eigen::Vecto
   ws.a = s;
   ws.a.diagonal() += w;
   robust_cholesky(ws.a, ws.l, events, ws.cholesky);
-  ws.e.resize(s.rows());
-  ws.t.resize(s.rows());
   ws.r.resize(s.rows());
 }
 
@@ -155,6 +153,8 @@ template <class Unused = void>
 void matheron_prepare(const Eigen::MatrixXd& s, const Eigen::VectorXd& w, numerical_events& events, matheron_workspace& ws) {
   matheron_prepare_update(s, w, events, ws, "matheron_prepare");  // checks S before the LDLT reads it
   ws.ldlt.compute(s);
+  ws.e.resize(s.rows());  // matheron_draw's prior half
+  ws.t.resize(s.rows());
   const auto& d = ws.ldlt.vectorD();
   const double largest = d.size() > 0 ? std::max(d.maxCoeff(), 0.0) : 0.0;
   ws.root_d.resize(d.size());

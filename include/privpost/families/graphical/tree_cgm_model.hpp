@@ -170,9 +170,7 @@ class tree_cgm_model {
   void moments(const Eigen::VectorXd& mu, double n, Eigen::VectorXd& mean, Eigen::MatrixXd& cov) const {
     constexpr const char* f = "tree_cgm_model::moments";
     const auto& t = *tables_;
-    check_size_match(f, "marginals mu", mu.size(), "table_layout size", t.layout.size());
-    for (Eigen::Index i = 0; i < mu.size(); ++i)
-      if (!(mu(i) >= 0.0 && std::isfinite(mu(i)))) throw_invalid(f, "marginal mu_" + std::to_string(i), mu(i), "a probability");
+    check_marginals(f, mu);
     const Eigen::Index d = size(), begin = t.layout.edges_begin();
     mean = n * mu.tail(d);
     if (cov.rows() != d || cov.cols() != d) cov.resize(d, d);
@@ -236,9 +234,7 @@ class tree_cgm_model {
   void draw_normal_statistic(const Eigen::VectorXd& mu, double n, G& g, Eigen::VectorXd& x) const {
     constexpr const char* f = "tree_cgm_model::draw_normal_statistic";
     const auto& t = *tables_;
-    check_size_match(f, "marginals mu", mu.size(), "table_layout size", t.layout.size());
-    for (Eigen::Index i = 0; i < mu.size(); ++i)
-      if (!(mu(i) >= 0.0 && std::isfinite(mu(i)))) throw_invalid(f, "marginal mu_" + std::to_string(i), mu(i), "a probability");
+    check_marginals(f, mu);
     if (!(n >= 0.0 && std::isfinite(n))) throw_invalid(f, "records n", n, "a finite number >= 0");
     if (x.size() != size()) x.resize(size());
     const double root_n = std::sqrt(n);
@@ -257,13 +253,12 @@ class tree_cgm_model {
         const double scale = std::sqrt(n * pu);
         double sum = 0.0;
         for (int c = 0; c < oe.k_child; ++c) {
-          const double p = pu > 0.0 ? mu(oe.cell(a, c)) / pu : 0.0;
+          const double p = step_(c) = pu > 0.0 ? mu(oe.cell(a, c)) / pu : 0.0;
           sum += x(t.released_index(oe.cell(a, c))) = std::sqrt(p) * draw_normal(g);
         }
         for (int c = 0; c < oe.k_child; ++c) {
-          const double p = pu > 0.0 ? mu(oe.cell(a, c)) / pu : 0.0;
           double& cell = x(t.released_index(oe.cell(a, c)));
-          cell = count * p + scale * (cell - p * sum);
+          cell = count * step_(c) + scale * (cell - step_(c) * sum);
         }
       }
       for (int c = 0; c < oe.k_child; ++c) node_dist_(v_at + c) = t.child_margin(x, oe, c);
@@ -517,13 +512,21 @@ class tree_cgm_model {
     }
   }
 
+  // moments()' and draw_normal_statistic's check of the marginals: of the layout's size, every entry a probability.
+  void check_marginals(const char* f, const Eigen::VectorXd& mu) const {
+    check_size_match(f, "marginals mu", mu.size(), "table_layout size", tables_->layout.size());
+    for (Eigen::Index i = 0; i < mu.size(); ++i)
+      if (!(mu(i) >= 0.0 && std::isfinite(mu(i)))) throw_invalid(f, "marginal mu_" + std::to_string(i), mu(i), "a probability");
+  }
+
   std::shared_ptr<const detail::forest_tables> tables_;
   tree_table_support support_;
   std::vector<std::vector<oriented_edge>> orders_;
   bool several_trees_ = false;         // a forest of more than one tree (moments() then zeroes the cross-tree covariance)
-  mutable Eigen::VectorXd node_dist_;  // moments()' scratch
+  mutable Eigen::VectorXd node_dist_;  // moments()' and draw_normal_statistic's scratch
   std::vector<std::vector<std::size_t>> below_, component_;  // shift_move's footprints (build_footprints)
-  // shift_move's scratch: a block's step and proposed row, the proposed marginals and tables.
+  // shift_move's scratch: a block's step and proposed row, the proposed marginals and tables (step_ is also
+  // draw_normal_statistic's row P(x_v = . | x_u = a)).
   mutable Eigen::VectorXd step_, row_, kept_, mu_new_, s_new_;
   mutable Eigen::VectorXd log_rows_;                     // log of every block's entries at the current state (shift_move)
   mutable std::vector<double> terms_, candidate_terms_;  // per edge entry: the target's terms now and proposed
