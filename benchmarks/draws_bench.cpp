@@ -1,11 +1,12 @@
 // Benchmarks of every random draw in privpost/core/random (one draw per iteration, std::mt19937_64), the xoshiro256
-// engine beside std::mt19937_64, and synthetic records from posterior draws (inference/synthetic.hpp,
-// synthetic_glm.hpp, synthetic_regression.hpp).
+// engine beside std::mt19937_64, log_gamma on both of its branches (the exact and CGM samplers' log factorials), and synthetic
+// records from posterior draws (inference/synthetic.hpp, synthetic_glm.hpp, synthetic_regression.hpp).
 #include <benchmark/benchmark.h>
 
 #include <cmath>
 #include <random>
 
+#include "privpost/core/math/log_gamma.hpp"
 #include "privpost/core/random/beta.hpp"
 #include "privpost/core/random/binomial.hpp"
 #include "privpost/core/random/dirichlet.hpp"
@@ -104,6 +105,15 @@ static void engine_xoshiro256(benchmark::State& st) {
   for (auto _ : st) benchmark::DoNotOptimize(g());
 }
 BENCHMARK(engine_xoshiro256);
+
+// log_gamma at an argument drawn uniformly on [lo, lo + width) (the draw's own time included: compare with `uniform`):
+// Boost's Lanczos branch below 10, Stirling's series from 10.
+static void log_gamma_at(benchmark::State& st, double lo, double width) {
+  std::mt19937_64 g(1);
+  for (auto _ : st) benchmark::DoNotOptimize(log_gamma(lo + width * draw_uniform(g)));
+}
+BENCHMARK_CAPTURE(log_gamma_at, lanczos_0_5_to_10, 0.5, 9.5);
+BENCHMARK_CAPTURE(log_gamma_at, stirling_10_to_1e4, 10.0, 1e4);
 
 // m = 20 synthetic sets of 10^5 records each from 20 parameter draws: binomial (Bernoulli records) and normal.
 static void synthetic_binomial_20x1e5(benchmark::State& st) {
