@@ -65,5 +65,5 @@ file(WRITE "${WORKDIR}/chain.csv" "${text}")
 run(success "released 4900 statistic"
     ${RELEASE} --input chain.csv --model pairwise-tables --columns ${header} --levels 0,1,2,3,4,5,6,7,8,9 --edges ${edge_list}
     --epsilon 1 --output chain.json)
-run(failure "posterior of 4900 released cells: about .* s a sweep, 12000 sweeps.*the posterior sampling is estimated at .* over --max-minutes 60: --point-estimate"
+run(failure "posterior of 4900 released cells: about .* s a sweep, 18000 sweeps.*the posterior sampling is estimated at .* over --max-minutes 60: --point-estimate"
     ${INFER} chain.json)

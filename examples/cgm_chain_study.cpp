@@ -16,16 +16,17 @@
 //
 // Usage: privpost_cgm_chain_study [--n 1e3,1e4,1e5] [--epsilon 1,0.1,0.01] [--models 5] [--releases 5] [--nodes 10]
 //                                 [--states 3] [--neighbours add-remove|replace|both] [--seed 2017] [--run-on 0]
-//                                 [--evidence exact|gaussian|auto] [--posterior [--burnin 1000] [--draws 1000]
-//                                 [--thin 2] [--collapsed-moves 0] [--shift-moves 4]] [--anchors]
+//                                 [--evidence exact|gaussian|auto] [--posterior [--burnin 500] [--draws 1000]
+//                                 [--rounds 2] [--thin 2] [--collapsed-moves 0] [--shift-moves 4]] [--anchors]
 // --run-on K continues every MAP-EM fit still moving at the 2000-iteration cap for up to K more iterations and adds the
 // median KL after that and the count still moving (spec Sec. 3.6: the value at the cap and at convergence).
 // --evidence: MAP-EM's evidence term (samplers/cgm/cgm_noise.hpp): the Laplace density (exact, the text's and the
 // default here), the Gaussian of its variance, or auto (privpost-infer's default: the Gaussian where every table's mean
 // cell count is at least 2 b).
 // --posterior adds the Bayesian CGM's posterior mean (privpost-infer's sampler and defaults: 4 chains of 1000 draws
-// after 1000 burn-in sweeps, thin 2, 4 shift moves a sweep, two threads; cgm_posterior_settings), with the largest
-// R-hat over the edge cells of any of its fits and the median seconds a fit.
+// after 500 burn-in sweeps, thin 2, 4 shift moves a sweep, two threads, the draws doubled once where some cell's R-hat
+// is above 1.01; --rounds 1 keeps the first round; cgm_posterior_settings), with the largest R-hat over the edge cells
+// of any of its fits and the median seconds a fit.
 // --anchors prints, beside each cell of the grid that has one, the median KL of private-pgm (the widely used Python
 // library for graphical models from noisy marginals, the better of its L2 and L1 estimators at their defaults) measured
 // outside this repository on releases of the same design (10 releases per cell, this machine type), the ratio of each
@@ -126,6 +127,7 @@ int main(int argc, char** argv) {
   };
   const posterior_flag posterior_flags[] = {{"--burnin", &posterior.burnin, 0, 10000000},
                                             {"--draws", &posterior.draws, 4, 10000000},
+                                            {"--rounds", &posterior.rounds, 1, 20},
                                             {"--thin", &posterior.thin, 1, 100000},
                                             {"--collapsed-moves", &posterior.collapsed_moves, 0, 1000},
                                             {"--shift-moves", &posterior.shift_moves, 0, 1000}};
@@ -182,7 +184,7 @@ int main(int argc, char** argv) {
     }
     if (posterior_options && !with_posterior)
       throw std::invalid_argument(
-          "--burnin, --draws, --thin, --collapsed-moves and --shift-moves set the posterior's chains: add --posterior");
+          "--burnin, --draws, --rounds, --thin, --collapsed-moves and --shift-moves set the posterior's chains: add --posterior");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
@@ -199,10 +201,12 @@ int main(int argc, char** argv) {
     return Eigen::VectorXd(counts.tail(layout.released_size()));
   };
   if (with_posterior)
-    std::printf("posterior: Gibbs-SS, hyper-Dirichlet alpha_0 = 10, %d chains x %d draws (burn-in %d, thin %d%s%s)\n",
-                posterior.chains, posterior.draws, posterior.burnin, posterior.thin,
-                posterior.collapsed_moves > 0 ? (", collapsed moves " + std::to_string(posterior.collapsed_moves)).c_str() : "",
-                posterior.shift_moves > 0 ? (", shift moves " + std::to_string(posterior.shift_moves)).c_str() : "");
+    std::printf(
+        "posterior: Gibbs-SS, hyper-Dirichlet alpha_0 = 10, %d chains x %d draws (burn-in %d, thin %d, at most %d "
+        "round%s to R-hat <= 1.01%s%s)\n",
+        posterior.chains, posterior.draws, posterior.burnin, posterior.thin, posterior.rounds, posterior.rounds == 1 ? "" : "s",
+        posterior.collapsed_moves > 0 ? (", collapsed moves " + std::to_string(posterior.collapsed_moves)).c_str() : "",
+        posterior.shift_moves > 0 ? (", shift moves " + std::to_string(posterior.shift_moves)).c_str() : "");
   if (anchors)
     std::printf(
         "anchor: private-pgm's median KL on releases of the same design, quoted (measured outside privpost, not "

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -27,14 +28,20 @@
 namespace privpost::tools::infer_tool {
 
 // Runs the noise-aware sampler through privpost::run: infer, or infer_until with --target-ess (saying what it did on
-// stderr); tick is told the progress.
+// stderr); tick is told the progress. A model's own default target (until_rhat: extend until R-hat <= 1.01, no ESS
+// target, at most until_rhat->max_sweeps a chain) applies when --target-ess is not given; under mpirun it is not
+// (the chains run their first round only, and the tool says so).
 template <class Make, class Tick>
-privpost::inference_result run_chains(Make make, const options& o, const privpost::inference_options& io, Tick tick) {
+privpost::inference_result run_chains(Make make, const options& o, const privpost::inference_options& io, Tick tick,
+                                      std::optional<privpost::convergence_target> until_rhat = std::nullopt) {
 #if defined(PRIVPOST_TOOLS_MPI)
   // Under mpirun the chains are spread over the ranks (chain c on rank c mod K, the same seeds); every rank gets the
   // draws, so that all go on through the same code (rank 0 alone prints and writes).
   if (privpost::tools::spread_job() != nullptr) {
     if (o.target_ess > 0.0) throw std::invalid_argument("--target-ess extends the chains in one process; run it without mpirun");
+    if (until_rhat)
+      std::fprintf(stderr, "privpost-infer: under mpirun the chains are not extended to R-hat <= %g (%d draws per chain)\n",
+                   until_rhat->max_rhat, io.draws);
     return privpost::distributed::broadcast(MPI_COMM_WORLD, privpost::distributed::infer(MPI_COMM_WORLD, make, io, tick));
   }
 #endif
@@ -45,13 +52,22 @@ privpost::inference_result run_chains(Make make, const options& o, const privpos
     t.min_ess = o.target_ess;
     t.max_sweeps = o.max_sweeps;
     ro.target = t;
+  } else {
+    ro.target = until_rhat;
   }
   auto e = privpost::run(make, ro, privpost::progress_writer{tick});
-  if (ro.target)
+  if (o.target_ess > 0.0)
     std::fprintf(
         stderr, "privpost-infer: --target-ess %g: %s after %lld sweeps per chain (%d round%s; %lld draws per chain kept)\n",
         o.target_ess, e.reached ? "reached" : "NOT reached (raise --max-sweeps)", static_cast<long long>(e.sweeps_per_chain),
         e.rounds, e.rounds == 1 ? "" : "s", static_cast<long long>(e.result.draws.draws_per_chain()));
+  else if (until_rhat)
+    std::fprintf(stderr,
+                 "privpost-infer: chains run until R-hat <= %g: %s after %lld sweeps per chain (%d round%s; %lld draws per "
+                 "chain kept)\n",
+                 until_rhat->max_rhat, e.reached ? "reached" : "NOT reached (raise --draws, or set --target-ess)",
+                 static_cast<long long>(e.sweeps_per_chain), e.rounds, e.rounds == 1 ? "" : "s",
+                 static_cast<long long>(e.result.draws.draws_per_chain()));
   return std::move(e.result);
 }
 

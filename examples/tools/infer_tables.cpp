@@ -278,6 +278,30 @@ int shift_moves_of(const release_record& rec, const options& o) {
   return o.shift_moves >= 0 ? o.shift_moves : exact_mixture ? tables_shift_moves : 0;
 }
 
+// The draws a chain keeps at most under the default extension (tables_chains): tables_until_rounds doublings' worth.
+int draws_longest(const options& run) { return run.draws << (tables_until_rounds - 1); }
+
+// The posterior's chains: the model's thinning (thin 0: tables_shift_thin with shift moves, else tables_thin) and, with
+// shift moves and no chain length asked for (--draws, --burnin, --target-ess), tables_until_burnin burn-in sweeps and
+// tables_until_draws draws a chain extended until R-hat <= 1.01 for at most tables_until_rounds rounds (until_rhat set;
+// left unset otherwise). The draws of the result are those of the first round; the longest run keeps draws_longest.
+options tables_chains(const release_record& rec, const options& o, std::optional<convergence_target>& until_rhat) {
+  const int shifts = shift_moves_of(rec, o);
+  options run = o;
+  if (run.thin == 0) run.thin = shifts > 0 ? tables_shift_thin : tables_thin;
+  until_rhat.reset();
+  if (shifts > 0 && !o.chain_length_given && !(o.target_ess > 0.0)) {
+    run.burnin = tables_until_burnin;
+    run.draws = tables_until_draws;
+    convergence_target t;
+    t.min_ess = 0.0;
+    // infer_until doubles the kept draws each round: round r ends with draws * 2^(r - 1) a chain.
+    t.max_sweeps = static_cast<std::int64_t>(run.burnin) + static_cast<std::int64_t>(draws_longest(run)) * run.thin;
+    until_rhat = t;
+  }
+  return run;
+}
+
 // The Bayesian CGM on a forest: Gibbs-SS over tree_cgm_model, hyper-Dirichlet(alpha_0) prior, the release's mechanism.
 // Prints each column's posterior marginal (mean and 90% interval), each edge table's posterior mean as expected counts
 // with its 90% interval, and the chains' diagnostics over every cell; adds the posterior mean to fits and the report.
@@ -293,8 +317,8 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
   const hyper_dirichlet prior(graph, alpha0);
   const tool_mechanism mechanism = mechanism_of(rec);
   const int shifts = shift_moves_of(rec, o);
-  options run = o;
-  if (run.thin == 0) run.thin = shifts > 0 ? tables_shift_thin : tables_thin;
+  std::optional<convergence_target> until_rhat;
+  options run = tables_chains(rec, o, until_rhat);
   const inference_options io = driver_options(run);
   progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
@@ -305,7 +329,8 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
         chain.set_shift_moves(shifts);
         return chain;
       },
-      run, io, tick);
+      run, io, tick, until_rhat);
+  run.draws = static_cast<int>(r.draws.draws_per_chain());  // what was kept, for the header and the report
   const auto names = cell_names(rec, graph);
   const table_layout layout(graph);
   std::printf(
@@ -394,7 +419,7 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
   print_interrupted(r);
   const std::size_t warnings = warn("noise-aware", r, names);
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, {{"gibbs", r}}, names);
-  write_outputs(o, rec, run.thin, {{"gibbs", r}}, {"noise-aware Bayesian CGM (Gibbs-SS over the tree CGM)"}, names);
+  write_outputs(run, rec, run.thin, {{"gibbs", r}}, {"noise-aware Bayesian CGM (Gibbs-SS over the tree CGM)"}, names);
   return (o.strict && warnings > 0) ? strict_exit_status : 0;
 }
 
@@ -447,9 +472,10 @@ int run_pairwise_tables(const release_record& rec, const options& o) {
                                 " noisy statistics; the declared graph's edge tables have " +
                                 std::to_string(layout.released_size()) + " cells");
   const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(rec.noisy_statistics.data(), layout.released_size());
-  if (sample) {  // said, and refused when too long, before any work (MAP-EM included)
-    options run = o;
-    if (run.thin == 0) run.thin = shift_moves_of(rec, o) > 0 ? tables_shift_thin : tables_thin;
+  if (sample) {  // said, and refused when too long, before any work (MAP-EM included); the longest run if extended
+    std::optional<convergence_target> until_rhat;
+    options run = tables_chains(rec, o, until_rhat);
+    if (until_rhat) run.draws = draws_longest(run);
     tables_cost_estimate(layout.released_size(), run);
   }
   std::cout << "pairwise tables: N = " << rec.n << ", " << graph.num_nodes() << " columns, " << graph.num_edges() << " edges, "

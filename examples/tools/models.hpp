@@ -68,9 +68,20 @@ inline constexpr int nuts_thin = 1;
 inline constexpr int tables_thin = 10;
 /// privpost-infer's default thinning of the Bayesian CGM's chains with its default shift moves (tables_shift_moves): the
 /// moves take the tables and the marginals together by the posterior's width (on the 10-chain of docs/comparison.md,
-/// 4 x (1000 + 1000 thin 2) with 4 moves a sweep: 0.9-2.1 s a fit on two cores, largest R-hat over 10 fits 1.003-1.021
-/// where plain Gibbs-SS at thin 10 reached 1.73).
+/// 4 x (1000 + 1000 thin 2) with 4 moves a sweep: largest R-hat over 10 fits 1.003-1.029 where plain Gibbs-SS at thin
+/// 10 reached 1.73).
 inline constexpr int tables_shift_thin = 2;
+/// @{
+/// privpost-infer's default chain length for the Bayesian CGM with shift moves, unless --draws, --burnin or --target-ess
+/// is given: 500 burn-in sweeps and 1000 draws a chain, then, where some cell's R-hat is above 1.01, once more as many
+/// draws (infer_until's doubling: 2000 a chain). On the chain grid of docs/comparison.md 1000 draws left the largest
+/// R-hat over 10 fits above 1.01 in 11 of 18 settings (up to 1.029); 2000 after 500 burn-in sweeps brought every
+/// setting to 1.010 or below. A fit that converges in the first round costs 2500 sweeps a chain, one that needs the
+/// second 4500.
+inline constexpr int tables_until_burnin = 500;
+inline constexpr int tables_until_draws = 1000;
+inline constexpr int tables_until_rounds = 2;
+/// @}
 /// privpost-infer's default shift moves a sweep of the Bayesian CGM (gibbs_ss::set_shift_moves) on Laplace and Gaussian
 /// releases.
 inline constexpr int tables_shift_moves = 4;

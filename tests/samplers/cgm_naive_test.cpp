@@ -182,6 +182,7 @@ TEST_CASE("cgm_point_study with the posterior mean: its columns, its seeds and i
   bad([](cgm_posterior_settings& p) { p.chains = 1; }, "posterior chains");
   bad([](cgm_posterior_settings& p) { p.burnin = -1; }, "posterior burn-in");
   bad([](cgm_posterior_settings& p) { p.draws = 3; }, "posterior draws");
+  bad([](cgm_posterior_settings& p) { p.rounds = 0; }, "posterior rounds");
   bad([](cgm_posterior_settings& p) { p.thin = 0; }, "posterior thin");
   bad([](cgm_posterior_settings& p) { p.collapsed_moves = 1001; }, "posterior collapsed moves");
 }

@@ -221,11 +221,13 @@ Eigen::VectorXd dirichlet_edge_potentials(const pairwise_graph& graph, G& g) {
 
 /// The Bayesian CGM in cgm_point_study (spec Sec. 6): Gibbs-SS over tree_cgm_model with the hyper-Dirichlet prior at
 /// MAP-EM's pseudo-count, its point estimate the model whose pseudo-moment parameters are those of the posterior mean
-/// of the marginals. The defaults are privpost-infer's for pairwise tables.
+/// of the marginals. The defaults are privpost-infer's for pairwise tables: 500 burn-in sweeps and 1000 draws a chain,
+/// extended (infer_until, doubling the draws) while some cell's R-hat is above 1.01, for at most 2 rounds.
 struct cgm_posterior_settings {
   int chains = 4;           ///< chains, >= 2 (R-hat needs two)
-  int burnin = 1000;        ///< burn-in sweeps per chain
-  int draws = 1000;         ///< kept draws per chain
+  int burnin = 500;         ///< burn-in sweeps per chain
+  int draws = 1000;         ///< kept draws per chain in the first round
+  int rounds = 2;           ///< at most this many rounds (1: one run of draws a chain), >= 1
   int thin = 2;             ///< sweeps per kept draw
   int collapsed_moves = 0;  ///< gibbs_ss::set_collapsed_moves, in [0, 1000]
   int shift_moves = 4;      ///< gibbs_ss::set_shift_moves, in [0, 1000]
@@ -302,6 +304,7 @@ requires std::is_invocable_r_v<Eigen::VectorXd, Population&, const Eigen::Vector
     if (p->chains < 2) throw_invalid(f, "posterior chains", p->chains, "an integer >= 2");
     if (p->burnin < 0) throw_invalid(f, "posterior burn-in", p->burnin, "an integer >= 0");
     if (p->draws < 4) throw_invalid(f, "posterior draws", p->draws, "an integer >= 4");
+    if (p->rounds < 1 || p->rounds > 20) throw_invalid(f, "posterior rounds", p->rounds, "an integer in [1, 20]");
     if (p->thin < 1) throw_invalid(f, "posterior thin", p->thin, "an integer >= 1");
     if (p->collapsed_moves < 0 || p->collapsed_moves > 1000)
       throw_invalid(f, "posterior collapsed moves", p->collapsed_moves, "an integer in [0, 1000]");
@@ -372,15 +375,21 @@ requires std::is_invocable_r_v<Eigen::VectorXd, Population&, const Eigen::Vector
         io.thin = p->thin;
         io.parallel = p->parallel;
         io.seed = settings.seed + 2 + static_cast<std::uint64_t>(done);
+        // infer_until doubles the kept draws each round: round r ends with draws * 2^(r - 1) a chain.
+        convergence_target target;
+        target.min_ess = 0.0;
+        target.max_sweeps = static_cast<std::int64_t>(p->burnin) +
+                            (static_cast<std::int64_t>(p->draws) << (p->rounds - 1)) * static_cast<std::int64_t>(p->thin);
         const auto start = std::chrono::steady_clock::now();
-        const inference_result post = infer(
-            [&](std::mt19937_64& e) {
-              gibbs_ss chain(model, prior, mechanism, y, n, e);
-              chain.set_collapsed_moves(p->collapsed_moves);
-              chain.set_shift_moves(p->shift_moves);
-              return chain;
-            },
-            io);
+        const inference_result post = infer_until(
+                                          [&](std::mt19937_64& e) {
+                                            gibbs_ss chain(model, prior, mechanism, y, n, e);
+                                            chain.set_collapsed_moves(p->collapsed_moves);
+                                            chain.set_shift_moves(p->shift_moves);
+                                            return chain;
+                                          },
+                                          io, target)
+                                          .result;
         out.posterior_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         out.posterior_rhat.push_back(post.draws.max_rhat(layout.edges_begin(), layout.size()));
         const Eigen::VectorXd mean = post.draws.draw_matrix().colwise().mean().transpose();
