@@ -278,28 +278,29 @@ int shift_moves_of(const release_record& rec, const options& o) {
   return o.shift_moves >= 0 ? o.shift_moves : exact_mixture ? tables_shift_moves : 0;
 }
 
-// The draws a chain keeps at most under the default extension (tables_chains): tables_until_rounds doublings' worth.
-int draws_longest(const options& run) { return run.draws << (tables_until_rounds - 1); }
-
-// The posterior's chains: the model's thinning (thin 0: tables_shift_thin with shift moves, else tables_thin) and, with
-// shift moves and no chain length asked for (--draws, --burnin, --target-ess), tables_until_burnin burn-in sweeps and
-// tables_until_draws draws a chain extended until R-hat <= 1.01 for at most tables_until_rounds rounds (until_rhat set;
-// left unset otherwise). The draws of the result are those of the first round; the longest run keeps draws_longest.
-options tables_chains(const release_record& rec, const options& o, std::optional<convergence_target>& until_rhat) {
-  const int shifts = shift_moves_of(rec, o);
-  options run = o;
-  if (run.thin == 0) run.thin = shifts > 0 ? tables_shift_thin : tables_thin;
-  until_rhat.reset();
-  if (shifts > 0 && !o.chain_length_given && !(o.target_ess > 0.0)) {
-    run.burnin = tables_until_burnin;
-    run.draws = tables_until_draws;
-    convergence_target t;
-    t.min_ess = 0.0;
-    // infer_until doubles the kept draws each round: round r ends with draws * 2^(r - 1) a chain.
-    t.max_sweeps = static_cast<std::int64_t>(run.burnin) + static_cast<std::int64_t>(draws_longest(run)) * run.thin;
-    until_rhat = t;
+// The posterior's chains (tables_chains): the first round's settings, and the default extension when there is one.
+struct tables_run {
+  options run;  ///< the chains' settings for the first round (the only one when until_rhat is unset)
+  /// Set: extend until R-hat <= 1.01 for at most tables_until_rounds rounds (infer_until, doubling the kept draws).
+  std::optional<convergence_target> until_rhat;
+  /// The draws a chain keeps at most: those of the last round allowed.
+  int draws_longest() const {
+    return until_rhat ? static_cast<int>((until_rhat->max_sweeps - run.burnin) / run.thin) : run.draws;
   }
-  return run;
+};
+
+// The model's thinning (thin 0: tables_shift_thin with shift moves, else tables_thin) and, with shift moves (shifts > 0)
+// and no chain length asked for (--draws, --burnin, --target-ess), tables_until_burnin burn-in sweeps and
+// tables_until_draws draws a chain extended until R-hat <= 1.01 for at most tables_until_rounds rounds.
+tables_run tables_chains(const options& o, int shifts) {
+  tables_run t{o, std::nullopt};
+  if (t.run.thin == 0) t.run.thin = shifts > 0 ? tables_shift_thin : tables_thin;
+  if (shifts > 0 && !o.chain_length_given && !(o.target_ess > 0.0)) {
+    t.run.burnin = tables_until_burnin;
+    t.run.draws = tables_until_draws;
+    t.until_rhat = rhat_target_for_rounds(driver_options(t.run), tables_until_rounds);
+  }
+  return t;
 }
 
 // The Bayesian CGM on a forest: Gibbs-SS over tree_cgm_model, hyper-Dirichlet(alpha_0) prior, the release's mechanism.
@@ -317,8 +318,8 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
   const hyper_dirichlet prior(graph, alpha0);
   const tool_mechanism mechanism = mechanism_of(rec);
   const int shifts = shift_moves_of(rec, o);
-  std::optional<convergence_target> until_rhat;
-  options run = tables_chains(rec, o, until_rhat);
+  const tables_run chains = tables_chains(o, shifts);
+  options run = chains.run;
   const inference_options io = driver_options(run);
   progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
@@ -329,8 +330,8 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
         chain.set_shift_moves(shifts);
         return chain;
       },
-      run, io, tick, until_rhat);
-  run.draws = static_cast<int>(r.draws.draws_per_chain());  // what was kept, for the header and the report
+      run, io, tick, chains.until_rhat);
+  run.draws = static_cast<int>(r.draws.draws_per_chain());  // what was kept (every round's), for the header and the report
   const auto names = cell_names(rec, graph);
   const table_layout layout(graph);
   std::printf(
@@ -473,9 +474,9 @@ int run_pairwise_tables(const release_record& rec, const options& o) {
                                 std::to_string(layout.released_size()) + " cells");
   const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(rec.noisy_statistics.data(), layout.released_size());
   if (sample) {  // said, and refused when too long, before any work (MAP-EM included); the longest run if extended
-    std::optional<convergence_target> until_rhat;
-    options run = tables_chains(rec, o, until_rhat);
-    if (until_rhat) run.draws = draws_longest(run);
+    const tables_run chains = tables_chains(o, shift_moves_of(rec, o));
+    options run = chains.run;
+    run.draws = chains.draws_longest();
     tables_cost_estimate(layout.released_size(), run);
   }
   std::cout << "pairwise tables: N = " << rec.n << ", " << graph.num_nodes() << " columns, " << graph.num_edges() << " edges, "

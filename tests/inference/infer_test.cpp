@@ -13,8 +13,10 @@
 #include <Eigen/Core>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -179,6 +181,37 @@ TEST_CASE("per-draw diagnostics are kept for the step of each kept draw", "[infe
                         },
                         o),
                     Catch::Contains("draw_diagnostics() returned 2 values for 1 draw_diagnostic_names()"));
+}
+
+TEST_CASE("rhat_target_for_rounds caps infer_until at that many rounds", "[infer]") {
+  inference_options o;
+  o.chains = 2;
+  o.burnin = 5;
+  o.draws = 7;
+  o.thin = 3;
+  const convergence_target t = rhat_target_for_rounds(o, 3);
+  CHECK(t.max_rhat == 1.01);
+  CHECK(t.min_ess == 0.0);
+  CHECK(t.max_sweeps == 5 + 7 * 4 * 3);  // the third round ends with 28 draws a chain
+  CHECK(rhat_target_for_rounds(o, 1, 1.05).max_sweeps == 5 + 7 * 3);
+  CHECK(rhat_target_for_rounds(o, 1, 1.05).max_rhat == 1.05);
+  // A chain whose draws only grow (its step count) never reaches R-hat <= 1.01: the rounds allowed are all run.
+  for (const int rounds : {1, 2, 3}) {
+    const auto e = infer_until([](auto&) { return diagnosing_chain{}; }, o, rhat_target_for_rounds(o, rounds));
+    CHECK_FALSE(e.reached);
+    CHECK(e.rounds == rounds);
+    CHECK(e.sweeps_per_chain == rhat_target_for_rounds(o, rounds).max_sweeps);
+  }
+  CHECK_THROWS_WITH(rhat_target_for_rounds(o, 0), Catch::Contains("rounds") && Catch::Contains("[1, 30]"));
+  CHECK_THROWS_WITH(rhat_target_for_rounds(o, 31), Catch::Contains("[1, 30]"));
+  CHECK_THROWS_WITH(rhat_target_for_rounds(o, 2, 0.99), Catch::Contains("max_rhat") && Catch::Contains(">= 1"));
+  CHECK_THROWS_AS(rhat_target_for_rounds(o, 2, std::nan("")), std::invalid_argument);
+  o.draws = 3;  // infer_until needs 4 draws a chain
+  CHECK_THROWS_WITH(rhat_target_for_rounds(o, 2), Catch::Contains("draws"));
+  o.draws = 1 << 30;
+  o.thin = 1 << 30;
+  CHECK(rhat_target_for_rounds(o, 1).max_sweeps == 5 + (std::int64_t{1} << 60));
+  CHECK_THROWS_WITH(rhat_target_for_rounds(o, 4), Catch::Contains("64 bits"));  // 2^30 * 2^3 * 2^30 = 2^63
 }
 
 TEST_CASE("a stop flag ends the run with the draws kept so far", "[infer]") {

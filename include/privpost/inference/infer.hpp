@@ -11,6 +11,7 @@
 #include <concepts>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -299,6 +300,28 @@ struct convergence_target {
   /// Cap on sweeps per chain, burn-in included.
   std::int64_t max_sweeps = 1'000'000;
 };
+
+/// The target "R-hat <= max_rhat, no ESS asked, at most `rounds` rounds of infer_until" for chains run with options:
+/// each round doubles the kept draws, so round r ends at burnin + draws * 2^(r - 1) * thin sweeps a chain, and that is
+/// max_sweeps for the last round allowed. rounds = 1 runs options' chains once. Throws std::invalid_argument for
+/// options infer_until refuses, rounds outside [1, 30] or a max_sweeps beyond 64 bits.
+inline convergence_target rhat_target_for_rounds(const inference_options& options, int rounds, double max_rhat = 1.01) {
+  detail::check_inference_options("rhat_target_for_rounds", options, 4);
+  if (rounds < 1 || rounds > 30) throw_invalid("rhat_target_for_rounds", "rounds", rounds, "an integer in [1, 30]");
+  if (!(max_rhat >= 1.0 && std::isfinite(max_rhat)))
+    throw_invalid("rhat_target_for_rounds", "max_rhat", max_rhat, "a finite number >= 1");
+  // draws < 2^31 and rounds <= 30: last_draws < 2^60 fits; times thin (< 2^31) it may not, hence the check.
+  const std::int64_t last_draws = static_cast<std::int64_t>(options.draws) << (rounds - 1);
+  constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  if (last_draws > (max - options.burnin) / options.thin)
+    throw_invalid("rhat_target_for_rounds", "rounds", rounds,
+                  "few enough that burnin + draws * 2^(rounds - 1) * thin fits in 64 bits");
+  convergence_target target;
+  target.max_rhat = max_rhat;
+  target.min_ess = 0.0;
+  target.max_sweeps = options.burnin + last_draws * options.thin;
+  return target;
+}
 
 /// What infer_until did.
 struct extended_inference_result {

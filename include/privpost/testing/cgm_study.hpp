@@ -375,11 +375,7 @@ requires std::is_invocable_r_v<Eigen::VectorXd, Population&, const Eigen::Vector
         io.thin = p->thin;
         io.parallel = p->parallel;
         io.seed = settings.seed + 2 + static_cast<std::uint64_t>(done);
-        // infer_until doubles the kept draws each round: round r ends with draws * 2^(r - 1) a chain.
-        convergence_target target;
-        target.min_ess = 0.0;
-        target.max_sweeps = static_cast<std::int64_t>(p->burnin) +
-                            (static_cast<std::int64_t>(p->draws) << (p->rounds - 1)) * static_cast<std::int64_t>(p->thin);
+        const convergence_target target = rhat_target_for_rounds(io, p->rounds);
         const auto start = std::chrono::steady_clock::now();
         const inference_result post = infer_until(
                                           [&](std::mt19937_64& e) {
