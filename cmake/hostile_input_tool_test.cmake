@@ -7,7 +7,9 @@
 #      (a, c) of edge (u, v) is at a K_v + c, as the record's description says;
 #   4. a record whose released value no honest release produces (a binomial count of 1e20) is refused by
 #      privpost-infer with the value named, not answered with a confident posterior;
-#   5. an error inside the library (a prior whose draws overflow) names the user's inputs first, then the detail.
+#   5. an error inside the library (a prior whose draws overflow) names the user's inputs first, then the detail;
+#   6. a pairwise-tables record with a lattice mechanism (which privpost-release does not write, another tool could) is
+#      refused by privpost-infer, with --shift-moves too: the shift move's target is the continuous noise law.
 include("${CMAKE_CURRENT_LIST_DIR}/tool_test_support.cmake")
 privpost_require_defined(RELEASE INFER DATA WORKDIR)
 file(REMOVE_RECURSE "${WORKDIR}")
@@ -71,3 +73,13 @@ run(failure "noisy_statistics\\[0\\] is 1e\\+20, but the statistic of n = 100 re
 # 5.
 run(failure "privpost-infer: error: the computation failed for these inputs: --prior, and the release record's n.*\\(detail: draw_inverse_gamma: "
     ${INFER} ${DATA}/cirrhosis_release.json --prior 0,0,1e-300,1e-300,1e-300,1e-300 --draws 20 --burnin 20)
+
+# 6. The record of item 3 with the mechanism block of a discrete Laplace release of counts.
+file(READ "${WORKDIR}/ab.json" record)
+string(JSON record SET "${record}" mechanism
+       "{\"name\": \"discrete-laplace\", \"epsilon\": 1, \"sensitivity\": 2, \"scale\": 2, \"granularity\": 1, \"lattice\": \"exact\", \"lattice_dimension\": 6, \"lattice_sensitivity\": 2}")
+file(WRITE "${WORKDIR}/ab_lattice.json" "${record}")
+foreach(extra "" "--shift-moves;2")
+  run(failure "release record: mechanism 'discrete-laplace' with the pairwise-tables model; the lattice mechanisms serve"
+      ${INFER} ab_lattice.json ${extra})
+endforeach()

@@ -28,6 +28,7 @@
 #include "privpost/families/support.hpp"
 #include "privpost/families/truncation.hpp"
 #include "privpost/inference/calibration_study.hpp"
+#include "privpost/inference/synthetic_regression.hpp"
 #include "privpost/mechanisms/discrete_gaussian.hpp"
 #include "privpost/mechanisms/discrete_laplace.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
@@ -348,6 +349,13 @@ static_assert(sampler<conjugate_sampler<tree_cgm_model, hyper_dirichlet>>);
 static_assert(sampler<adaptive_chain>);
 static_assert(sampler<adaptive_chain, std::minstd_rand>);
 static_assert(!sampler<not_a_chain>);
+// What with_covariate_law wraps: a chain that samples its covariate law; fixed covariates carry none.
+static_assert(covariate_law_chain<
+              gibbs_ss<linear_regression_model<hierarchical_normal_covariates>, nig_regression_prior, laplace_mechanism>>);
+static_assert(!covariate_law_chain<gibbs_ss<linear_regression_model<fixed_covariates>, nig_regression_prior, laplace_mechanism>>);
+static_assert(!covariate_law_chain<gibbs_ss<family_model<binomial_family>, beta_prior, laplace_mechanism>>);
+static_assert(sampler<with_covariate_law<
+                  gibbs_ss<linear_regression_model<hierarchical_normal_covariates>, nig_regression_prior, laplace_mechanism>>>);
 static_assert(warmup_aware<adaptive_chain>);
 static_assert(differentiable_model<quadratic_target>);
 static_assert(!differentiable_model<value_only_target>);

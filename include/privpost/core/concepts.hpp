@@ -480,6 +480,15 @@ concept sampler = random_engine<G> && requires(S& s, const S& cs, G& g) {
   { cs.events() } -> std::convertible_to<numerical_events>;
 };
 
+/// A sampler whose model carries a covariate law sampled with it: c.model().covariates() with mean() (mu_x) and
+/// covariance() (Sigma_x) of the current state (Gibbs-SS over linear_regression_model with hierarchical_normal_covariates).
+/// What with_covariate_law (inference/synthetic_regression.hpp) wraps to record (theta, sigma^2, mu_x, Sigma_x) together.
+template <class C, class G = std::mt19937_64>
+concept covariate_law_chain = sampler<C, G> && requires(const C& c) {
+  { c.model().covariates().mean() } -> std::convertible_to<Eigen::VectorXd>;
+  { c.model().covariates().covariance() } -> std::convertible_to<Eigen::MatrixXd>;
+};
+
 /// A target of gradient-based samplers (NUTS, samplers/nuts.hpp): dimension() of its unconstrained space (>= 1), and
 /// log_density_gradient(u, grad), the log density at u up to a constant, Jacobians of any constraining transforms
 /// included, with its gradient written to grad (sized dimension() by the caller). -infinity is allowed (outside the

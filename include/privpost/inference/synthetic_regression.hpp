@@ -76,13 +76,7 @@ struct regression_synthetic_parameter {
 /// A Gibbs-SS chain of linear_regression_model with hierarchical_normal_covariates whose draws carry the covariate law:
 /// parameter_vector() is (theta, sigma^2, mu_x, Sigma_x's lower triangle column by column), read after the whole sweep
 /// (file comment: a state of the chain, so a joint posterior draw). Everything else is the wrapped chain's.
-template <class Chain>
-requires requires(const Chain& c) {
-  { c.parameter_vector() } -> std::convertible_to<Eigen::VectorXd>;
-  { c.model().covariates().mean() } -> std::convertible_to<Eigen::VectorXd>;
-  { c.model().covariates().covariance() } -> std::convertible_to<Eigen::MatrixXd>;
-  { c.events() } -> std::convertible_to<numerical_events>;
-}
+template <covariate_law_chain Chain>
 class with_covariate_law {
  public:
   /// Takes the chain over.
