@@ -204,3 +204,43 @@ TEST_CASE("glm_collapsed_gibbs: argument checks, latent state, and infer's warm-
   early.step(g);
   CHECK_THROWS_AS(early.end_warmup(), std::invalid_argument);
 }
+
+TEST_CASE("glm_collapsed_gibbs scales NUTS's step to the noise variances' curvature, as a function of w alone",
+          "[glm][laplace]") {
+  const int d = 2;
+  const auto st = glm_statistic::logistic(d, 1.0);
+  const laplace_mechanism lap(st.l1_sensitivity(), 1.0);
+  const double n = 2000.0;
+  std::mt19937_64 g(11);
+  const logistic_moment_model<> sim(Eigen::VectorXd::Zero(st.size()), n, 0.0, d);
+  const Eigen::VectorXd z = lap.release(simulate_glm_release(sim, draw_glm_prior(g, d, glm_prior{}), g), g);
+  nuts_options opt;
+  opt.warmup = 200;
+  opt.dense_metric = true;
+  laplace_glm chain(z, n, lap, d, {}, {}, opt, g);
+  const Eigen::VectorXd mean_w = Eigen::VectorXd::Constant(st.size(), lap.noise_variance());
+  CHECK(chain.model().step_scale_for(mean_w) == 1.0);  // no reference before the first metric window
+  chain.begin_warmup(opt.warmup);
+  for (int i = 0; i < opt.warmup; ++i) chain.step(g);
+  chain.end_warmup();
+  REQUIRE(chain.nuts().metric_updates() >= 1);
+  const auto& model = chain.model();
+  CHECK(model.step_scale_for(mean_w) == 1.0);
+  // One sum pinned (w_j at 10^-4 of its mean): a narrower conditional, a shorter step; more pinned, shorter still.
+  Eigen::VectorXd pinned = mean_w;
+  pinned(st.size() - 1) *= 1e-4;
+  const double one = model.step_scale_for(pinned);
+  CHECK(one < 1.0);
+  CHECK(one > 0.0);
+  pinned.head(2) *= 1e-4;
+  CHECK(model.step_scale_for(pinned) < one);
+  // A function of w alone: the same factor whatever ran in between, and the one the next transition uses.
+  const double again = model.step_scale_for(pinned);
+  for (int i = 0; i < 5; ++i) chain.step(g);
+  CHECK(model.step_scale_for(pinned) == again);
+  CHECK(model.step_scale_for(pinned) < one);
+  const double scale = model.step_scale_for(chain.variances());
+  CHECK(chain.nuts().step_scale() == scale);
+  chain.step(g);
+  CHECK(chain.nuts().last_transition().step_size == scale * chain.nuts().step_size());
+}

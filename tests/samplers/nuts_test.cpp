@@ -493,6 +493,38 @@ TEST_CASE("NUTS is reproducible from the seed and follows Stan's warm-up schedul
     CHECK(s.last_transition().n_leapfrog >= 1);
     CHECK(s.last_transition().n_leapfrog < (1 << nopt.max_depth));
   }
+  SECTION("set_step_scale multiplies the transitions' step until set again; metric_updates counts the windows") {
+    std::mt19937_64 g(2);
+    nuts_sampler<correlated_gaussian> s(correlated_gaussian{0.5}, nopt, g);
+    CHECK(s.step_scale() == 1.0);
+    CHECK(s.metric_updates() == 0);
+    for (int i = 0; i < nopt.warmup; ++i) s.step(g);
+    detail::metric_windows w;
+    w.configure(nopt.warmup, nopt.init_buffer, nopt.term_buffer, nopt.base_window, true);
+    int windows = 0;
+    for (int c = 0; c < nopt.warmup; ++c) {
+      if (w.ends_window(c)) {
+        ++windows;
+        w.advance(c);
+      }
+    }
+    REQUIRE(windows >= 1);
+    CHECK(s.metric_updates() == windows);
+    const double eps = s.step_size();
+    s.set_step_scale(0.25);
+    for (int i = 0; i < 3; ++i) {
+      s.step(g);
+      CHECK(s.last_transition().step_size == 0.25 * eps);
+    }
+    CHECK(s.step_size() == eps);
+    s.set_step_scale(1.0);
+    s.step(g);
+    CHECK(s.last_transition().step_size == eps);
+    CHECK(s.metric_updates() == windows);
+    for (double bad : {0.0, -0.5, 1.5, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()})
+      CHECK_THROWS_AS(s.set_step_scale(bad), std::invalid_argument);
+    CHECK(s.step_scale() == 1.0);
+  }
 }
 
 TEST_CASE("infer tells NUTS once that warm-up ended, and a burn-in of another length is an error", "[nuts]") {

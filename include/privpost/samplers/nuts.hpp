@@ -220,8 +220,23 @@ class nuts_sampler {
         static_cast<double>(last_.n_leapfrog), last_.divergent ? 1.0 : 0.0, last_.energy;
     return d;
   }
-  /// The current (adapted) step size.
+  /// The current (adapted) step size, before step_scale().
   double step_size() const noexcept { return step_size_; }
+  /// Sets the factor the next transitions multiply the step size by, until set again (1 at construction). For a Gibbs
+  /// block whose target changes between transitions (update_model): a factor that depends only on what the block
+  /// conditions on leaves each conditional target invariant, so a sweep whose conditional is narrower than the
+  /// adapted metric expects can take smaller steps instead of diverging (glm_collapsed_model). During warm-up the
+  /// dual averaging adapts the step size before this factor. std::invalid_argument unless factor is finite and in
+  /// (0, 1].
+  void set_step_scale(double factor) {
+    if (!(std::isfinite(factor) && factor > 0.0 && factor <= 1.0))
+      throw_invalid("nuts_sampler::set_step_scale", "factor", factor, "a number in (0, 1]");
+    step_scale_ = factor;
+  }
+  /// The factor set by set_step_scale.
+  double step_scale() const noexcept { return step_scale_; }
+  /// How many times warm-up has replaced the metric so far (each end of one of Stan's metric windows).
+  int metric_updates() const noexcept { return metric_updates_; }
   /// The current inverse metric's diagonal (the whole metric unless nuts_options::dense_metric).
   const Eigen::VectorXd& inverse_metric() const noexcept { return inverse_metric_; }
   /// The current dense inverse metric (with nuts_options::dense_metric; an empty matrix otherwise).
@@ -357,7 +372,7 @@ class nuts_sampler {
       z_.lp = lp_;
       draw_momentum(z_.p, g);
       const double h0 = hamiltonian(z_);
-      leapfrog(z_, step_size_);
+      leapfrog(z_, step_size_ * step_scale_);
       return h0 - hamiltonian(z_);
     };
     const double first = trial();
@@ -407,7 +422,8 @@ class nuts_sampler {
       z_.p = end.p;
       z_.grad = end.grad;
       z_.lp = end.lp;
-      const bool valid = build(depth, forward ? step_size_ : -step_size_, h0, g);
+      const double e = step_size_ * step_scale_;
+      const bool valid = build(depth, forward ? e : -e, h0, g);
       end.q = z_.q;
       end.p = z_.p;
       end.grad = z_.grad;
@@ -435,7 +451,7 @@ class nuts_sampler {
       (forward ? ps_fwd_ : ps_bck_) = t.ps_end;
       if (!persist) break;
     }
-    last_.step_size = step_size_;
+    last_.step_size = step_size_ * step_scale_;
     last_.tree_depth = depth;
     last_.n_leapfrog = n_leapfrog_;
     last_.divergent = divergent_;
@@ -540,6 +556,7 @@ class nuts_sampler {
         if (!(std::isfinite(inverse_metric_(i)) && inverse_metric_(i) > 0.0))
           throw_domain("nuts_sampler", "adapted inverse metric", inverse_metric_(i), "finite and > 0");
       }
+      ++metric_updates_;
       init_step_size(g);
       step_size_adaptation_.mu = std::log(10.0 * step_size_);
       step_size_adaptation_.restart();
@@ -555,6 +572,8 @@ class nuts_sampler {
   Eigen::MatrixXd dense_inverse_metric_;    // with options_.dense_metric
   Eigen::LLT<Eigen::MatrixXd> metric_llt_;  // its Cholesky factor, for the momentum draws
   double step_size_ = 1.0;
+  double step_scale_ = 1.0;  // set_step_scale
+  int metric_updates_ = 0;
   int transitions_ = 0;
   numerical_events events_;
   nuts_transition last_;
