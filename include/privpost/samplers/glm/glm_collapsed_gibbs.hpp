@@ -89,6 +89,7 @@ class glm_collapsed_model {
     model.set_noise_variances(block.variances());
     nuts_.emplace(std::move(model), nuts_options_, g);
     u = nuts_->position();
+    allocate_reference(size(), u.size());
   }
 
   /// One NUTS transition given the current noise variances (s integrated out).
@@ -144,9 +145,6 @@ class glm_collapsed_model {
   const nuts_sampler<nuts_model_type>& nuts() const { return *nuts_; }
 
  private:
-  // The reference of step_scale_for at the NUTS block's current point and metric: J by central differences of N mu,
-  // N V, L, and lambda_ref at the mechanism's mean variance (the mean of w's prior). Where the moments fail at a
-  // perturbed point, the scale stays 1 until the next metric.
   // The mechanism's mean noise variance (2 b^2 for Laplace) where it reports one, else the current variances' mean.
   template <noise_variance_source Block>
   static double mean_variance(const Block& block) {
@@ -158,38 +156,61 @@ class glm_collapsed_model {
       return block.variances().mean();
   }
 
+  // The reference of step_scale_for at the NUTS block's current point and metric: J by central differences of N mu,
+  // N V, L, and lambda_ref at the mechanism's mean variance (the mean of w's prior). Where the moments fail at a
+  // perturbed point, the scale stays 1 until the next metric.
   void set_reference(double mean_w) {
     reference_metric_ = nuts_->metric_updates();
     reference_lambda_ = 0.0;
     const Eigen::VectorXd& u = nuts_->position();
     const Eigen::Index k = u.size();
     const double n = moments_.records();
-    Eigen::VectorXd at = u, up, down;
-    Eigen::MatrixXd cov;
-    if (!moments_.statistic_moments(u, up, reference_cov_)) return;
+    // A copy of this model starts with empty scratch (workspace's copy); size it again.
+    if (ws_.b.rows() != size() || ws_.b.cols() != k || ws_.mean_w.size() != size()) allocate_reference(size(), k);
+    ws_.at = u;
+    if (!moments_.statistic_moments(u, ws_.up, reference_cov_)) return;
     reference_cov_ *= n;
-    jacobian_.resize(up.size(), k);
     for (Eigen::Index i = 0; i < k; ++i) {
       const double h = 1e-5 * std::max(1.0, std::abs(u(i)));
-      at(i) = u(i) + h;
-      if (!moments_.statistic_moments(at, up, cov)) return;
-      at(i) = u(i) - h;
-      if (!moments_.statistic_moments(at, down, cov)) return;
-      at(i) = u(i);
-      jacobian_.col(i) = (n / (2.0 * h)) * (up - down);
+      ws_.at(i) = u(i) + h;
+      if (!moments_.statistic_moments(ws_.at, ws_.up, ws_.cov)) return;
+      ws_.at(i) = u(i) - h;
+      if (!moments_.statistic_moments(ws_.at, ws_.down, ws_.cov)) return;
+      ws_.at(i) = u(i);
+      ws_.b.col(i) = (n / (2.0 * h)) * (ws_.up - ws_.down);
     }
     if (nuts_->options().dense_metric) {
-      const Eigen::LLT<Eigen::MatrixXd> l(nuts_->dense_inverse_metric());
-      jacobian_ = jacobian_ * l.matrixL();
+      ws_.metric_llt.compute(nuts_->dense_inverse_metric());
+      jacobian_.noalias() = ws_.b * ws_.metric_llt.matrixL();
     } else {
-      jacobian_ = jacobian_ * nuts_->inverse_metric().cwiseSqrt().asDiagonal();
+      jacobian_.noalias() = ws_.b * nuts_->inverse_metric().cwiseSqrt().asDiagonal();
     }
     // lambda_ref as step_scale_for will compute it at the mean variance (the same start), so that the factor there is 1.
-    const Eigen::VectorXd mean(Eigen::VectorXd::Constant(reference_cov_.rows(), mean_w));
-    reference_vector_ = Eigen::VectorXd::Ones(jacobian_.cols()).normalized();
-    information_eigenvalue(mean);
+    ws_.mean_w.setConstant(mean_w);
+    reference_vector_.setOnes();
+    reference_vector_.normalize();
+    information_eigenvalue(ws_.mean_w);
     reference_vector_ = ws_.eigenvector;
-    reference_lambda_ = information_eigenvalue(mean);
+    reference_lambda_ = information_eigenvalue(ws_.mean_w);
+  }
+
+  // Storage of the reference and of information_eigenvalue, sized once when the NUTS block starts (sweeps then
+  // allocate nothing): m sums, k parameters.
+  void allocate_reference(Eigen::Index m, Eigen::Index k) {
+    jacobian_.resize(m, k);
+    reference_cov_.resize(m, m);
+    reference_vector_.resize(k);
+    ws_.cov.resize(m, m);
+    ws_.b.resize(m, k);
+    ws_.llt = Eigen::LLT<Eigen::MatrixXd>(m);
+    ws_.metric_llt = Eigen::LLT<Eigen::MatrixXd>(k);
+    ws_.at.resize(k);
+    ws_.up.resize(m);
+    ws_.down.resize(m);
+    ws_.mean_w.resize(m);
+    ws_.eigenvector.resize(k);
+    ws_.bv.resize(m);
+    ws_.next.resize(k);
   }
 
   // Largest eigenvalue of B^T B, B = (N V + W)^{-1/2} J L (the reference's J L), by power iteration (B^T B is positive
@@ -201,7 +222,8 @@ class glm_collapsed_model {
     ws_.cov.diagonal() += w;
     ws_.llt.compute(ws_.cov);
     if (ws_.llt.info() != Eigen::Success) return 0.0;
-    ws_.b = ws_.llt.matrixL().solve(jacobian_);
+    ws_.b = jacobian_;
+    ws_.llt.matrixL().solveInPlace(ws_.b);
     ws_.eigenvector = reference_vector_;
     double lambda = 0.0;
     for (int it = 0; it < 30; ++it) {
@@ -224,11 +246,12 @@ class glm_collapsed_model {
   double reference_lambda_ = 0.0;
   Eigen::MatrixXd jacobian_, reference_cov_;
   Eigen::VectorXd reference_vector_;
-  // Scratch of information_eigenvalue; its contents between calls are unspecified, so a copy starts with fresh storage.
+  // Scratch of set_reference and information_eigenvalue; its contents between calls are unspecified, so a copy starts
+  // with fresh storage.
   struct workspace {
     Eigen::MatrixXd cov, b;
-    Eigen::LLT<Eigen::MatrixXd> llt;
-    Eigen::VectorXd eigenvector, bv, next;
+    Eigen::LLT<Eigen::MatrixXd> llt, metric_llt;
+    Eigen::VectorXd at, up, down, mean_w, eigenvector, bv, next;
     workspace() = default;
     workspace(const workspace&) noexcept {}
     workspace& operator=(const workspace&) noexcept { return *this; }
