@@ -51,6 +51,7 @@ int run_glm_study(const cli_options& o, const study_settings& settings) {
   const int p = simulator.coefficients();
   nuts_options nuts;
   nuts.dense_metric = o.metric == "dense";
+  nuts.curvature_start = true;  // the GLM models start near the bulk (moment start): see nuts_options
   // The recorded columns (theta~, tau, mu_x) of a chain's parameter vectors (the correlations left out).
   auto recorded = [=](const Eigen::MatrixXd& all) {
     Eigen::MatrixXd out(all.rows(), p + 2 * d);

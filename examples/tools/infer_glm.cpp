@@ -180,6 +180,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
     throw std::invalid_argument("--target-accept is " + std::to_string(o.target_accept) + "; accepted: a number in (0, 1)");
   nuts.target_accept = o.target_accept;
   nuts.dense_metric = o.metric == "dense";
+  nuts.curvature_start = true;  // the GLM models start near the bulk (moment start): see nuts_options
   const inference_options io = driver_options(o);
   glm_cost_estimate<Model>(z, rec, d, prior, design, o, nuts.max_depth, laplace ? rec.noise : gaussian_sigma);
   tools::progress_line progress("privpost-infer: transitions");

@@ -76,6 +76,7 @@ calibration_accumulator run_glm_sbc_with(const glm_sbc_setting& s, std::uint64_t
   nuts_options opt;
   opt.warmup = 400;
   opt.dense_metric = s.dense_metric;
+  opt.curvature_start = true;  // as the tools run the GLMs
   const int kept = 100, thin = s.thin;
   const Model simulator(Eigen::VectorXd::Zero(statistic.size()), s.n, s.laplace ? 0.0 : sigma, d, s.prior, s.options);
   const int p = simulator.coefficients();

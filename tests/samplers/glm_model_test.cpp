@@ -66,7 +66,8 @@ static_assert(initial_point_model<poisson_moment_model, std::mt19937_64>);
 static_assert(initial_point_model<logistic_moment_model<>, std::mt19937_64>);
 static_assert(initial_point_model<logistic_record_model, std::mt19937_64>);
 static_assert(initial_point_model<poisson_record_model, std::mt19937_64>);
-static_assert(!logistic_moment_model<>::moment_start && poisson_moment_model::moment_start);
+static_assert(logistic_moment_model<>::moment_start && poisson_moment_model::moment_start);
+static_assert(logistic_moment_model<taylor_logistic_link>::moment_start);
 namespace {
 // A map without an adjoint (no gradient) and a type that is no map at all.
 struct forward_only_map {
@@ -414,8 +415,9 @@ TEST_CASE("leapfrog energy error on the GLM posterior shrinks as the step size s
 
 TEST_CASE("the DP-GLM models start NUTS near theta~ = 0", "[glm][nuts]") {
   // glm_coefficient_transform::initial_point: every v_i uniform on [-c, c], c = radius / (2 sqrt(P)), so
-  // ||theta~||^2 < s_max tanh^2(radius / 2) (0.58 s_max at radius 2); the logistic model's covariate parameters
-  // uniform on [-2, 2] (Stan), the Poisson model's near the release's moments (below).
+  // ||theta~||^2 < s_max tanh^2(radius / 2) (0.58 s_max at radius 2); the covariate parameters near the release's
+  // moments (below), or, where a release's moments are invalid (the zero release here: variances 0), log tau uniform
+  // on log tau_scale +- radius and the correlation coordinates on [-radius, radius].
   std::mt19937_64 g(5);
   const glm_prior prior{9.0, 0.5, 2.0, 0.5};
   const poisson_moment_model m(Eigen::VectorXd::Zero(11), 100.0, 1.0, 2, prior, glm_model_options{1.0, true});
@@ -433,8 +435,9 @@ TEST_CASE("the DP-GLM models start NUTS near theta~ = 0", "[glm][nuts]") {
     lm.initial_point(g, 2.0, u);
     REQUIRE(u.size() == lm.dimension());
     CHECK(lm.parameter_vector(u).head(2).squaredNorm() < bound);
-    CHECK((u.tail(3).array().abs() <= 2.0).all());
-    covariate_extreme = std::max(covariate_extreme, u.tail(3).cwiseAbs().maxCoeff());
+    CHECK((u.segment(2, 2).array() - std::log(0.5)).abs().maxCoeff() <= 2.0);
+    CHECK(std::abs(u(4)) <= 2.0);
+    covariate_extreme = std::max(covariate_extreme, std::abs(u(4)));
   }
   CHECK(largest < bound);
   CHECK(largest > 0.5 * bound);
@@ -455,6 +458,21 @@ TEST_CASE("the DP-GLM models start NUTS near theta~ = 0", "[glm][nuts]") {
   for (int t = 0; t < 100; ++t) {
     pm.initial_point(g, 2.0, u);
     const Eigen::VectorXd v = pm.parameter_vector(u);  // theta~ (3), tau (2), Omega_10, mu_x (2)
+    CHECK(std::abs(std::log(v(3) / 0.5)) < 0.25);
+    CHECK(std::abs(std::log(v(4) / 0.4)) < 0.25);
+    CHECK(std::abs(v(5) - 0.25) < 0.25);
+    CHECK(std::abs(v(6) - 0.2) < 0.25);
+    CHECK(std::abs(v(7) + 0.1) < 0.25);
+  }
+  // The logistic model likewise, from a logistic release of the same covariates (responses +-1; only the x blocks
+  // matter here).
+  Eigen::VectorXd signs(rec.y.size());
+  for (Eigen::Index i = 0; i < signs.size(); ++i) signs(i) = draw_uniform(g) < 0.5 ? -1.0 : 1.0;
+  const Eigen::VectorXd sl = glm_statistic::logistic(2, 1e6, 1.0).sum(rec.x, signs);
+  const logistic_moment_model<> lmm(sl, 20000.0, 0.0, 2, prior, glm_model_options{1.0, true});
+  for (int t = 0; t < 100; ++t) {
+    lmm.initial_point(g, 2.0, u);
+    const Eigen::VectorXd v = lmm.parameter_vector(u);
     CHECK(std::abs(std::log(v(3) / 0.5)) < 0.25);
     CHECK(std::abs(std::log(v(4) / 0.4)) < 0.25);
     CHECK(std::abs(v(5) - 0.25) < 0.25);

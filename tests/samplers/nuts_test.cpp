@@ -527,6 +527,52 @@ TEST_CASE("NUTS is reproducible from the seed and follows Stan's warm-up schedul
   }
 }
 
+TEST_CASE("curvature_start shrinks the identity metric to the diagonal curvature until the first window", "[nuts]") {
+  // sds 0.01, 0.1, 1 and 5: curvatures 1e4, 100, 1 and 0.04. The start takes 1 / curvature where that is below 1 (the
+  // identity's), so (1e-4, 1e-2, 1, 1); the first metric window (after transition init_buffer + base_window - 1)
+  // replaces it with the windowed variances, not counted as a window itself.
+  const diagonal_gaussian target{(Eigen::VectorXd(4) << 0.01, 0.1, 1.0, 5.0).finished()};
+  for (const bool dense : {false, true}) {
+    nuts_options opt;
+    opt.warmup = 1000;
+    opt.dense_metric = dense;
+    opt.curvature_start = true;
+    std::mt19937_64 g(4);
+    nuts_sampler<diagonal_gaussian> s(target, opt, g);
+    nuts_options plain_opt = opt;
+    plain_opt.curvature_start = false;
+    std::mt19937_64 g2(4);
+    nuts_sampler<diagonal_gaussian> plain(target, plain_opt, g2);
+    const int start = opt.init_buffer / 5;
+    long leapfrogs = 0, plain_leapfrogs = 0;
+    for (int i = 0; i <= start; ++i) {
+      CHECK(s.inverse_metric() == Eigen::VectorXd::Ones(4));
+      s.step(g);
+      plain.step(g2);
+    }
+    INFO("dense " << dense << ": inverse metric " << s.inverse_metric().transpose());
+    CHECK(s.inverse_metric()(0) == Approx(1e-4).epsilon(1e-3));
+    CHECK(s.inverse_metric()(1) == Approx(1e-2).epsilon(1e-3));
+    CHECK(s.inverse_metric()(2) == 1.0);
+    CHECK(s.inverse_metric()(3) == 1.0);
+    if (dense) CHECK(s.dense_inverse_metric().diagonal() == s.inverse_metric());
+    CHECK(s.metric_updates() == 0);
+    // Until the first window the start pays: the identity needs trajectories as long as the sds' ratio (500).
+    for (int i = start + 1; i < opt.init_buffer + opt.base_window - 1; ++i) {
+      s.step(g);
+      plain.step(g2);
+      leapfrogs += s.last_transition().n_leapfrog;
+      plain_leapfrogs += plain.last_transition().n_leapfrog;
+    }
+    CHECK(leapfrogs * 4 < plain_leapfrogs);
+    s.step(g);
+    CHECK(s.metric_updates() == 1);
+    CHECK(s.inverse_metric()(3) > 1.0);  // the window's variance of the sd-5 coordinate
+    for (int i = opt.init_buffer + opt.base_window; i < 2000; ++i) s.step(g);
+    CHECK(s.events().divergences == 0);
+  }
+}
+
 TEST_CASE("infer tells NUTS once that warm-up ended, and a burn-in of another length is an error", "[nuts]") {
   nuts_options nopt;
   nopt.warmup = 50;

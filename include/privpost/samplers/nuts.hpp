@@ -7,6 +7,7 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <concepts>
 #include <limits>
@@ -39,6 +40,13 @@ struct nuts_options {
   /// there needs trajectories as long as the ratio of the posterior's largest to smallest principal scale. Costs d^2
   /// per leapfrog step (against the gradient's cost); a window of fewer than 2d draws estimates the variances only.
   bool dense_metric = false;
+  /// With adapt_metric: after init_buffer / 5 warm-up transitions, shrink the identity inverse metric to the inverse of
+  /// the log density's diagonal curvature there (central differences of the gradient, each entry in [1e-8, 1]; entries
+  /// where the curvature is not positive and finite stay 1), until the first window replaces it. For models that start
+  /// near the posterior's bulk (the GLMs' moment start): there the identity metric makes the first init_buffer +
+  /// base_window transitions run at the largest tree depth (1023 leapfrog steps each) when some posterior scales are
+  /// 100 times below others. Only shrinking: a metric looser than the identity's can carry a chain started far out further.
+  bool curvature_start = false;
   double gamma = 0.05;   ///< dual averaging regularisation, > 0
   double kappa = 0.75;   ///< dual averaging decay of the averaged iterate, in (0, 1]
   double t0 = 10.0;      ///< dual averaging early-iteration damping, > 0
@@ -514,10 +522,40 @@ class nuts_sampler {
     return valid;
   }
 
+  // nuts_options::curvature_start. Uses the trajectory workspaces (free between transitions); allocates nothing.
+  template <random_engine G>
+  void curvature_metric(G& g) {
+    bool changed = false;
+    z_.q = q_;
+    for (Eigen::Index i = 0; i < dim_; ++i) {
+      const double h = 1e-4 * std::max(1.0, std::abs(q_(i)));
+      z_.q(i) = q_(i) + h;
+      const double up = model_.log_density_gradient(z_.q, fwd_.grad);
+      z_.q(i) = q_(i) - h;
+      const double down = model_.log_density_gradient(z_.q, bck_.grad);
+      z_.q(i) = q_(i);
+      const double curvature = (bck_.grad(i) - fwd_.grad(i)) / (2.0 * h);  // -d^2 log p / dq_i^2
+      if (std::isfinite(up) && std::isfinite(down) && std::isfinite(curvature) && curvature > 1.0) {
+        inverse_metric_(i) = std::max(1.0 / curvature, 1e-8);
+        changed = true;
+      }
+    }
+    if (!changed) return;
+    if (options_.dense_metric) {
+      dense_inverse_metric_.setZero();
+      dense_inverse_metric_.diagonal() = inverse_metric_;
+      metric_llt_.compute(dense_inverse_metric_);
+    }
+    init_step_size(g);
+    step_size_adaptation_.mu = std::log(10.0 * step_size_);
+    step_size_adaptation_.restart();
+  }
+
   template <random_engine G>
   void adapt(G& g) {
     step_size_ = step_size_adaptation_.learn(last_.accept_stat);
     const int c = transitions_;
+    if (options_.curvature_start && windows_.enabled && c == windows_.init_buffer / 5) curvature_metric(g);
     const bool dense = options_.dense_metric;
     if (windows_.collects(c)) {
       if (dense)

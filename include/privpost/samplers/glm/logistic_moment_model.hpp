@@ -23,6 +23,8 @@ namespace privpost {
 template <class Link = exact_logistic_link>
 class logistic_moment_map {
  public:
+  /// glm_moment_model::initial_point starts the covariate parameters at the release's moment estimates.
+  static constexpr bool moment_start = true;
   /// The map for d covariates, with an intercept column of this constant when given.
   logistic_moment_map(int d, std::optional<double> intercept)
       : layout_(d, intercept.has_value()), ws_(layout_), w_(layout_.augmented()), w_bar_(layout_.augmented()) {}
