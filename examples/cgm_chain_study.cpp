@@ -2,7 +2,7 @@
 // Sec. 4.1, Fig. 3.2-3.3 of the text, whose figures are missing): chains of T nodes with K states and Dirichlet(1) edge
 // potentials, a population of N records per model (exact tables by conditional multinomials, so N = 10^7 costs what
 // 10^3 does), Laplace releases of every edge table, and the exact KL(truth || estimate) of
-//   - CGM (MAP-EM, pseudo-count 10, box-dual E-step, at most 2000 iterations),
+//   - CGM (MAP-EM, pseudo-count 10 or --pseudo-count, box-dual E-step, at most 2000 iterations),
 //   - the naive MLE on the simplex-projected tables at lambda 1e-4, 1e-3, 1e-2 and on the raw tables at 1e-3,
 //   - the non-private fit (naive MLE of the true tables, lambda 1e-4), the uniform model and the text's random
 //     estimator (every edge table ~ Dirichlet(1), fitted by the naive MLE; the text does not say which distribution),
@@ -16,13 +16,15 @@
 //
 // Usage: privpost_cgm_chain_study [--n 1e3,1e4,1e5] [--epsilon 1,0.1,0.01] [--models 5] [--releases 5] [--nodes 10]
 //                                 [--states 3] [--neighbours add-remove|replace|both] [--seed 2017] [--run-on 0]
-//                                 [--evidence exact|gaussian|auto] [--posterior [--burnin 500] [--draws 1000]
+//                                 [--evidence exact|gaussian|auto] [--pseudo-count 10]
+//                                 [--posterior [--burnin 500] [--draws 1000]
 //                                 [--rounds 2] [--thin 2] [--collapsed-moves 0] [--shift-moves 4]] [--anchors]
 // --run-on K continues every MAP-EM fit still moving at the 2000-iteration cap for up to K more iterations and adds the
 // median KL after that and the count still moving (spec Sec. 3.6: the value at the cap and at convergence).
 // --evidence: MAP-EM's evidence term (samplers/cgm/cgm_noise.hpp): the Laplace density (exact, the text's and the
 // default here), the Gaussian of its variance, or auto (privpost-infer's default: the Gaussian where every table's mean
 // cell count is at least 2 b).
+// --pseudo-count: alpha_0 of MAP-EM and of the posterior's hyper-Dirichlet prior (privpost-infer's --prior).
 // --posterior adds the Bayesian CGM's posterior mean (privpost-infer's sampler and defaults: 4 chains of 1000 draws
 // after 500 burn-in sweeps, thin 2, 4 shift moves a sweep, two threads, the draws doubled once where some cell's R-hat
 // is above 1.01; --rounds 1 keeps the first round; cgm_posterior_settings), with the largest R-hat over the edge cells
@@ -157,6 +159,11 @@ int main(int argc, char** argv) {
         states = parse_int(a, v, 2, 20);
       } else if (a == "--run-on") {
         settings.em_run_on = parse_int(a, v, 0, 1000000);
+      } else if (a == "--pseudo-count") {
+        const std::vector<double> v1 = parse_list(a, v);
+        if (v1.size() != 1 || !(v1[0] > 0.0) || !std::isfinite(v1[0]))
+          throw std::invalid_argument("--pseudo-count " + std::string(v) + ": expected one number > 0");
+        settings.pseudo_count = v1[0];
       } else if (a == "--seed") {
         settings.seed = static_cast<std::uint64_t>(parse_int(a, v, 0, 2000000000));
       } else if (a == "--evidence") {
@@ -202,9 +209,10 @@ int main(int argc, char** argv) {
   };
   if (with_posterior)
     std::printf(
-        "posterior: Gibbs-SS, hyper-Dirichlet alpha_0 = 10, %d chains x %d draws (burn-in %d, thin %d, at most %d "
+        "posterior: Gibbs-SS, hyper-Dirichlet alpha_0 = %g, %d chains x %d draws (burn-in %d, thin %d, at most %d "
         "round%s to R-hat <= 1.01%s%s)\n",
-        posterior.chains, posterior.draws, posterior.burnin, posterior.thin, posterior.rounds, posterior.rounds == 1 ? "" : "s",
+        settings.pseudo_count, posterior.chains, posterior.draws, posterior.burnin, posterior.thin, posterior.rounds,
+        posterior.rounds == 1 ? "" : "s",
         posterior.collapsed_moves > 0 ? (", collapsed moves " + std::to_string(posterior.collapsed_moves)).c_str() : "",
         posterior.shift_moves > 0 ? (", shift moves " + std::to_string(posterior.shift_moves)).c_str() : "");
   if (anchors)

@@ -243,7 +243,9 @@ struct cgm_point_study_settings {
   neighbour_relation relation = neighbour_relation::add_remove;  ///< the text's scale |E| / epsilon by default (D1)
   /// Seed of the study.
   std::uint64_t seed = 2017;
-  int em_iterations = 2000;     ///< MAP-EM's cap (pseudo-count 10)
+  int em_iterations = 2000;  ///< MAP-EM's cap
+  /// alpha_0 of MAP-EM and of the posterior's hyper-Dirichlet prior (privpost-infer's --prior for pairwise tables), > 0.
+  double pseudo_count = 10.0;
   int naive_iterations = 5000;  ///< the naive MLE's cap
   int em_run_on = 0;            ///< further iterations for the fits still moving at the cap (spec Sec. 3.6: value at the
                                 ///< cap and at convergence); 0: none
@@ -300,6 +302,7 @@ requires std::is_invocable_r_v<Eigen::VectorXd, Population&, const Eigen::Vector
   if (settings.models < 1) throw_invalid(f, "models", settings.models, "an integer >= 1");
   if (settings.releases < 1) throw_invalid(f, "releases", settings.releases, "an integer >= 1");
   if (settings.em_run_on < 0) throw_invalid(f, "em_run_on", settings.em_run_on, "an integer >= 0");
+  check_positive_finite(f, "pseudo_count", settings.pseudo_count);
   if (const auto& p = settings.posterior) {
     if (p->chains < 2) throw_invalid(f, "posterior chains", p->chains, "an integer >= 2");
     if (p->burnin < 0) throw_invalid(f, "posterior burn-in", p->burnin, "an integer >= 0");
@@ -317,7 +320,7 @@ requires std::is_invocable_r_v<Eigen::VectorXd, Population&, const Eigen::Vector
   tree_bp bp(graph);
   const table_layout layout(graph);
   const tree_cgm_model model(graph);
-  const hyper_dirichlet prior(graph, cgm_em_options{}.pseudo_count);
+  const hyper_dirichlet prior(graph, settings.pseudo_count);
   cgm_point_study_result out;
   int done = 0;
   for (int m = 0; m < settings.models; ++m) {
@@ -342,6 +345,7 @@ requires std::is_invocable_r_v<Eigen::VectorXd, Population&, const Eigen::Vector
       const Eigen::VectorXd y = mechanism.release(tables, g);
       cgm_em_options em_options;
       em_options.keep_trace = false;
+      em_options.pseudo_count = settings.pseudo_count;
       bool surrogate = false;
       with_map_em_evidence(
           settings.evidence, make_cgm_noise(mechanism), graph, n, true,
