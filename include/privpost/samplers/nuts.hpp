@@ -42,10 +42,11 @@ struct nuts_options {
   bool dense_metric = false;
   /// With adapt_metric: after init_buffer / 5 warm-up transitions, shrink the identity inverse metric to the inverse of
   /// the log density's diagonal curvature there (central differences of the gradient, each entry in [1e-8, 1]; entries
-  /// where the curvature is not positive and finite stay 1), until the first window replaces it. For models that start
+  /// whose curvature is not finite or not above 1 stay 1), until the first window replaces it. For models that start
   /// near the posterior's bulk (the GLMs' moment start): there the identity metric makes the first init_buffer +
   /// base_window transitions run at the largest tree depth (1023 leapfrog steps each) when some posterior scales are
-  /// 100 times below others. Only shrinking: a metric looser than the identity's can carry a chain started far out further.
+  /// 100 times below others. Only shrinking: a version that also loosened the metric stopped the Poisson DP-GLM's
+  /// calibration suite under Laplace noise (a covariance that was not positive definite).
   bool curvature_start = false;
   double gamma = 0.05;   ///< dual averaging regularisation, > 0
   double kappa = 0.75;   ///< dual averaging decay of the averaged iterate, in (0, 1]
