@@ -454,31 +454,24 @@ TEST_CASE("the DP-GLM models start NUTS near theta~ = 0", "[glm][nuts]") {
                              (Eigen::VectorXd(2) << 0.2, -0.1).finished()};
   const glm_records rec = simulate_poisson_records(g, truth, 20000, 1.0);
   const Eigen::VectorXd s = glm_statistic::poisson(2, 1e6, 1e6, 1.0).sum(rec.x, rec.y);
-  const poisson_moment_model pm(s, 20000.0, 0.0, 2, prior, glm_model_options{1.0, true});
-  for (int t = 0; t < 100; ++t) {
-    pm.initial_point(g, 2.0, u);
-    const Eigen::VectorXd v = pm.parameter_vector(u);  // theta~ (3), tau (2), Omega_10, mu_x (2)
-    CHECK(std::abs(std::log(v(3) / 0.5)) < 0.25);
-    CHECK(std::abs(std::log(v(4) / 0.4)) < 0.25);
-    CHECK(std::abs(v(5) - 0.25) < 0.25);
-    CHECK(std::abs(v(6) - 0.2) < 0.25);
-    CHECK(std::abs(v(7) + 0.1) < 0.25);
-  }
+  auto check_moment_start = [&](const auto& model) {
+    for (int t = 0; t < 100; ++t) {
+      model.initial_point(g, 2.0, u);
+      const Eigen::VectorXd v = model.parameter_vector(u);  // theta~ (3), tau (2), Omega_10, mu_x (2)
+      CHECK(std::abs(std::log(v(3) / 0.5)) < 0.25);
+      CHECK(std::abs(std::log(v(4) / 0.4)) < 0.25);
+      CHECK(std::abs(v(5) - 0.25) < 0.25);
+      CHECK(std::abs(v(6) - 0.2) < 0.25);
+      CHECK(std::abs(v(7) + 0.1) < 0.25);
+    }
+  };
+  check_moment_start(poisson_moment_model(s, 20000.0, 0.0, 2, prior, glm_model_options{1.0, true}));
   // The logistic model likewise, from a logistic release of the same covariates (responses +-1; only the x blocks
   // matter here).
   Eigen::VectorXd signs(rec.y.size());
   for (Eigen::Index i = 0; i < signs.size(); ++i) signs(i) = draw_uniform(g) < 0.5 ? -1.0 : 1.0;
   const Eigen::VectorXd sl = glm_statistic::logistic(2, 1e6, 1.0).sum(rec.x, signs);
-  const logistic_moment_model<> lmm(sl, 20000.0, 0.0, 2, prior, glm_model_options{1.0, true});
-  for (int t = 0; t < 100; ++t) {
-    lmm.initial_point(g, 2.0, u);
-    const Eigen::VectorXd v = lmm.parameter_vector(u);
-    CHECK(std::abs(std::log(v(3) / 0.5)) < 0.25);
-    CHECK(std::abs(std::log(v(4) / 0.4)) < 0.25);
-    CHECK(std::abs(v(5) - 0.25) < 0.25);
-    CHECK(std::abs(v(6) - 0.2) < 0.25);
-    CHECK(std::abs(v(7) + 0.1) < 0.25);
-  }
+  check_moment_start(logistic_moment_model<>(sl, 20000.0, 0.0, 2, prior, glm_model_options{1.0, true}));
   // The logistic release estimates E[x x'] from its t2 block and, with an intercept, E[x] from the c x_k pairs.
   Eigen::VectorXd mean;
   Eigen::MatrixXd second;

@@ -547,6 +547,13 @@ class nuts_sampler {
       dense_inverse_metric_.diagonal() = inverse_metric_;
       metric_llt_.compute(dense_inverse_metric_);
     }
+    restart_step_size(g);
+  }
+
+  // After the metric changed: Stan's step-size search from the current point, and dual averaging restarted towards 10
+  // times that step.
+  template <random_engine G>
+  void restart_step_size(G& g) {
     init_step_size(g);
     step_size_adaptation_.mu = std::log(10.0 * step_size_);
     step_size_adaptation_.restart();
@@ -596,9 +603,7 @@ class nuts_sampler {
           throw_domain("nuts_sampler", "adapted inverse metric", inverse_metric_(i), "finite and > 0");
       }
       ++metric_updates_;
-      init_step_size(g);
-      step_size_adaptation_.mu = std::log(10.0 * step_size_);
-      step_size_adaptation_.restart();
+      restart_step_size(g);
     }
   }
 
