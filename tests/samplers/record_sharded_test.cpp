@@ -58,6 +58,10 @@ static_assert(!sharded_sampler_for<beta_prior, double>);
 static_assert(!sharded_sampler_for<beta_prior, laplace_mechanism, int>);
 static_assert(sampler<sharded_record_regression<laplace_mechanism>>);
 static_assert(sampler<sharded_record_regression<gaussian_mechanism>>);
+// A combine step takes the sums as a span to total them in place: a copy (by value) could not give the totals back.
+static_assert(shard_combine<local_shards>);
+static_assert(!shard_combine<int>);
+static_assert(!shard_combine<void (*)(std::vector<exact_sum>)>);
 
 namespace {
 
@@ -87,6 +91,7 @@ struct thread_combine {
   thread_sums* sums;
   void operator()(std::span<exact_sum> s) const { (*sums)(s); }
 };
+static_assert(shard_combine<thread_combine>);
 
 // theta and S (the histogram for cell records) over `sweeps` sweeps of a K = 6 chain whose shards are held by `processes` threads
 // (thread 0's record of it; every thread's is checked equal to it).

@@ -178,6 +178,7 @@ struct shard_sums {
   /// Replaces the sums by their totals over comm.
   void operator()(std::span<exact_sum> sums) const { allreduce(comm, sums); }
 };
+static_assert(shard_combine<shard_sums>);
 
 /// The record-level sampler of records sharded over the ranks of comm: K = shards shards, rank r holding shards r,
 /// r + size, ... (so K >= size keeps every rank busy). Every rank of comm constructs it with the same arguments and an

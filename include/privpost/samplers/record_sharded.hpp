@@ -72,11 +72,18 @@ struct record_sharding {
   int processes = 1;
 };
 
+/// The combine step of the sharded samplers: called once a sweep with this process's exact sums, it replaces each by
+/// its total over every process holding shards of the chain (exact sums, so the totals and the draws do not depend on
+/// how the shards are placed). local_shards in one process; distributed::shard_sums over MPI.
+template <class C>
+concept shard_combine = std::invocable<C&, std::span<exact_sum>>;
+
 /// The combine step of a chain whose shards are all held in this process: the local sums are the totals already.
 struct local_shards {
   /// Leaves the sums as they are.
   void operator()(std::span<exact_sum>) const noexcept {}
 };
+static_assert(shard_combine<local_shards>);
 
 namespace detail {
 // Checks n (a whole number in [1, max_records], named by `accepted`) and the sharding (K in [1, min(n, 2^20)], the
@@ -184,9 +191,8 @@ class noise_split {
 /// over every process holding shards: local_shards in one process, distributed::shard_sums over MPI. Models
 /// privpost::sampler. Sweeps allocate nothing in one process.
 template <conjugate_prior Prior, exact_scale_mixture_noise Mechanism,
-          class Contribution = statistic_contribution<typename Prior::family>, class Combine = local_shards>
-requires record_generating_family<typename Prior::family> && record_contribution<Contribution, typename Prior::family> &&
-    std::invocable<Combine&, std::span<exact_sum>>
+          class Contribution = statistic_contribution<typename Prior::family>, shard_combine Combine = local_shards>
+requires record_generating_family<typename Prior::family> && record_contribution<Contribution, typename Prior::family>
 class sharded_record_gibbs {
  public:
   /// The exponential family.

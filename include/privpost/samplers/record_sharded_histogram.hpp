@@ -50,8 +50,7 @@ namespace privpost {
 /// comment). Combine totals this process's exact sums over the processes holding shards (local_shards in one process,
 /// distributed::shard_sums over MPI). Models privpost::sampler; the parameter vector is theta (D cell probabilities).
 /// Sweeps allocate nothing in one process.
-template <class Combine = local_shards>
-requires std::invocable<Combine&, std::span<exact_sum>>
+template <shard_combine Combine = local_shards>
 class sharded_histogram_gibbs {
  public:
   /// The most records a chain holds over all its shards.

@@ -46,8 +46,8 @@ namespace privpost {
 /// The record-level regression sampler over (theta, sigma^2[, mu_x, Sigma_x], records) with the records in K shards
 /// (see the file comment). Combine totals this process's exact sums over the processes holding shards (local_shards in
 /// one process, distributed::shard_sums over MPI). Models privpost::sampler; parameter_vector() is (theta, sigma^2).
-template <exact_scale_mixture_noise Mechanism, class Combine = local_shards>
-requires std::same_as<typename Mechanism::vector_type, Eigen::VectorXd> && std::invocable<Combine&, std::span<exact_sum>>
+template <exact_scale_mixture_noise Mechanism, shard_combine Combine = local_shards>
+requires std::same_as<typename Mechanism::vector_type, Eigen::VectorXd>
 class sharded_record_regression {
  public:
   /// The most records a chain holds over all its shards.
