@@ -573,6 +573,69 @@ TEST_CASE("curvature_start shrinks the identity metric to the diagonal curvature
   }
 }
 
+namespace {
+// Independent coordinates with log density -(q^2 / (2 sd^2) + q^4 / 4): curvature 1 / sd^2 + 3 q^2, which moves with
+// the point (the case the repeated curvature passes are for).
+struct quartic_bowl {
+  Eigen::VectorXd sd;
+  Eigen::Index dimension() const { return sd.size(); }
+  double log_density_gradient(const Eigen::VectorXd& u, Eigen::VectorXd& grad) const {
+    grad = -(u.array() / sd.array().square() + u.array().cube()).matrix();
+    return -(0.5 * (u.array() / sd.array()).square() + 0.25 * u.array().pow(4)).sum();
+  }
+  // What curvature_start sets at u: 1 / curvature where that is above 1, else 1.
+  Eigen::VectorXd curvature_metric(const Eigen::VectorXd& u) const {
+    Eigen::VectorXd m(u.size());
+    for (Eigen::Index i = 0; i < u.size(); ++i) {
+      const double curvature = 1.0 / (sd(i) * sd(i)) + 3.0 * u(i) * u(i);
+      m(i) = curvature > 1.0 ? std::max(1.0 / curvature, 1e-8) : 1.0;
+    }
+    return m;
+  }
+};
+}  // namespace
+
+TEST_CASE("curvature_start takes the curvature at the current point at every fifth of the initial buffer", "[nuts]") {
+  // Passes after transitions 15, 30, 45 and 60 of the 75 (init_buffer / 5 apart), each from the point the chain has
+  // reached (entries not above curvature 1 back at 1), taken where some entry moves by more than a factor of 2; nothing
+  // in between, and nothing from transition 75 on.
+  const quartic_bowl target{(Eigen::VectorXd(3) << 0.1, 1.0, 10.0).finished()};
+  nuts_options opt;
+  opt.warmup = 1000;
+  opt.curvature_start = true;
+  opt.init_radius = 4.0;
+  std::mt19937_64 g(11);
+  nuts_sampler<quartic_bowl> s(target, opt, g);
+  const int every = opt.init_buffer / 5;
+  Eigen::VectorXd previous = s.inverse_metric();
+  int passes = 0, moved = 0;
+  // Transition c (from 0) adapts after it with c transitions done before it: the passes follow c = 15, 30, 45, 60.
+  for (int c = 0; c < opt.init_buffer + opt.base_window - 1; ++c) {
+    s.step(g);
+    if (c > 0 && c % every == 0 && c < opt.init_buffer) {
+      ++passes;
+      const Eigen::VectorXd expected = target.curvature_metric(s.position());
+      const double largest_move = (expected.array() / previous.array()).log().abs().maxCoeff();
+      INFO("after transition " << c << ": metric " << s.inverse_metric().transpose() << ", curvature's " << expected.transpose()
+                               << ", previous " << previous.transpose());
+      if (largest_move > std::log(2.0) + 1e-3) {
+        for (Eigen::Index i = 0; i < 3; ++i) CHECK(s.inverse_metric()(i) == Approx(expected(i)).epsilon(1e-4));
+        ++moved;
+      } else if (largest_move < std::log(2.0) - 1e-3) {
+        CHECK(s.inverse_metric() == previous);  // within a factor of 2: kept, the step size not restarted
+      }
+    } else {
+      CHECK(s.inverse_metric() == previous);
+    }
+    previous = s.inverse_metric();
+  }
+  CHECK(passes == 4);
+  CHECK(moved >= 2);  // the chain starts out of the bulk (init_radius 4): a later pass follows it
+  CHECK(s.metric_updates() == 0);
+  s.step(g);
+  CHECK(s.metric_updates() == 1);
+}
+
 TEST_CASE("infer tells NUTS once that warm-up ended, and a burn-in of another length is an error", "[nuts]") {
   nuts_options nopt;
   nopt.warmup = 50;

@@ -40,13 +40,18 @@ struct nuts_options {
   /// there needs trajectories as long as the ratio of the posterior's largest to smallest principal scale. Costs d^2
   /// per leapfrog step (against the gradient's cost); a window of fewer than 2d draws estimates the variances only.
   bool dense_metric = false;
-  /// With adapt_metric: after init_buffer / 5 warm-up transitions, shrink the identity inverse metric to the inverse of
-  /// the log density's diagonal curvature there (central differences of the gradient, each entry in [1e-8, 1]; entries
-  /// whose curvature is not finite or not above 1 stay 1), until the first window replaces it. For models that start
-  /// near the posterior's bulk (the GLMs' moment start): there the identity metric makes the first init_buffer +
-  /// base_window transitions run at the largest tree depth (1023 leapfrog steps each) when some posterior scales are
-  /// 100 times below others. Only shrinking: a version that also loosened the metric stopped the Poisson DP-GLM's
-  /// calibration suite under Laplace noise (a covariance that was not positive definite).
+  /// With adapt_metric: after init_buffer / 5 warm-up transitions, and again after every further init_buffer / 5 inside
+  /// the initial buffer (transitions 15, 30, 45 and 60 of Stan's 75), set the inverse metric to the inverse of the log
+  /// density's diagonal curvature at the current point (central differences of the gradient, each entry in [1e-8, 1];
+  /// entries whose curvature is not finite or not above 1 are 1, the identity's; taken only when some entry moves by more
+  /// than a factor of 2, since each change restarts the step size's adaptation), until the first window replaces it.
+  /// For models that start near the posterior's bulk (the GLMs' moment start): there the identity metric makes the
+  /// first init_buffer + base_window transitions run at the largest tree depth (1023 leapfrog steps each) when some
+  /// posterior scales are 100 times below others. Repeated because a start that is not yet in the bulk has curvatures
+  /// of other scales than the bulk's: with one pass, the GLM chains that start far out ran at the largest tree depth
+  /// from there until the first window (about half of their warm-up's leapfrog steps). Only shrinking: a version that
+  /// also loosened the metric stopped the Poisson DP-GLM's calibration suite under Laplace noise (a covariance that
+  /// was not positive definite).
   bool curvature_start = false;
   double gamma = 0.05;   ///< dual averaging regularisation, > 0
   double kappa = 0.75;   ///< dual averaging decay of the averaged iterate, in (0, 1]
@@ -526,6 +531,10 @@ class nuts_sampler {
   // nuts_options::curvature_start. Uses the trajectory workspaces (free between transitions); allocates nothing.
   template <random_engine G>
   void curvature_metric(G& g) {
+    // The new metric is built in sharp_work_ and adopted only where some entry moves by more than a factor of 2: in
+    // the bulk the curvature barely moves, and every adoption restarts the step size's adaptation.
+    Eigen::VectorXd& next = sharp_work_;
+    next.resize(dim_);
     bool changed = false;
     z_.q = q_;
     for (Eigen::Index i = 0; i < dim_; ++i) {
@@ -536,12 +545,14 @@ class nuts_sampler {
       const double down = model_.log_density_gradient(z_.q, bck_.grad);
       z_.q(i) = q_(i);
       const double curvature = (bck_.grad(i) - fwd_.grad(i)) / (2.0 * h);  // -d^2 log p / dq_i^2
-      if (std::isfinite(up) && std::isfinite(down) && std::isfinite(curvature) && curvature > 1.0) {
-        inverse_metric_(i) = std::max(1.0 / curvature, 1e-8);
-        changed = true;
-      }
+      const double entry = std::isfinite(up) && std::isfinite(down) && std::isfinite(curvature) && curvature > 1.0
+                               ? std::max(1.0 / curvature, 1e-8)
+                               : 1.0;
+      next(i) = entry;
+      if (entry > 2.0 * inverse_metric_(i) || 2.0 * entry < inverse_metric_(i)) changed = true;
     }
     if (!changed) return;
+    inverse_metric_ = next;
     if (options_.dense_metric) {
       dense_inverse_metric_.setZero();
       dense_inverse_metric_.diagonal() = inverse_metric_;
@@ -563,7 +574,9 @@ class nuts_sampler {
   void adapt(G& g) {
     step_size_ = step_size_adaptation_.learn(last_.accept_stat);
     const int c = transitions_;
-    if (options_.curvature_start && windows_.enabled && c == windows_.init_buffer / 5) curvature_metric(g);
+    if (options_.curvature_start && windows_.enabled && c > 0 && c < windows_.init_buffer && windows_.init_buffer >= 5 &&
+        c % (windows_.init_buffer / 5) == 0)
+      curvature_metric(g);
     const bool dense = options_.dense_metric;
     if (windows_.collects(c)) {
       if (dense)

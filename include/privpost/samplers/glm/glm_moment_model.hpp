@@ -25,6 +25,7 @@
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
+#include "privpost/core/linalg/symmetric_eigen.hpp"
 #include "privpost/core/random/normal.hpp"
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/core/transforms/cholesky_corr.hpp"
@@ -424,14 +425,31 @@ Eigen::VectorXd simulate_glm_release(const glm_moment_model<Map>& model, const g
   Eigen::MatrixXd v;
   model.moments(truth, mu, v);
   const double n = model.records();
-  const Eigen::LLT<Eigen::MatrixXd> llt(n * v);
-  if (llt.info() != Eigen::Success) throw_domain("simulate_glm_release", "N V positive definite", 0.0, "a PD covariance");
+  const Eigen::MatrixXd nv = n * v;
+  if (!nv.allFinite()) throw_domain("simulate_glm_release", "largest entry of N V", nv.cwiseAbs().maxCoeff(), "finite");
+  Eigen::MatrixXd root;
+  const Eigen::LLT<Eigen::MatrixXd> llt(nv);
+  if (llt.info() == Eigen::Success) {
+    root = llt.matrixL();
+  } else {
+    // N V is only semidefinite at some parameters (a direction of the statistics with variance at rounding level, as
+    // where a Poisson rate is near 0): the draw goes through its symmetric square root, rounding-level negative
+    // eigenvalues at 0. A clearly negative eigenvalue is a broken moment map and stays an error.
+    Eigen::VectorXd values;
+    Eigen::MatrixXd vectors;
+    symmetric_eigen(nv, values, &vectors);
+    const double scale = std::max(values.cwiseAbs().maxCoeff(), std::numeric_limits<double>::min());
+    if (values.minCoeff() < -1e-8 * scale)
+      throw_domain("simulate_glm_release", "smallest eigenvalue of N V", values.minCoeff(),
+                   "a positive semidefinite covariance (at least -1e-8 times its largest)");
+    root = vectors * values.cwiseMax(0.0).cwiseSqrt().asDiagonal();
+  }
   Eigen::VectorXd e(mu.size()), f(mu.size());
   for (Eigen::Index i = 0; i < mu.size(); ++i) {
     e(i) = draw_normal(g);
     f(i) = draw_normal(g);
   }
-  return n * mu + llt.matrixL() * e + model.noise_sd() * f;
+  return n * mu + root * e + model.noise_sd() * f;
 }
 
 }  // namespace privpost
