@@ -531,10 +531,10 @@ class nuts_sampler {
   // nuts_options::curvature_start. Uses the trajectory workspaces (free between transitions); allocates nothing.
   template <random_engine G>
   void curvature_metric(G& g) {
-    // The new metric is built in sharp_work_ and adopted only where some entry moves by more than a factor of 2: in
-    // the bulk the curvature barely moves, and every adoption restarts the step size's adaptation.
+    // The new metric is built in sharp_work_ (sized dim_ at construction) and adopted only when some entry moves by
+    // more than a factor of 2: in the bulk the curvature barely moves, and every adoption restarts the step size's
+    // adaptation.
     Eigen::VectorXd& next = sharp_work_;
-    next.resize(dim_);
     bool changed = false;
     z_.q = q_;
     for (Eigen::Index i = 0; i < dim_; ++i) {
