@@ -8,9 +8,11 @@
 //     with an intercept and a covariate mean (d = 1..3, intercept constants 1 and 0.5), and the covariate-mean model at
 //     mu_x = 0 against the paper's model;
 //  4. the leapfrog energy error shrinks as the step size squared on the GLM posterior;
-//  5. bad arguments.
+//  5. bad arguments; simulate_glm_release on a singular N V (covariates of a rank-1 Sigma: mean N mu over 4000 draws,
+//     every draw in N V's range) and its errors for an indefinite or overflowing N V.
 #include <catch2/catch.hpp>
 
+#include <Eigen/Cholesky>
 #include <Eigen/LU>
 #include <algorithm>
 #include <boost/math/distributions/beta.hpp>
@@ -21,6 +23,7 @@
 #include <random>
 #include <vector>
 
+#include "privpost/core/linalg/symmetric_eigen.hpp"
 #include "privpost/core/random/lkj.hpp"
 #include "privpost/core/random/normal.hpp"
 #include "privpost/core/random/uniform.hpp"
@@ -306,6 +309,61 @@ TEST_CASE("Poisson DP-GLM gradient against finite differences, with and without 
       CHECK(checked == 6);
     }
   }
+}
+
+TEST_CASE("simulate_glm_release draws through the square root of a semidefinite N V and refuses a broken one",
+          "[glm][simulate][errors]") {
+  // Perfectly correlated covariates (Sigma of rank 1, x_1 = x_2) make N V singular: the Cholesky factor does not
+  // exist, and the draw must still have mean N mu and stay in the range of N V (the statistics of x_1 and x_2 equal).
+  const glm_prior prior{4.0, 0.5, 2.0, 0.5};
+  const int d = 2;
+  const double n = 300.0;
+  const poisson_moment_layout layout(d, false);
+  const poisson_moment_model sim(Eigen::VectorXd::Zero(layout.size()), n, 0.0, d, prior, glm_model_options{});
+  glm_parameters truth{Eigen::VectorXd::Constant(d, 0.3), Eigen::MatrixXd::Ones(d, d)};
+  Eigen::VectorXd mu;
+  Eigen::MatrixXd v;
+  sim.moments(truth, mu, v);
+  const Eigen::MatrixXd nv = n * v;
+  REQUIRE(Eigen::LLT<Eigen::MatrixXd>(nv).info() != Eigen::Success);  // the path under test
+  Eigen::VectorXd values;
+  Eigen::MatrixXd vectors;
+  symmetric_eigen(nv, values, &vectors);
+  const double largest = values.maxCoeff();
+  Eigen::MatrixXd null_space(nv.rows(), 0);
+  for (Eigen::Index k = 0; k < values.size(); ++k) {
+    if (values(k) > 1e-8 * largest) continue;
+    null_space.conservativeResize(Eigen::NoChange, null_space.cols() + 1);
+    null_space.col(null_space.cols() - 1) = vectors.col(k);
+  }
+  REQUIRE(null_space.cols() >= 1);
+  std::mt19937_64 g(83);
+  constexpr int draws = 4000;
+  Eigen::VectorXd sum = Eigen::VectorXd::Zero(nv.rows());
+  double worst_null = 0.0;
+  for (int i = 0; i < draws; ++i) {
+    const Eigen::VectorXd z = simulate_glm_release(sim, truth, g);
+    REQUIRE(z.allFinite());
+    worst_null = std::max(worst_null, (null_space.transpose() * (z - n * mu)).cwiseAbs().maxCoeff());
+    sum += z;
+  }
+  CHECK(worst_null <= 1e-6 * std::sqrt(largest));
+  // The mean within 4 standard errors in every coordinate (Bonferroni over 10 coordinates at about 6e-5 each).
+  for (Eigen::Index i = 0; i < nv.rows(); ++i) {
+    INFO("coordinate " << i << ": mean " << sum(i) / draws << ", N mu " << n * mu(i) << ", variance " << nv(i, i));
+    CHECK(std::abs(sum(i) / draws - n * mu(i)) <= 4.0 * std::sqrt(nv(i, i) / draws) + 1e-9 * std::abs(n * mu(i)));
+  }
+
+  // An indefinite Sigma gives an N V with a clearly negative eigenvalue: a broken moment map, refused by name.
+  truth.sigma << 1.0, 2.0, 2.0, 1.0;
+  CHECK_THROWS_WITH(simulate_glm_release(sim, truth, g), Catch::Contains("smallest eigenvalue of N V"));
+  CHECK_THROWS_AS(simulate_glm_release(sim, truth, g), std::domain_error);
+  // A covariate variance of 1e300 (with no weight in theta, so the map itself accepts it) overflows N V.
+  truth.theta << 0.3, 0.0;
+  truth.sigma = Eigen::MatrixXd::Identity(d, d);
+  truth.sigma(1, 1) = 1e300;
+  CHECK_THROWS_WITH(simulate_glm_release(sim, truth, g), Catch::Contains("of N V") && Catch::Contains("accepted: finite"));
+  CHECK_THROWS_AS(simulate_glm_release(sim, truth, g), std::domain_error);
 }
 
 TEST_CASE("logistic DP-GLM gradient with an intercept and a covariate mean (spec Sec. 3.7)", "[glm][gradient]") {

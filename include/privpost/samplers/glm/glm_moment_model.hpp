@@ -22,6 +22,7 @@
 #include <limits>
 #include <numbers>
 #include <optional>
+#include <string>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
@@ -426,7 +427,11 @@ Eigen::VectorXd simulate_glm_release(const glm_moment_model<Map>& model, const g
   model.moments(truth, mu, v);
   const double n = model.records();
   const Eigen::MatrixXd nv = n * v;
-  if (!nv.allFinite()) throw_domain("simulate_glm_release", "largest entry of N V", nv.cwiseAbs().maxCoeff(), "finite");
+  for (Eigen::Index j = 0; j < nv.cols(); ++j)
+    for (Eigen::Index i = 0; i < nv.rows(); ++i)
+      if (!std::isfinite(nv(i, j)))
+        throw_domain("simulate_glm_release", "entry (" + std::to_string(i) + ", " + std::to_string(j) + ") of N V", nv(i, j),
+                     "finite");
   Eigen::MatrixXd root;
   const Eigen::LLT<Eigen::MatrixXd> llt(nv);
   if (llt.info() == Eigen::Success) {
