@@ -18,6 +18,7 @@
 #include "privpost/families/graphical/brute_force.hpp"
 #include "privpost/families/graphical/contingency_tables.hpp"
 #include "privpost/families/graphical/count_sampling.hpp"
+#include "privpost/families/graphical/hyper_dirichlet.hpp"
 #include "privpost/families/graphical/junction_tree.hpp"
 #include "privpost/families/graphical/loopy_bp.hpp"
 #include "privpost/families/graphical/moments.hpp"
@@ -136,7 +137,7 @@ TEST_CASE("chain study smoke, N = 10^4, epsilon = 0.1: MAP-EM beats naive MLE; p
 // The study's posterior column (cgm_posterior_settings): one KL, R-hat and time per trial, chains seeded apart from the
 // study's engine (the other columns are those of the run without it), the posterior mean a better model than the
 // uniform one, and its settings checked.
-TEST_CASE("cgm_point_study with the posterior mean: its columns, its seeds and its errors", "[cgm]") {
+TEST_CASE("cgm_point_study with the posterior mean: its columns, its seeds, its release sink and its errors", "[cgm]") {
   const pairwise_graph chain = chain_graph(4, 2);
   const table_layout layout(chain);
   tree_bp bp(chain);
@@ -174,6 +175,49 @@ TEST_CASE("cgm_point_study with the posterior mean: its columns, its seeds and i
     CHECK(r.posterior_rhat[t] > 0.9);
     CHECK(r.posterior_rhat[t] < 1.2);
     CHECK(r.posterior_seconds[t] >= 0.0);
+  }
+  {
+    // The release sink sees every release in study order with the KLs the result holds, changes nothing, and what it
+    // sees is the truth: the non-private fit scored from the exported marginals and tables alone gives the study's KL.
+    struct seen {
+      int model, release;
+      double n, scale, cgm_kl, posterior_kl;
+      Eigen::VectorXd marginals, tables, y;
+    };
+    std::vector<seen> releases;
+    cgm_point_study_settings with_sink = settings;
+    with_sink.on_release = [&](const cgm_point_release& x) {
+      releases.push_back({x.model, x.release, x.n, x.scale, x.cgm_kl, x.posterior_kl, x.marginals, x.tables, x.y});
+    };
+    const cgm_point_study_result w = cgm_point_study(chain, with_sink, population);
+    CHECK(w.cgm == r.cgm);
+    CHECK(w.posterior_mean == r.posterior_mean);
+    REQUIRE(releases.size() == 4u);
+    const hyper_dirichlet one_per_cell(chain, static_cast<double>(layout.released_size()) / chain.num_edges());
+    for (std::size_t t = 0; t < 4; ++t) {
+      const seen& x = releases[t];
+      CHECK(x.model == static_cast<int>(t / 2));
+      CHECK(x.release == static_cast<int>(t % 2));
+      CHECK(x.n == settings.n);
+      CHECK(x.scale == Approx(contingency_l1_sensitivity(chain, settings.relation) / settings.epsilon).epsilon(1e-15));
+      CHECK(x.cgm_kl == r.cgm[t]);
+      CHECK(x.posterior_kl == r.posterior_mean[t]);
+      REQUIRE(x.marginals.size() == layout.size());
+      REQUIRE(x.tables.size() == layout.released_size());
+      REQUIRE(x.y.size() == layout.released_size());
+      CHECK((x.y - x.tables).cwiseAbs().maxCoeff() > 0.0);
+      Eigen::VectorXd truth, fitted;
+      pseudo_moment_parameters(chain, x.marginals, truth);
+      pseudo_moment_parameters(chain, one_per_cell.posterior(x.tables).mean(), fitted);
+      CHECK(exact_kl(bp, truth, fitted) == Approx(r.nonprivate_pseudo[t / 2]).epsilon(1e-9));
+    }
+    releases.clear();
+    cgm_point_study_settings no_posterior = with_sink;
+    no_posterior.posterior.reset();
+    cgm_point_study(chain, no_posterior, population);
+    REQUIRE(releases.size() == 4u);
+    CHECK(std::isnan(releases[0].posterior_kl));
+    CHECK(releases[3].cgm_kl == plain.cgm[3]);
   }
   auto bad = [&](auto&& change, const char* what) {
     cgm_point_study_settings b = settings;

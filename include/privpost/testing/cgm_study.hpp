@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -234,6 +235,27 @@ struct cgm_posterior_settings {
   bool parallel = true;     ///< one thread per chain
 };
 
+/// One release of cgm_point_study as its sink (cgm_point_study_settings::on_release) sees it: enough for another
+/// estimator to be run on exactly this release and scored against the same truth, so that a comparison with a system
+/// outside privpost can be paired release by release instead of set against another set's median. The references
+/// live until the sink returns.
+struct cgm_point_release {
+  int model = 0;    ///< the model's index in the study, from 0
+  int release = 0;  ///< the release's index within its model, from 0
+  double n = 0.0;   ///< records
+  /// The Laplace scale of every released cell.
+  double scale = 0.0;
+  /// The truth's node and edge marginals (table_layout order; a forest's distribution is the product of its edge
+  /// marginals over its node marginals raised to degree - 1, so they give the exact KL of any fit).
+  const Eigen::VectorXd& marginals;
+  const Eigen::VectorXd& tables;  ///< the exact edge tables (released layout)
+  const Eigen::VectorXd& y;       ///< the released edge tables
+  /// @{
+  /// KL(truth || fit) of this release's MAP-EM fit, and of the posterior mean (NaN without settings.posterior).
+  double cgm_kl = 0.0, posterior_kl = 0.0;
+  /// @}
+};
+
 /// Settings of cgm_point_study (the dissertation's study at one N and epsilon).
 struct cgm_point_study_settings {
   double n = 1e4;        ///< records per population
@@ -253,6 +275,8 @@ struct cgm_point_study_settings {
   map_em_evidence evidence = map_em_evidence::exact;
   /// Set: the Bayesian CGM's posterior mean too (its chains seeded apart: the other columns do not change).
   std::optional<cgm_posterior_settings> posterior;
+  /// Set: called after every release's fits with the release and its KLs (cgm_point_release), in study order.
+  std::function<void(const cgm_point_release&)> on_release;
 };
 
 /// Per method, the exact KL(truth || estimate) of every trial (models x releases; non-private and uniform: one per
@@ -327,6 +351,8 @@ requires std::is_invocable_r_v<Eigen::VectorXd, Population&, const Eigen::Vector
     const Eigen::VectorXd truth = dirichlet_edge_potentials(graph, g);
     out.uniform.push_back(exact_kl(bp, truth, Eigen::VectorXd::Zero(truth.size())));
     const Eigen::VectorXd tables = population(truth, n, g);
+    Eigen::VectorXd truth_marginals;
+    if (settings.on_release) bp.marginals(truth, truth_marginals);
     auto naive_kl = [&](const Eigen::VectorXd& data, double lambda, naive_targets targets) {
       naive_mle_options options;
       options.lambda = lambda;
@@ -397,6 +423,10 @@ requires std::is_invocable_r_v<Eigen::VectorXd, Population&, const Eigen::Vector
         pseudo_moment_parameters(graph, mean, theta);
         out.posterior_mean.push_back(exact_kl(bp, truth, theta));
       }
+      if (settings.on_release)
+        settings.on_release(
+            cgm_point_release{m, r, n, mechanism.scale(), truth_marginals, tables, y, out.cgm.back(),
+                              settings.posterior ? out.posterior_mean.back() : std::numeric_limits<double>::quiet_NaN()});
       ++done;
       detail::report_progress(progress, done, settings.models * settings.releases);
     }
