@@ -26,6 +26,7 @@
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/record_augmented.hpp"
+#include "support/histogram_fixtures.hpp"
 
 using namespace privpost;
 
@@ -345,22 +346,13 @@ TEST_CASE("sharded records: the one-process chain of the same K, bit for bit, on
     CHECK(spread == single);
   }
   SECTION("cell records given two releases of marginals") {
-    const auto q1 = linear_queries::marginals({3, 3}, {{0}, {1}});
-    const auto q2 = linear_queries::marginals({3, 3}, {{0, 1}});
-    Eigen::VectorXd z1(6), z2(9);
-    z1 << 12.4, 9.1, 8.8, 5.2, 14.9, 10.3;
-    z2 << 4.1, 6.3, 1.2, 0.4, 5.5, 3.9, 0.2, 3.3, 5.6;
-    auto measurements = [&] {
-      std::vector<histogram_measurement> m;
-      m.emplace_back(q1, laplace_mechanism(q1.l1_sensitivity(), 1.0), z1);
-      m.emplace_back(q2, gaussian_mechanism::analytic(q2.l2_sensitivity(), 1.0, 1e-5), z2);
-      return m;
-    };
+    using privpost_test::two_release_3x3;
+    const double n = privpost_test::two_release_records;
     const auto spread = sharded_draws([&](std::mt19937_64& g) {
-      return distributed::sharded_histogram_records(comm, Eigen::VectorXd::Ones(9), 30.0, measurements(), g, 6);
+      return distributed::sharded_histogram_records(comm, Eigen::VectorXd::Ones(9), n, two_release_3x3(), g, 6);
     });
     const auto single = sharded_draws([&](std::mt19937_64& g) {
-      return sharded_histogram_gibbs(Eigen::VectorXd::Ones(9), 30.0, measurements(), g, record_sharding{6});
+      return sharded_histogram_gibbs(Eigen::VectorXd::Ones(9), n, two_release_3x3(), g, record_sharding{6});
     });
     CHECK(spread == single);
   }

@@ -41,6 +41,7 @@
 #include "privpost/testing/histogram_study.hpp"
 #include "support/beta_mixture_oracle.hpp"
 #include "support/calibration_checks.hpp"
+#include "support/histogram_fixtures.hpp"
 
 using namespace privpost;
 
@@ -378,30 +379,22 @@ TEST_CASE("sharded_histogram_gibbs is calibrated on a 2 x 2 table; the naive upd
 
 TEST_CASE("sharded_histogram_gibbs: two releases jointly, as histogram_gibbs; the chain is the seed's and K's",
           "[records][sharded]") {
-  // A 3 x 3 table of n = 30 records: both 1-way marginals (Laplace, epsilon 1) and later the 2-way table (Gaussian,
-  // epsilon 1, delta 1e-5). The posterior means of the 9 cells from K = 5 shards against histogram_gibbs's (4 chains
-  // of 1000 + 10000 sweeps each): within 4 Monte Carlo standard errors of their difference.
-  const auto q1 = linear_queries::marginals({3, 3}, {{0}, {1}});
-  const auto q2 = linear_queries::marginals({3, 3}, {{0, 1}});
-  Eigen::VectorXd z1(6), z2(9);
-  z1 << 12.4, 9.1, 8.8, 5.2, 14.9, 10.3;
-  z2 << 4.1, 6.3, 1.2, 0.4, 5.5, 3.9, 0.2, 3.3, 5.6;
-  auto measurements = [&] {
-    std::vector<histogram_measurement> m;
-    m.emplace_back(q1, laplace_mechanism(q1.l1_sensitivity(), 1.0), z1);
-    m.emplace_back(q2, gaussian_mechanism::analytic(q2.l2_sensitivity(), 1.0, 1e-5), z2);
-    return m;
-  };
+  // The 3 x 3 table of n = 30 records released twice (support/histogram_fixtures.hpp). The posterior means of the 9
+  // cells from K = 5 shards against histogram_gibbs's (4 chains of 1000 + 10000 sweeps each): within 4 Monte Carlo
+  // standard errors of their difference.
+  const auto measurements = privpost_test::two_release_3x3;
+  const auto q1 = measurements()[0].queries();
+  const double n = privpost_test::two_release_records;
   inference_options o;
   o.chains = 4;
   o.burnin = 1000;
   o.draws = 10000;
   o.seed = 12;
   const auto exact =
-      infer([&](std::mt19937_64& g) { return histogram_gibbs(Eigen::VectorXd::Ones(9), 30.0, measurements(), g); }, o);
+      infer([&](std::mt19937_64& g) { return histogram_gibbs(Eigen::VectorXd::Ones(9), n, measurements(), g); }, o);
   const auto sharded = infer(
       [&](std::mt19937_64& g) {
-        return sharded_histogram_gibbs(Eigen::VectorXd::Ones(9), 30.0, measurements(), g, record_sharding{5});
+        return sharded_histogram_gibbs(Eigen::VectorXd::Ones(9), n, measurements(), g, record_sharding{5});
       },
       o);
   for (Eigen::Index c = 0; c < 9; ++c) {
@@ -413,7 +406,7 @@ TEST_CASE("sharded_histogram_gibbs: two releases jointly, as histogram_gibbs; th
   }
 
   auto make = [&](std::mt19937_64& g, record_sharding sh, thread_combine c) {
-    return sharded_histogram_gibbs(Eigen::VectorXd::Ones(9), 30.0, measurements(), g, sh, c);
+    return sharded_histogram_gibbs(Eigen::VectorXd::Ones(9), n, measurements(), g, sh, c);
   };
   const auto one = placed_chain(1, 80, make);
   CHECK(placed_chain(2, 80, make) == one);
@@ -423,11 +416,11 @@ TEST_CASE("sharded_histogram_gibbs: two releases jointly, as histogram_gibbs; th
   std::mt19937_64 g(3);
   std::vector<histogram_measurement> lattice;
   lattice.emplace_back(q1, discrete_laplace_mechanism(q1.l1_sensitivity(), 1.0), Eigen::VectorXd::Constant(6, 10.0));
-  CHECK_THROWS_WITH(sharded_histogram_gibbs(Eigen::VectorXd::Ones(9), 30.0, lattice, g, record_sharding{2}),
+  CHECK_THROWS_WITH(sharded_histogram_gibbs(Eigen::VectorXd::Ones(9), n, lattice, g, record_sharding{2}),
                     Catch::Contains("Laplace or Gaussian"));
-  CHECK_THROWS_WITH(sharded_histogram_gibbs(Eigen::VectorXd::Ones(9), 30.0, measurements(), g, record_sharding{31}),
+  CHECK_THROWS_WITH(sharded_histogram_gibbs(Eigen::VectorXd::Ones(9), n, measurements(), g, record_sharding{31}),
                     Catch::Contains("shards"));
-  CHECK_THROWS_AS(sharded_histogram_gibbs(Eigen::VectorXd::Ones(4), 30.0, measurements(), g, record_sharding{2}),
+  CHECK_THROWS_AS(sharded_histogram_gibbs(Eigen::VectorXd::Ones(4), n, measurements(), g, record_sharding{2}),
                   std::invalid_argument);
 }
 

@@ -112,6 +112,23 @@ inline void add_regression_row(const regression_layout& layout, const Eigen::Ref
   u(layout.columns()) = y;
   gram.template selfadjointView<Eigen::Lower>().rankUpdate(u);
 }
+
+// One record from the model, the law the record proposals of record_regression and sharded_record_regression draw
+// from: x = mean + L e (L L^T = the covariate covariance, llt_x its factorisation) into x, and the returned y ~
+// N(theta~' x~, variance); e: scratch of d entries. The draws are taken in this order (e, then y).
+template <random_engine G>
+double draw_regression_record(const regression_layout& layout, const Eigen::LLT<Eigen::MatrixXd>& llt_x,
+                              const Eigen::VectorXd& mean, const Eigen::VectorXd& theta, double variance, Eigen::VectorXd& e,
+                              Eigen::VectorXd& x, G& g) {
+  const int d = layout.covariates();
+  for (int j = 0; j < d; ++j) e(j) = draw_normal(g);
+  x.noalias() = llt_x.matrixL() * e;
+  x += mean;
+  const int off = layout.intercept() ? 1 : 0;
+  double mean_y = layout.intercept() ? layout.intercept_value() * theta(0) : 0.0;
+  for (int j = 0; j < d; ++j) mean_y += theta(off + j) * x(j);
+  return mean_y + std::sqrt(variance) * draw_normal(g);
+}
 }  // namespace detail
 
 /// The record-level regression sampler over (theta, sigma^2[, mu_x, Sigma_x], records). Models privpost::sampler;
@@ -295,14 +312,7 @@ class record_regression {
   // A record (x_new_, returned y) from the model at p and the current covariate law, its contribution into c_new_.
   template <random_engine G>
   double draw_proposal(const regression_parameter& p, G& g) {
-    const int d = layout_.covariates();
-    for (int j = 0; j < d; ++j) e_(j) = draw_normal(g);
-    x_new_.noalias() = llt_x_.matrixL() * e_;
-    x_new_ += covariate_mean();
-    const int off = layout_.intercept() ? 1 : 0;
-    double mean_y = layout_.intercept() ? layout_.intercept_value() * p.theta(0) : 0.0;
-    for (int j = 0; j < d; ++j) mean_y += p.theta(off + j) * x_new_(j);
-    const double y_new = mean_y + std::sqrt(p.variance) * draw_normal(g);
+    const double y_new = detail::draw_regression_record(layout_, llt_x_, covariate_mean(), p.theta, p.variance, e_, x_new_, g);
     contribution(x_new_, y_new, u_, c_new_);
     return y_new;
   }

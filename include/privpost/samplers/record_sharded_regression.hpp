@@ -185,14 +185,8 @@ class sharded_record_regression {
   // A record (x_new_, returned y) from the model at the current parameters and covariate law, drawn from the shard's
   // engine; its contribution into c_new_.
   double draw_proposal(std::mt19937_64& engine) {
-    const int d = layout_.covariates();
-    for (int j = 0; j < d; ++j) e_(j) = draw_normal(engine);
-    x_new_.noalias() = llt_x_.matrixL() * e_;
-    x_new_ += covariate_mean();
-    const int off = layout_.intercept() ? 1 : 0;
-    double mean_y = layout_.intercept() ? layout_.intercept_value() * theta_.theta(0) : 0.0;
-    for (int j = 0; j < d; ++j) mean_y += theta_.theta(off + j) * x_new_(j);
-    const double y_new = mean_y + std::sqrt(theta_.variance) * draw_normal(engine);
+    const double y_new =
+        detail::draw_regression_record(layout_, llt_x_, covariate_mean(), theta_.theta, theta_.variance, e_, x_new_, engine);
     detail::clamped_regression_contribution(layout_, covariate_bounds_, response_bounds_, x_new_, y_new, u_, c_new_);
     return y_new;
   }
