@@ -11,7 +11,9 @@
 //   the non-private hyper-Dirichlet posterior mean with one pseudo-count per cell), the uniform model and the text's random
 //   estimator (spec Sec. 2.3: random marginals, then the MLE; its distribution is unstated, E6: here every edge table ~
 //   Dirichlet(1) independently, fitted by the naive MLE at lambda 1e-4); on request also the Bayesian CGM's posterior mean
-//   (Gibbs-SS, cgm_posterior_settings), with its chains' largest R-hat and its time a fit.
+//   (Gibbs-SS, cgm_posterior_settings), with its chains' largest R-hat and its time a fit; and, for a sink, every
+//   release with its truth and privpost's KL of it (cgm_point_release), so that other systems can be scored on the
+//   same releases.
 #pragma once
 
 #include <Eigen/Core>
