@@ -56,7 +56,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -236,11 +235,11 @@ int main(int argc, char** argv) {
   // One release's rows (the file comment's columns), at full precision.
   auto write_release = [&](const char* relation, double epsilon, const privpost::cgm_point_release& x) {
     char line[512];
+    Eigen::Index cell = layout.edges_begin();  // the edge tables are contiguous, each row-major in (x_u, x_v)
     for (int e = 0; e < chain.num_edges(); ++e) {
       const auto [u, v] = chain.edge(e);
       for (int a = 0; a < chain.cardinality(u); ++a) {
-        for (int b = 0; b < chain.cardinality(v); ++b) {
-          const Eigen::Index cell = layout.edge_offset(e) + static_cast<Eigen::Index>(a) * chain.cardinality(v) + b;
+        for (int b = 0; b < chain.cardinality(v); ++b, ++cell) {
           const Eigen::Index released = cell - layout.edges_begin();
           std::snprintf(line, sizeof line, "%s,%.0f,%.15g,%.17g,%d,%d,%d,%d,%d,%d,%d,%.17g,%.0f,%.17g\n", relation, x.n, epsilon,
                         x.scale, x.model, x.release, e, u, v, a, b, x.marginals(cell), x.tables(released), x.y(released));
