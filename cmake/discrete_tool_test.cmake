@@ -70,7 +70,7 @@ run(success "lattice 0.25 Z, statistics rounded.*truncated release" "${INFER}" d
 run(failure "serves the family models"
     "${RELEASE}" --input "${DATA}" --model linreg --covariates wait --response sick --x-bounds 0,8 --y-bounds 0,1
     --epsilon 1 --mechanism discrete-gaussian)
-run(failure "--granularity is for --mechanism discrete-laplace or discrete-gaussian"
+run(failure "--granularity does not apply to this release .*it applies to the lattice mechanisms"
     "${RELEASE}" --input "${DATA}" --column sick --model binomial --epsilon 1 --granularity 0.5)
 # a noisy statistic off the lattice, and a scale that does not match the calibration
 string(JSON tampered SET "${record}" noisy_statistics 0 "3.1")

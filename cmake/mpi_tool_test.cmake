@@ -65,12 +65,25 @@ if(CASE STREQUAL "release")
   file(WRITE "${WORKDIR}/none-0.csv" "id,count\n")
   file(WRITE "${WORKDIR}/none-1.csv" "id,count\n")
   privpost_expect_run("${WORKDIR}" failure "every rank's shard is empty" "${MPIEXEC}" -n 2 "${RELEASE}" --input "none-{rank}.csv"
-                      --column count --model poisson --lower 0 --upper 20 --epsilon 1)
+                      --column count --model poisson --lower 0 --upper 20 --epsilon 1 --output none.json)
   # Without a launcher, a {rank} path is refused; under one, a path without {rank} too.
   privpost_expect_run("${WORKDIR}" failure "start the release with mpirun" "${RELEASE}" --input "shard-{rank}.csv" --column count
                       --model poisson --lower 0 --upper 20 --epsilon 1)
   privpost_expect_run("${WORKDIR}" failure "every rank would read the same records" "${MPIEXEC}" -n 2 "${RELEASE}" --input all.csv
-                      --column count --model poisson --lower 0 --upper 20 --epsilon 1)
+                      --column count --model poisson --lower 0 --upper 20 --epsilon 1 --output same.json)
+  # Under a launcher the record goes to a file: standard output passes through the launcher, which reports no failed
+  # write (a record lost to a full disk there exited 0 with its charge kept).
+  privpost_expect_run("${WORKDIR}" failure "under mpirun the release record is written to a file" "${MPIEXEC}" -n 2
+                      "${RELEASE}" --input "shard-{rank}.csv" --column count --model poisson --lower 0 --upper 20 --epsilon 1)
+  # A record lost after its charge on the writing rank: the job's exit status is 3, the charged entry named.
+  file(REMOVE "${WORKDIR}/lost-ledger.json")
+  execute_process(COMMAND "${MPIEXEC}" -n 2 "${RELEASE}" --input "shard-{rank}.csv" --column count --model poisson
+                          --lower 0 --upper 20 --epsilon 1 --ledger lost-ledger.json --budget 2 --output /dev/full
+                  WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("$ mpiexec -n 2 privpost-release ... --output /dev/full: exit status ${rc}\n${err}")
+  if(NOT rc EQUAL 3 OR NOT err MATCHES "WAS CHARGED to the ledger 'lost-ledger.json': entry 1 \\(")
+    message(FATAL_ERROR "a record lost under mpiexec after its charge: expected exit status 3 and the entry named")
+  endif()
 elseif(CASE STREQUAL "bad-shard")
   privpost_require_defined(RELEASE)
   write_shards()

@@ -23,3 +23,10 @@ function(privpost_require_defined)
     endif()
   endforeach()
 endfunction()
+
+# privpost_ledger_entries(FILE OUT) sets OUT to the number of entries of the ledger FILE.
+function(privpost_ledger_entries file out)
+  file(READ "${file}" text)
+  string(JSON n LENGTH "${text}" entries)
+  set(${out} ${n} PARENT_SCOPE)
+endfunction()

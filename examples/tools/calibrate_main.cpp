@@ -21,7 +21,7 @@ int dispatch(const cli_options& o) {
   settings.draws = o.draws;
   settings.thin = o.thin;
   settings.collapsed_moves = o.collapsed_moves;
-  settings.methods = privpost::tools::split_list(o.methods);
+  settings.methods = privpost::tools::split_list(o.methods, "--methods");
   if (o.partitions > 0) return run_partition_study(o);
   using privpost::tools::model_kind;
   const model_kind kind = privpost::tools::find_model(o.model).kind;

@@ -109,7 +109,7 @@ inline privpost::inference_options driver_options(const options& o) {
 
 inline std::vector<double> prior_values(const std::string& text, std::size_t count, const std::string& meaning) {
   std::vector<double> v;
-  for (const auto& item : privpost::tools::split_list(text)) {
+  for (const auto& item : privpost::tools::split_list(text, "--prior")) {
     char* end = nullptr;
     const double x = std::strtod(item.c_str(), &end);
     if (end != item.c_str() + item.size()) throw std::invalid_argument("--prior: '" + item + "' is not a number");

@@ -77,8 +77,10 @@ int main(int argc, char** argv) {
     job.refuse_launcher_without_mpi();
     o.release = o.releases.front();
     std::vector<privpost::tools::release_record> recs;
+    std::vector<nlohmann::json> texts;
     for (const std::string& path : o.releases) {
       const nlohmann::json j = read_release_json(path);
+      texts.push_back(j);
       if (privpost::tools::is_partition_record(j)) {
         if (o.releases.size() > 1)
           throw std::invalid_argument("'" + path + "' is a partition release; it is reported on its own");
@@ -86,6 +88,8 @@ int main(int argc, char** argv) {
       }
       recs.push_back(release_from_json(j, path));
     }
+    for (const auto& w : privpost::tools::check_distinct_releases(o.releases, recs, texts))
+      std::cerr << "privpost-infer: warning: " << w << '\n';
     if (!o.plot.empty()) (void)privpost::tools::plot_paths(o.plot);  // a bad name is refused before the run
     privpost::tools::install_interrupt_handler();
     int status = 0;

@@ -135,7 +135,7 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
   const double d = static_cast<double>(cells);
   Eigen::VectorXd alpha = Eigen::VectorXd::Constant(static_cast<Eigen::Index>(cells), 10.0 / d);
   if (!o.prior.empty()) {
-    const auto v = split_list(o.prior);
+    const auto v = split_list(o.prior, "--prior");
     const auto values =
         prior_values(o.prior, v.size() == 1 ? 1 : cells,
                      "alpha_0, the total pseudo-count spread evenly over the cells, or one pseudo-count per cell");

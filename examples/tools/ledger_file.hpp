@@ -3,18 +3,27 @@
 // read-check-write, before any noise is drawn, so two concurrent releases cannot both spend the same budget; the
 // composition rules are privacy_accountant's (basic composition, or zCDP converted at the total's delta).
 //
+// One ledger, one identity. A ledger is often reached through links (one shared ledger linked into each project
+// folder), so the name given is resolved to the file's real path first (symbolic links and relative parts), and the
+// lock and the temporary files are derived from that path: every name of the ledger takes the same lock and replaces
+// the same file, and a symbolic link stays a link. A ledger with several hard links is refused: a rename replaces one
+// name only, so the other names would keep the old state and the budget would be spent twice.
+//
 // A ledger must never lose an entry, whatever fails (a full disk, a crash, a kill): a ledger that understates the spend
 // lets the next release overspend. So the file is never rewritten in place. The new state goes to a temporary file
-// beside it (FILE.XXXXXX), which is flushed and synced, then renamed over FILE, and the folder is synced: at every instant FILE
-// holds either the old ledger or the new one, whole. The lock is taken on a separate file, FILE.lock, that is never renamed (a
-// lock on FILE itself would stay on the old inode after the rename, and a process waiting on it would read a stale ledger). A
-// missing FILE is a new ledger; an existing FILE that is empty, unreadable, not a regular file or larger than any plausible
-// ledger is an error, never a fresh start.
+// beside it (FILE.privpost-tmp.XXXXXX), which is flushed and synced, then renamed over FILE, and the folder is synced: at
+// every instant FILE holds either the old ledger or the new one, whole. A writer killed before its rename leaves its
+// temporary file; only the lock's holder writes one, so the next holder removes such leftovers. The lock is taken on a
+// separate file, FILE.lock, that is never renamed (a lock on FILE itself would stay on the old inode after the rename,
+// and a process waiting on it would read a stale ledger). A missing FILE is a new ledger; an existing FILE that is not
+// exactly what privpost writes (empty, unreadable, not a regular file, larger than any plausible ledger, a field
+// missing, extra or of the wrong type, a spend that its entries do not compose to) is an error, never a fresh start.
 //
-//     {"format": "privpost-ledger-1", "total": {"epsilon": 1, "delta": 1e-6},
+//     {"format": "privpost-ledger-1", "total": {"epsilon": 1, "delta": 1e-6}, "spent": {"epsilon": 0.5, "delta": 0},
 //      "entries": [{"label": "...", "epsilon": 0.5, "delta": 0, "rho": 0.125, "time": "2026-11-29T09:00:00Z"}]}
 #pragma once
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -27,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <initializer_list>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -35,6 +45,7 @@
 #include <thread>
 #include <vector>
 
+#include <privpost/core/errors.hpp>
 #include <privpost/mechanisms/privacy_accountant.hpp>
 
 #include "output_file.hpp"
@@ -56,11 +67,13 @@ class ledger_file {
   /// data set's budget; an existing one keeps its own, and a total that differs from it is refused. std::runtime_error
   /// for I/O failures and a lock held too long; std::invalid_argument for a malformed, empty, non-regular or oversized
   /// file or a bad total.
-  ledger_file(std::string path, std::optional<privacy_budget> total) : path_(std::move(path)) {
+  ledger_file(std::string path, std::optional<privacy_budget> total) : given_(std::move(path)) {
     if (total) privacy_accountant check(*total);  // a bad total is refused before the file is touched
-    if (path_.empty()) throw std::invalid_argument("--ledger: the file name is empty");
+    if (given_.empty()) throw std::invalid_argument("--ledger: the file name is empty");
+    path_ = resolved_path(given_, "--ledger");
     const std::string lock_path = path_ + ".lock";
-    fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    // O_NOFOLLOW: a lock file replaced by a link would lock another file than every other release's.
+    fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd_ < 0) throw std::runtime_error("--ledger: cannot open the lock file '" + lock_path + "': " + std::strerror(errno));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(lock_wait_seconds);
     while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -69,6 +82,15 @@ class ledger_file {
         fail("'" + path_ + "' is locked by another release for more than " + std::to_string(lock_wait_seconds) + " s");
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
+    // The name may have been pointed elsewhere while this process waited: then this lock is not that file's.
+    std::string now;
+    try {
+      now = resolved_path(given_, "--ledger");
+    } catch (const std::runtime_error& e) {
+      fail(without_flag(e.what()));
+    }
+    if (now != path_) fail("'" + given_ + "' was re-linked while its lock was awaited; run the release again");
+    remove_stale_temporaries();
     const std::optional<std::string> contents = read_ledger();
     if (!contents) {
       if (!total) fail("'" + path_ + "' is a new ledger: give the data set's total budget with --budget EPSILON[,DELTA]");
@@ -89,21 +111,7 @@ class ledger_file {
       fail("'" + path_ + "' is not a ledger (JSON: " + e.what() + ")", true);
     }
     try {
-      if (j.value("format", std::string()) != "privpost-ledger-1")
-        fail("'" + path_ + "': unknown format (expected privpost-ledger-1)", true);
-      const privacy_budget file_total{j.at("total").at("epsilon").get<double>(), j.at("total").at("delta").get<double>()};
-      if (total && !(*total == file_total))
-        fail("--budget (" + std::to_string(total->epsilon) + ", " + std::to_string(total->delta) + ") differs from the total (" +
-                 std::to_string(file_total.epsilon) + ", " + std::to_string(file_total.delta) + ") recorded in '" + path_ + "'",
-             true);
-      accountant_.emplace(file_total);
-      for (const auto& e : j.at("entries")) {
-        entries_json_.push_back(e);
-        accountant_->charge(
-            ledger_entry{e.at("label").get<std::string>(),
-                         {e.at("epsilon").get<double>(), e.at("delta").get<double>()},
-                         e.at("rho").is_null() ? std::numeric_limits<double>::infinity() : e.at("rho").get<double>()});
-      }
+      parse(j, total);
     } catch (const budget_exceeded& e) {
       fail("'" + path_ + "' records more than its total: " + e.what(), true);
     } catch (const nlohmann::json::exception& e) {
@@ -133,6 +141,7 @@ class ledger_file {
   }
 
   const privacy_accountant& accountant() const { return *accountant_; }
+  /// The ledger's resolved path (its one identity; the lock is this path + ".lock").
   const std::string& path() const { return path_; }
 
  private:
@@ -153,6 +162,95 @@ class ledger_file {
     if (const char* hold = std::getenv("PRIVPOST_LEDGER_HOLD_MS"))
       std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(hold)));
   }
+
+  // The ledger's JSON, field by field: exactly what write() produces (no field missing, none extra, each of its type),
+  // and a recorded spend equal to what its entries compose to. An edited or foreign file is refused, never read as
+  // a smaller ledger ("entries": null once read as no entries at all).
+  void parse(const nlohmann::json& j, const std::optional<privacy_budget>& total) {
+    auto exact_keys = [&](const nlohmann::json& o, const std::string& what, std::initializer_list<const char*> keys) {
+      if (!o.is_object()) fail("'" + path_ + "': " + what + " is not a JSON object; not a ledger privpost wrote", true);
+      for (const char* k : keys)
+        if (!o.contains(k)) fail("'" + path_ + "': " + what + " has no field '" + k + "'; not a ledger privpost wrote", true);
+      if (o.size() != keys.size()) {
+        for (const auto& item : o.items()) {
+          bool known = false;
+          for (const char* k : keys) known = known || item.key() == k;
+          if (!known)
+            fail("'" + path_ + "': " + what + " has the unknown field '" + item.key() + "'; not a ledger privpost wrote", true);
+        }
+      }
+    };
+    auto number = [&](const nlohmann::json& o, const char* key, const std::string& what) {
+      const auto& v = o.at(key);
+      if (!v.is_number() || !std::isfinite(v.get<double>()))
+        fail("'" + path_ + "': " + what + " field '" + key + "' is " + v.dump() + "; accepted: a finite number", true);
+      return v.get<double>();
+    };
+    auto budget = [&](const nlohmann::json& o, const char* key) {
+      exact_keys(o.at(key), std::string("'") + key + "'", {"epsilon", "delta"});
+      return privacy_budget{number(o.at(key), "epsilon", key), number(o.at(key), "delta", key)};
+    };
+    exact_keys(j, "the file", {"format", "total", "spent", "entries"});
+    if (!j.at("format").is_string() || j.at("format").get<std::string>() != "privpost-ledger-1")
+      fail("'" + path_ + "': format " + j.at("format").dump() + "; accepted: \"privpost-ledger-1\"", true);
+    const privacy_budget file_total = budget(j, "total");
+    const privacy_budget file_spent = budget(j, "spent");
+    if (total && !(*total == file_total))
+      fail("--budget " + detail::format_value(total->epsilon) + "," + detail::format_value(total->delta) +
+               " differs from the total (" + detail::format_value(file_total.epsilon) + ", " +
+               detail::format_value(file_total.delta) + ") recorded in '" + path_ + "'",
+           true);
+    try {
+      accountant_.emplace(file_total);
+    } catch (const std::invalid_argument& e) {
+      fail("'" + path_ + "': its total is not a budget (" + std::string(e.what()) + ")", true);
+    }
+    const auto& entries = j.at("entries");
+    if (!entries.is_array()) fail("'" + path_ + "': 'entries' is " + entries.dump() + "; accepted: a list of entries", true);
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const auto& e = entries.at(i);
+      const std::string what = "entry " + std::to_string(i + 1);
+      exact_keys(e, what, {"label", "epsilon", "delta", "rho", "time"});
+      if (!e.at("label").is_string() || !e.at("time").is_string())
+        fail("'" + path_ + "': " + what + ": 'label' and 'time' must be strings; not a ledger privpost wrote", true);
+      const double rho = e.at("rho").is_null() ? std::numeric_limits<double>::infinity() : number(e, "rho", what);
+      try {
+        accountant_->charge(
+            ledger_entry{e.at("label").get<std::string>(), {number(e, "epsilon", what), number(e, "delta", what)}, rho});
+      } catch (const std::invalid_argument& x) {
+        fail("'" + path_ + "': " + what + " is not a charge (" + std::string(x.what()) + ")", true);
+      }
+      entries_json_.push_back(e);
+    }
+    const privacy_budget composed = accountant_->spent();
+    auto near = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max({std::abs(a), std::abs(b), 1e-300}); };
+    if (!near(composed.epsilon, file_spent.epsilon) || !near(composed.delta, file_spent.delta))
+      fail("'" + path_ + "' records a spend of (" + detail::format_value(file_spent.epsilon) + ", " +
+               detail::format_value(file_spent.delta) + ") but its entries compose to (" +
+               detail::format_value(composed.epsilon) + ", " + detail::format_value(composed.delta) +
+               "); not a ledger privpost wrote (edited by hand?): restore it from a backup",
+           true);
+  }
+
+  // Removes the temporary files of writers killed before their rename (FILE.privpost-tmp.XXXXXX). Called under the
+  // lock: only the lock's holder writes such a file, so every one found then is a leftover.
+  void remove_stale_temporaries() {
+    const auto slash = path_.find_last_of('/');
+    const std::string folder = slash == 0 ? "/" : path_.substr(0, slash);
+    const std::string prefix = path_.substr(slash + 1) + temp_tag;
+    DIR* dir = ::opendir(folder.c_str());
+    if (dir == nullptr) return;  // reading the ledger reports an unreadable folder
+    std::vector<std::string> stale;
+    while (const ::dirent* entry = ::readdir(dir)) {
+      const std::string name = entry->d_name;
+      if (name.size() == prefix.size() + 7 && name.compare(0, prefix.size(), prefix) == 0 && name[prefix.size()] == '.')
+        stale.push_back(folder + "/" + name);
+    }
+    ::closedir(dir);
+    for (const auto& f : stale) ::unlink(f.c_str());
+  }
+
+  static std::string without_flag(const std::string& what) { return what.rfind("--ledger ", 0) == 0 ? what.substr(9) : what; }
 
   [[noreturn]] void fail(const std::string& what, bool invalid = false) {
     ::close(fd_);
@@ -178,6 +276,14 @@ class ledger_file {
     if (!S_ISREG(st.st_mode)) {
       ::close(fd);
       fail("'" + path_ + "' is not a regular file; accepted: a ledger file written by privpost-release", true);
+    }
+    if (st.st_nlink > 1) {
+      ::close(fd);
+      fail("'" + path_ + "' has " + std::to_string(st.st_nlink) +
+               " hard links; accepted: a ledger with one name (a release replaces one name only, so the others would keep "
+               "an old state and spend the budget again): remove the other names (find / -samefile '" +
+               path_ + "') and link to the ledger with symbolic links",
+           true);
     }
     if (static_cast<std::uintmax_t>(st.st_size) > max_file_bytes) {
       ::close(fd);
@@ -221,7 +327,7 @@ class ledger_file {
   void replace_file(const std::string& text) {
     std::optional<output_file> out;
     try {
-      out.emplace(path_, 0600);
+      out.emplace(path_, 0600, temp_tag);
       out->commit(text);
     } catch (const std::runtime_error& e) {
       if (out && out->replaced())
@@ -240,7 +346,11 @@ class ledger_file {
     return buffer;
   }
 
-  std::string path_;
+  // The tag of the ledger's temporary files (FILE.privpost-tmp.XXXXXX), by which remove_stale_temporaries knows them.
+  static constexpr const char* temp_tag = ".privpost-tmp";
+
+  std::string given_;  // the name as given
+  std::string path_;   // its resolved path: the ledger's one identity
   int fd_ = -1;
   std::optional<privacy_accountant> accountant_;
   std::vector<nlohmann::json> entries_json_;

@@ -8,6 +8,7 @@
 //   - a path that exists and is not a regular file (a terminal, a pipe, /dev/stdout, /dev/full) cannot be replaced: it
 //     is written directly, and every write and the close are checked;
 //   - an empty path is standard output, flushed and checked.
+//   - a symbolic link is followed: the file it names is replaced and the link stays (resolved_path).
 // Every failure is a std::runtime_error naming the path and the system's reason.
 #pragma once
 
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -27,15 +29,57 @@
 
 namespace privpost::tools {
 
+/// The one name of the file `path` refers to: symbolic links and relative parts resolved (realpath) where the file
+/// exists, else its folder resolved and its own name appended. Two names of one file (a link and its target, a path
+/// through a linked folder) give the same result, so a lock or a temporary file derived from it is the same for every
+/// name. std::runtime_error naming `flag` for a symbolic link to a missing file (writing through it would create a file
+/// somewhere the user did not name) and for a path that cannot be resolved; path unchanged when its folder does not
+/// exist (the caller's own open reports that).
+inline std::string resolved_path(const std::string& path, const std::string& flag) {
+  char buffer[PATH_MAX];
+  if (::realpath(path.c_str(), buffer) != nullptr) return buffer;
+  const int err = errno;
+  struct ::stat link {};
+  if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode))
+    throw std::runtime_error(flag + " '" + path + "' is a symbolic link to a missing file (" + std::strerror(err) +
+                             "); accepted: a link to an existing file, or the file's real path");
+  if (err != ENOENT) throw std::runtime_error(flag + " '" + path + "': cannot resolve the path: " + std::strerror(err));
+  const auto slash = path.find_last_of('/');
+  const std::string folder = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (name.empty() || name == "." || name == "..")
+    throw std::runtime_error(flag + " '" + path + "' names a folder; accepted: a file name");
+  if (::realpath(folder.c_str(), buffer) == nullptr) return path;  // a missing folder: the open that follows says so
+  const std::string base(buffer);
+  return base == "/" ? "/" + name : base + "/" + name;
+}
+
+/// Whether the names a and b (as given) are one file: the same resolved path, or, where both exist, the same device and
+/// inode (hard links, bind mounts).
+inline bool same_file(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return false;
+  struct ::stat sa {
+  }, sb{};
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  try {
+    return resolved_path(a, "") == resolved_path(b, "");
+  } catch (const std::runtime_error&) {
+    return false;
+  }
+}
+
 /// A file written once, atomically where the file system allows it (see the file comment). open in the constructor,
 /// commit() writes; an object destroyed without a successful commit() leaves no temporary file behind.
 class output_file {
  public:
   /// Prepares path for writing (empty: standard output); a file it creates gets mode less the user's umask (0644: a
-  /// release record is public; the ledger asks for 0600). std::runtime_error when it cannot be written.
-  explicit output_file(std::string path, mode_t mode = 0644) : path_(std::move(path)) {
+  /// release record is public; the ledger asks for 0600). The temporary file is named path + temp_tag + ".XXXXXX" (the
+  /// ledger tags its own, so that it can recognise a killed writer's leftovers). std::runtime_error when it cannot be
+  /// written.
+  explicit output_file(std::string path, mode_t mode = 0644, const std::string& temp_tag = "") : path_(std::move(path)) {
     if (!output_rank()) path_.clear();  // rank 0 of an MPI job writes; the others' standard output is /dev/null
     if (path_.empty()) return;
+    path_ = resolved_path(path_, "--output");  // through a link, the file it names is replaced and the link stays
     struct ::stat st {};
     if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
       if (S_ISDIR(st.st_mode)) throw std::runtime_error("--output '" + path_ + "' is a folder; accepted: a file name");
@@ -43,7 +87,7 @@ class output_file {
       if (fd_ < 0) fail("cannot open '" + path_ + "' for writing");
       return;
     }
-    std::string pattern = path_ + ".XXXXXX";
+    std::string pattern = path_ + temp_tag + ".XXXXXX";
     std::vector<char> name(pattern.begin(), pattern.end());
     name.push_back('\0');
     fd_ = ::mkstemp(name.data());

@@ -27,6 +27,7 @@ inline constexpr std::size_t max_partition_outputs = 1000;
 
 struct partition_record {
   std::string version;
+  std::string release_id;                                   ///< the release's identity (new_release_id); empty in older records
   double n = 0;                                             ///< records (public)
   std::vector<std::string> covariates;                      ///< covariate columns
   std::string response;                                     ///< response column
@@ -111,6 +112,7 @@ inline nlohmann::json to_json(const partition_record& r) {
                       {"noisy_aggregate", q.noisy_aggregate},
                       {"values", q.values}};
   }
+  if (!r.release_id.empty()) j["release_id"] = r.release_id;
   if (!r.ledger_file.empty())
     j["ledger"] = ledger_json(r.ledger_file, r.ledger_label, r.ledger_entries, r.ledger_spent, r.ledger_total);
   return j;
@@ -150,6 +152,7 @@ inline partition_record partition_from_json(const nlohmann::json& j) {
   if (!is_partition_record(j)) fail(std::string("format is not '") + partition_format + "'");
   partition_record r;
   r.version = text(j, "privpost_version");
+  r.release_id = read_release_id(j, fields);
   if (text(j, "model") != "linreg") fail("model is not 'linreg' (the one model of partition releases)");
   r.n = whole(j, "n", 4, 9007199254740992.0);
   r.epsilon = number(j, "epsilon");

@@ -22,7 +22,7 @@ namespace privpost::tools::release_tool {
 // lattice sensitivity grows by the rounding allowance (mechanisms/lattice.hpp).
 void release_on_lattice(const options& o, privpost::tools::release_record& r, const Eigen::VectorXd& s, double l1, double l2) {
   using namespace privpost;
-  const bool counts = o.model == "binomial" || o.model == "multinomial" || o.model == "poisson" || o.model == "marginals";
+  const bool counts = find_model(o.model).counts;
   if (!counts && !o.granularity)
     throw std::invalid_argument("--mechanism " + o.mechanism + " with the " + o.model +
                                 " model: its statistics are real numbers; declare the lattice with --granularity G (each "
@@ -38,14 +38,14 @@ void release_on_lattice(const options& o, privpost::tools::release_record& r, co
     r.sensitivity = l1;
     r.noise = m.scale();
     r.lattice_sensitivity = m.lattice_sensitivity();
-    finish(r, m, charged_release(m, s));
+    release_into(r, m, s);
   } else {
     const discrete_gaussian_mechanism m(l2, o.epsilon, o.delta, lat);
     r.sensitivity = l2;
     r.noise = m.sigma();
     r.calibration = "zcdp";
     r.lattice_sensitivity = m.lattice_sensitivity();
-    finish(r, m, charged_release(m, s));
+    release_into(r, m, s);
   }
 }
 
@@ -139,13 +139,13 @@ privpost::tools::release_record make_family_release(const options& o) {
     const laplace_mechanism m(l1, o.epsilon);
     r.sensitivity = l1;
     r.noise = m.scale();
-    finish(r, m, charged_release(m, s));
+    release_into(r, m, s);
   } else if (o.mechanism == "gaussian") {
     const auto m = gaussian_mechanism::analytic(l2, o.epsilon, o.delta);
     r.sensitivity = l2;
     r.noise = m.sigma();
     r.calibration = "analytic";
-    finish(r, m, charged_release(m, s));
+    release_into(r, m, s);
   } else {
     release_on_lattice(o, r, s, l1, l2);
   }

@@ -39,8 +39,6 @@ privpost::tools::release_record make_glm_release(const options& o) {
   const bool laplace = o.mechanism_given && o.mechanism == "laplace";
   if (o.lower || o.upper || !o.y_bounds.empty() || o.noisy_moments)
     throw std::invalid_argument("--lower/--upper/--y-bounds/--noisy-moments do not apply to the " + model + " model");
-  if (poisson && !o.positive.empty()) throw std::invalid_argument("--positive applies to the logistic model only");
-  if (!poisson && o.y_bound) throw std::invalid_argument("--y-bound applies to the poisson-glm model only");
   if (poisson && !o.y_bound)
     throw std::invalid_argument("poisson-glm needs --y-bound R_y: the declared largest count (larger counts are clamped)");
   if (poisson && !(std::isfinite(*o.y_bound) && *o.y_bound >= 1.0))
@@ -49,7 +47,7 @@ privpost::tools::release_record make_glm_release(const options& o) {
   r.model = model;
   r.mechanism = laplace ? "laplace" : "gaussian";
   r.version = privpost::version_string;
-  r.covariates = tools::split_list(o.covariates);
+  r.covariates = tools::split_list(o.covariates, "--covariates");
   r.response = o.response;
   r.intercept = !o.no_intercept;
   r.intercept_value = 1.0;
@@ -153,7 +151,7 @@ privpost::tools::release_record make_glm_release(const options& o) {
     r.sensitivity = statistic.l1_sensitivity();
     r.noise = m.scale();
     r.sensitivity_rule = "L1: min(sqrt(D) x L2 bound, sum of the blocks' largest changes) (glm_statistic::l1_sensitivity)";
-    finish(r, m, charged_release(m, s));
+    release_into(r, m, s);
   } else {
     const auto m = gaussian_mechanism::analytic(statistic.l2_sensitivity(), o.epsilon, o.delta);
     r.sensitivity = statistic.l2_sensitivity();
@@ -164,7 +162,7 @@ privpost::tools::release_record make_glm_release(const options& o) {
                                        : "exact Poisson bound (spec glm.md Sec. 2.3), equal noise";
     else
       r.sensitivity_rule = r.intercept ? "Lemma 3.3 (exact), with the intercept column's inner products" : "Lemma 3.3 (exact)";
-    finish(r, m, charged_release(m, s));
+    release_into(r, m, s);
   }
   if (r.glm_scale == "unit_ball")
     std::cerr << "privpost-release: covariates mapped to [-1, 1] / sqrt(" << d << ") by their declared ranges; " << clamped

@@ -7,9 +7,12 @@
 // release over the budget (ledger_file.hpp).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <privpost/version.hpp>
 
@@ -47,6 +50,102 @@ privpost::tools::release_record make_release(const options& o) {
       return make_marginals_release(o);
   }
   throw std::logic_error("privpost-release: a model kind without a dispatch case");
+}
+
+// The long flags given on app's command line ("--cutoffs", ...).
+std::vector<std::string> given_flags(const CLI::App& app) {
+  std::vector<std::string> flags;
+  for (const CLI::Option* opt : app.get_options())
+    if (opt->count() > 0 && !opt->get_lnames().empty() && opt->get_lnames().front() != "help")
+      flags.push_back("--" + opt->get_lnames().front());
+  return flags;
+}
+
+// --option-uses (see main): checks that release_option_uses has one row per option of app and no other, then prints,
+// for every option and every release it does not apply to, the arguments that give it to that release.
+int print_option_uses(const CLI::App& app) {
+  std::vector<std::string> flags;
+  for (const CLI::Option* opt : app.get_options())
+    if (!opt->get_lnames().empty() && opt->get_lnames().front() != "help") flags.push_back("--" + opt->get_lnames().front());
+  for (const auto& flag : flags)
+    if (option_use_of(flag) == nullptr) {
+      std::cerr << "privpost-release: option " << flag << " has no row in release_option_uses\n";
+      return 1;
+    }
+  for (const auto& u : release_option_uses)
+    if (std::find(flags.begin(), flags.end(), u.flag) == flags.end()) {
+      std::cerr << "privpost-release: release_option_uses has a row for " << u.flag << ", which is no option\n";
+      return 1;
+    }
+  // The releases: every model's statistics release with its default mechanism, and linreg's two partition releases.
+  std::vector<std::pair<std::string, options>> releases;
+  for (const auto& m : privpost::tools::models) {
+    options o;
+    o.model = std::string(m.name);
+    releases.emplace_back("--model " + o.model, o);
+  }
+  for (const bool cutoffs : {true, false}) {
+    options o;
+    o.model = "linreg";
+    o.partitions = 10;
+    (cutoffs ? o.cutoffs : o.quantile_levels) = cutoffs ? "0" : "0.5";
+    releases.emplace_back(
+        cutoffs ? "--model linreg --partitions 10 --cutoffs 0" : "--model linreg --partitions 10 --quantiles 0.5", o);
+  }
+  for (const auto& u : release_option_uses)
+    for (const auto& [args, o] : releases)
+      if (!u.applies(kind_of_release(o)))
+        std::cout << args << ' ' << u.flag << (u.example.empty() ? "" : " ") << u.example << '\n';
+  return 0;
+}
+
+// Whether this run charged the ledger.
+bool charged(const std::optional<privpost::tools::ledger_file>& ledger, std::size_t entries_before) {
+  return ledger && ledger->accountant().entries().size() > entries_before;
+}
+
+// A failure after the charge: says loudly what was charged (the noise may have been drawn; a refund would trust that
+// nothing leaked).
+void report_charged(const privpost::tools::ledger_file& ledger, std::size_t entries_before, const std::string& given,
+                    const std::string& what) {
+  const auto& entries = ledger.accountant().entries();
+  std::cerr << "privpost-release: ERROR: " << what << ". The release WAS CHARGED to the ledger '" << given << "':";
+  for (std::size_t i = entries_before; i < entries.size(); ++i)
+    std::cerr << " entry " << i + 1 << " ('" << entries[i].label << "', epsilon "
+              << privpost::detail::format_value(entries[i].budget.epsilon) << ", delta "
+              << privpost::detail::format_value(entries[i].budget.delta) << ")";
+  std::cerr << ". The noisy statistics are lost and that budget stays spent.\n";
+}
+
+// --output must not name a file the release reads or keeps: the ledger (replaced by the record, every entry would be
+// gone), its lock, or the records of --input. Compared by identity (resolved path, device and inode), so links and
+// relative paths are caught too.
+void refuse_overwriting_inputs(const options& o) {
+  if (o.output.empty()) return;
+  std::vector<std::pair<std::string, std::string>> kept;  // (path, what)
+  if (!o.ledger.empty()) {
+    kept.emplace_back(o.ledger, "the ledger (--ledger)");
+    std::string lock;
+    try {
+      lock = privpost::tools::resolved_path(o.ledger, "--ledger") + ".lock";
+    } catch (const std::runtime_error&) {
+      lock = o.ledger + ".lock";  // the ledger's own check reports the link
+    }
+    kept.emplace_back(lock, "the ledger's lock file");
+  }
+  if (o.input.find("{rank}") == std::string::npos) {
+    kept.emplace_back(o.input, "the records (--input)");
+  } else {
+    try {
+      kept.emplace_back(shard_path(o.input), "this rank's records (--input)");
+    } catch (const std::invalid_argument&) {
+      // the release reports the misuse of {rank} itself
+    }
+  }
+  for (const auto& [path, what] : kept)
+    if (privpost::tools::same_file(o.output, path))
+      throw std::invalid_argument("--output '" + o.output + "' is " + what + (path == o.output ? "" : " '" + path + "'") +
+                                  "; accepted: a file the release does not read or keep; nothing was read or charged");
 }
 
 }  // namespace
@@ -145,18 +244,34 @@ int main(int argc, char** argv) {
                  "the data set's privacy budget ledger (JSON, created when absent): the release is charged to it before any "
                  "noise is drawn and refused when it would exceed the total; concurrent releases are serialised by a lock");
   app.add_option("--budget", o.budget, "with --ledger: the data set's total budget EPSILON[,DELTA] (needed to create a ledger)");
+  // `privpost-release --option-uses`: every option that some release does not use, with a command line that gives it
+  // to such a release (one per line), from release_option_uses; the refusal test runs each of them.
+  if (argc == 2 && std::string(argv[1]) == "--option-uses") return print_option_uses(app);
   CLI11_PARSE(app, argc, argv);
   o.mechanism_given = mechanism_option->count() > 0;
+  std::size_t entries_before = 0;
+  std::optional<privpost::tools::ledger_file> ledger;
   try {
+    const release_kind kind = kind_of_release(o);
+    refuse_unused_options(given_flags(app), kind);
+    // The budget's own options first, named (the library would name its function instead).
+    privpost::check_epsilon("--epsilon", o.epsilon);
+    if (kind.gaussian) privpost::check_delta("--delta", o.delta, false);
     job.refuse_launcher_without_mpi();
+    // Under a launcher, standard output passes through it, and a write it fails to make (a full disk) reaches no
+    // process: the record would be lost with exit status 0 and its charge kept. The record goes to a file there.
+    if (o.output.empty() && privpost::tools::launched_by_mpi())
+      throw std::invalid_argument(
+          "--output: under mpirun the release record is written to a file (give --output FILE): standard output passes "
+          "through the launcher, which reports no failed write, so a lost record would go unnoticed");
     if (o.partitions > 0 && privpost::tools::spread_job() != nullptr)
       throw std::invalid_argument("--partitions draws its partitions over all records in one process; run it without mpirun");
     if (privpost::tools::is_family_model(o.model) && o.column.empty())
       throw std::invalid_argument("--column is required for the " + o.model + " model");
+    if (!o.budget.empty() && o.ledger.empty()) throw std::invalid_argument("--budget needs --ledger FILE");
+    refuse_overwriting_inputs(o);
     // The output is opened first: an unwritable --output is refused before anything is charged or drawn.
     privpost::tools::output_file output(o.output);
-    std::optional<privpost::tools::ledger_file> ledger;
-    if (!o.budget.empty() && o.ledger.empty()) throw std::invalid_argument("--budget needs --ledger FILE");
     if (!o.ledger.empty() && privpost::tools::output_rank()) {  // rank 0 alone charges (release_tool.hpp)
       std::optional<privpost::privacy_budget> total;
       if (!o.budget.empty()) total = parse_budget(o.budget);
@@ -165,7 +280,7 @@ int main(int argc, char** argv) {
       ledger_label = "privpost-release --model " + o.model + (o.column.empty() ? "" : " --column " + o.column) + " --input " +
                      o.input + (o.output.empty() ? "" : " --output " + o.output);
     }
-    const std::size_t entries_before = ledger ? ledger->accountant().entries().size() : 0;
+    entries_before = ledger ? ledger->accountant().entries().size() : 0;
     std::string text;
     privpost::tools::release_record record;
     if (o.partitions > 0) {
@@ -183,21 +298,19 @@ int main(int argc, char** argv) {
                 << ", delta " << record.ledger_spent.delta << ") of the total (epsilon " << record.ledger_total.epsilon
                 << ", delta " << record.ledger_total.delta << ")\n";
     }
-    if (o.partitions == 0) text = privpost::tools::to_json(record).dump(2) + "\n";
+    if (o.partitions == 0) {
+      record.release_id = privpost::tools::new_release_id();
+      text = privpost::tools::to_json(record).dump(2) + "\n";
+    }
     // The order is: charge (above, before any noise), then write the record whole. A record lost at this point keeps
     // its charge (the noise was drawn; refunding it would trust that nothing leaked): say so loudly and exit 3.
     try {
       output.commit(text);
     } catch (const std::exception& e) {
       const std::string where = o.output.empty() ? std::string("standard output") : "'" + o.output + "'";
-      if (ledger && ledger->accountant().entries().size() > entries_before) {
-        const auto& entries = ledger->accountant().entries();
-        std::cerr << "privpost-release: ERROR: the release record could not be written to " << where << " (" << e.what()
-                  << "). The release WAS CHARGED to the ledger '" << o.ledger << "':";
-        for (std::size_t i = entries_before; i < entries.size(); ++i)
-          std::cerr << " entry " << i + 1 << " ('" << entries[i].label << "', epsilon " << entries[i].budget.epsilon << ", delta "
-                    << entries[i].budget.delta << ")";
-        std::cerr << ". The noisy statistics are lost and that budget stays spent.\n";
+      if (charged(ledger, entries_before)) {
+        report_charged(*ledger, entries_before, o.ledger,
+                       "the release record could not be written to " + where + " (" + e.what() + ")");
         return 3;
       }
       std::cerr << "privpost-release: error: the release record could not be written to " << where << " (" << e.what()
@@ -217,6 +330,13 @@ int main(int argc, char** argv) {
     job.abort_job(1);
     return 1;
   } catch (const std::exception& e) {
+    // Every check that can refuse a release runs before the charge (release_into); a failure after it is a fault of
+    // this program or the machine, and the budget it spent stays spent: exit status 3, the entry named.
+    if (charged(ledger, entries_before)) {
+      report_charged(*ledger, entries_before, o.ledger, std::string("the release failed after its charge (") + e.what() + ")");
+      job.abort_job(3);
+      return 3;
+    }
     std::cerr << "privpost-release: error: "
               << privpost::tools::for_the_user(e,
                                                "the declared bounds (--lower/--upper, --x-bounds, --y-bounds, --radius, "

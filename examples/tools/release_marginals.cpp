@@ -27,7 +27,7 @@ privpost::tools::release_record make_marginals_release(const options& o) {
   r.mechanism = o.mechanism;
   r.version = privpost::version_string;
   (void)read_declared_columns(o, r);
-  for (const std::string& spec : tools::split_list(o.marginals)) {
+  for (const std::string& spec : tools::split_list(o.marginals, "--marginals")) {
     std::vector<std::size_t> table;
     std::size_t from = 0;
     while (from <= spec.size()) {
@@ -72,13 +72,13 @@ privpost::tools::release_record make_marginals_release(const options& o) {
     const laplace_mechanism m(q.l1_sensitivity(), o.epsilon);
     r.sensitivity = m.l1_sensitivity();
     r.noise = m.scale();
-    finish(r, m, charged_release(m, s));
+    release_into(r, m, s);
   } else {
     const auto m = gaussian_mechanism::analytic(q.l2_sensitivity(), o.epsilon, o.delta);
     r.sensitivity = q.l2_sensitivity();
     r.noise = m.sigma();
     r.calibration = "analytic";
-    finish(r, m, charged_release(m, s));
+    release_into(r, m, s);
   }
   return r;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iostream>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,46 @@ std::vector<double> epsilon_shares(const options& o, std::size_t parts) {
   return shares;
 }
 
+// Every check that could refuse the release, from public quantities only, before the charge: the record as it will be
+// written, with placeholder values in place of the private ones (each partition's output at the middle of its range),
+// read back by privpost-infer's reader. The quantiles are checked at the largest half-width the bound search can
+// return, max_half_width, where their noise scale L 2 b / (M epsilon_2) is largest. A release privpost-infer would
+// refuse (1001 cutoffs, say) is refused here, and no failure of the release itself can follow the charge.
+void check_partition_record(const partition_record& r, std::size_t partitions, const std::vector<double>& cutoffs,
+                            const probability_release_options& po, const std::vector<double>& levels,
+                            const bound_search_options& bo, double eps1, double eps2) {
+  partition_record dry = r;
+  std::mt19937_64 g(0);  // placeholder values only: no private value reaches this engine
+  if (!cutoffs.empty()) {
+    const std::vector<std::vector<double>> p(partitions, std::vector<double>(cutoffs.size(), 0.5));
+    dry.probabilities = release_posterior_probabilities(p, cutoffs, po, g);
+  }
+  if (!levels.empty()) {
+    const double scale = static_cast<double>(levels.size()) * 2.0 * bo.max_half_width / static_cast<double>(partitions) / eps2;
+    if (!std::isfinite(scale))
+      throw std::invalid_argument("--bound-max " + detail::format_value(bo.max_half_width) +
+                                  ": the quantiles' noise scale at that half-width (L 2 b / (M epsilon_2) with L = " +
+                                  std::to_string(levels.size()) + " levels, M = " + std::to_string(partitions) +
+                                  " partitions) is not finite; accepted: a half-width whose noise scale is finite; nothing "
+                                  "was charged");
+    bound_search_result b;
+    b.doublings = bound_search_last_index("--bound-*", bo);
+    b.center = bo.center;
+    b.half_width = bo.max_half_width;
+    b.capped = true;
+    b.budget = {eps1, 0.0};
+    const std::vector<std::vector<double>> q(partitions, std::vector<double>(levels.size(), bo.center));
+    dry.quantiles = release_posterior_quantiles(q, levels, b, eps2, g);
+    dry.bound_options = bo;
+  }
+  try {
+    (void)partition_from_json(to_json(dry));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("privpost-infer would refuse this partition release (" + std::string(e.what()) +
+                                "); nothing was charged");
+  }
+}
+
 }  // namespace
 
 std::string make_partition_release(const options& o) {
@@ -52,7 +93,7 @@ std::string make_partition_release(const options& o) {
     throw std::invalid_argument("partition releases add Laplace noise; --mechanism " + o.mechanism + " does not apply");
   partition_record r;
   r.version = privpost::version_string;
-  r.covariates = split_list(o.covariates);
+  r.covariates = split_list(o.covariates, "--covariates");
   r.response = o.response;
   r.intercept = !o.no_intercept;
   r.coefficient = o.coefficient.empty() ? r.covariates.front() : o.coefficient;
@@ -107,7 +148,13 @@ std::string make_partition_release(const options& o) {
     return m;
   };
   // Every partition needs more records than coefficients for a proper posterior; M <= n / (p + 2).
-  const partition_plan plan(static_cast<std::size_t>(n), o.partitions, static_cast<std::size_t>(d + offset + 2));
+  const partition_plan plan = [&] {
+    try {
+      return partition_plan(static_cast<std::size_t>(n), o.partitions, static_cast<std::size_t>(d + offset + 2));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("--partitions " + std::to_string(o.partitions) + ": " + without_function(e.what()));
+    }
+  }();
   const partition_run_options run{0, o.threads};  // closed forms: the engines are not used
 
   const std::vector<double> cutoffs = o.cutoffs.empty() ? std::vector<double>{} : parse_numbers(o.cutoffs, "--cutoffs");
@@ -138,6 +185,7 @@ std::string make_partition_release(const options& o) {
     bound_search_last_index("--bound-*", bo);
     quantiles = partition_quantiles(plan, posterior, levels, run);
   }
+  check_partition_record(r, plan.partitions(), cutoffs, po, levels, bo, eps1, eps2);
   if (active_ledger != nullptr)
     active_ledger->charge_entry(
         ledger_entry{ledger_label + " (partition release)", {o.epsilon, 0.0}, 0.5 * o.epsilon * o.epsilon});
@@ -168,6 +216,7 @@ std::string make_partition_release(const options& o) {
   if (failed > 0)
     std::cerr << "privpost-release: warning (private, not in the record): " << failed
               << " partition posterior(s) failed and were replaced by the fallback\n";
+  r.release_id = new_release_id();
   return to_json(r).dump(2) + "\n";
 }
 

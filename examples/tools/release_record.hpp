@@ -57,6 +57,8 @@ struct release_record {
   std::string policy;           ///< drop|clamp
   std::vector<double> noisy_statistics;
   std::string version;
+  /// The release's identity (new_release_id), drawn by privpost-release; empty in older records and other tools'.
+  std::string release_id;
   /// The family models: the CSV column the records were read from (privpost-synthesize names its column so; records
   /// written before it was recorded have none, and their synthetic column is called x).
   std::string column;
@@ -129,6 +131,7 @@ inline nlohmann::json to_json(const release_record& r) {
                       {"mechanism", mech},
                       {"truncation_policy", r.policy},
                       {"noisy_statistics", r.noisy_statistics}};
+  if (!r.release_id.empty()) j["release_id"] = r.release_id;
   if (r.model == "multinomial") j["categories"] = r.categories;
   if (!r.column.empty()) j["column"] = r.column;
   if (!r.ledger_file.empty())
@@ -405,6 +408,8 @@ inline release_record from_json(const nlohmann::json& j) {
       fail(std::string("mechanism field '") + key + "' is " + std::to_string(x) + "; accepted: a finite number > 0");
   };
   positive("epsilon", r.epsilon);
+  if (!(r.epsilon >= 0x1.0p-50))  // the mechanisms' own floor (check_epsilon): named here, as a field of the record
+    fail("mechanism field 'epsilon' is " + record_detail::show(r.epsilon) + "; accepted: a finite number >= 2^-50");
   positive("sensitivity", r.sensitivity);
   positive(r.mechanism == "laplace" || r.mechanism == "discrete-laplace" ? "scale" : "sigma", r.noise);
   if (is_discrete(r.mechanism)) positive("granularity", r.granularity);
@@ -443,6 +448,7 @@ inline release_record from_json(const nlohmann::json& j) {
     if (!v.is_number() || !std::isfinite(v.get<double>())) fail("a noisy statistic is not a finite number");
     r.noisy_statistics.push_back(v.get<double>());
   }
+  r.release_id = read_release_id(j, fields);
   const auto& version = j.contains("privpost_version") ? j.at("privpost_version") : nlohmann::json("unknown");
   r.version = version.is_string() ? echo(version.get<std::string>()) : std::string("unknown");
   if (kind == model_kind::regression) {
@@ -626,6 +632,30 @@ inline release_record from_json(const nlohmann::json& j) {
            "printing a posterior");
   }
   return r;
+}
+
+/// Refuses a set of release records that holds one release twice: two records with the same release_id (one file given
+/// twice, or a copy of it), naming both files; analysed as two releases, its noise would be counted twice. Records
+/// without an identity (older privpost versions, other tools) cannot be told apart from two releases that happen to be
+/// equal: for equal records of that kind a warning is returned. paths[i] is the file records[i] came from.
+inline std::vector<std::string> check_distinct_releases(const std::vector<std::string>& paths,
+                                                        const std::vector<release_record>& records,
+                                                        const std::vector<nlohmann::json>& texts) {
+  std::vector<std::string> warnings;
+  for (std::size_t a = 0; a < records.size(); ++a)
+    for (std::size_t b = a + 1; b < records.size(); ++b) {
+      const std::string& ia = records[a].release_id;
+      const std::string& ib = records[b].release_id;
+      if (!ia.empty() && ia == ib)
+        throw std::invalid_argument("'" + paths[a] + "' and '" + paths[b] + "' are the same release (release_id " + ia +
+                                    "); accepted: each release once (its noise counted twice would make the posterior "
+                                    "too narrow)");
+      if ((ia.empty() || ib.empty()) && texts[a] == texts[b])
+        warnings.push_back("'" + paths[a] + "' and '" + paths[b] +
+                           "' are equal records without a release_id (older files or another tool's): if they are one "
+                           "release given twice, the posterior counts its noise twice and is too narrow");
+    }
+  return warnings;
 }
 
 }  // namespace privpost::tools

@@ -29,7 +29,7 @@ privpost::tools::release_record make_regression_release(const options& o) {
   r.model = "linreg";
   r.mechanism = o.mechanism;
   r.version = privpost::version_string;
-  r.covariates = tools::split_list(o.covariates);
+  r.covariates = tools::split_list(o.covariates, "--covariates");
   r.response = o.response;
   r.intercept = !o.no_intercept;
   const auto xb = parse_bounds(o.x_bounds, "--x-bounds");
@@ -76,29 +76,34 @@ privpost::tools::release_record make_regression_release(const options& o) {
     moments.emplace(layout);
     moment_mechanism.emplace(moments->sensitivity(box, r.n).first, o.epsilon * share);
   }
+  if (o.noisy_moments) {  // the moments' fields as they will be written, for the checks before the charge
+    r.noisy_moments.assign(static_cast<std::size_t>(moments->size()), 0.0);
+    r.moment_sensitivity = moment_mechanism->l1_sensitivity();
+    r.moment_noise = moment_mechanism->scale();
+    r.moment_epsilon = o.epsilon * share;
+  }
   auto release_both = [&](const auto& m) {
-    return moment_mechanism ? charged_release(m, s, *moment_mechanism) : charged_release(m, s);
+    if (moment_mechanism) {
+      release_into(r, m, s, *moment_mechanism);
+    } else {
+      release_into(r, m, s);
+    }
   };
   if (o.mechanism == "laplace") {
     const laplace_mechanism m(l1, o.epsilon * share);
     r.sensitivity = l1;
     r.noise = m.scale();
-    finish(r, m, release_both(m));
+    release_both(m);
   } else {
     const auto m = gaussian_mechanism::analytic(l2, o.epsilon * share, o.delta * share);
     r.sensitivity = l2;
     r.noise = m.sigma();
     r.calibration = "analytic";
-    finish(r, m, release_both(m));
+    release_both(m);
   }
   if (o.noisy_moments) {
-    const double ml1 = moment_mechanism->l1_sensitivity();
-    const laplace_mechanism& mm = *moment_mechanism;
-    const Eigen::VectorXd zm = mm.release(moments->sample_moments(xs));  // OS CSPRNG; charged above
+    const Eigen::VectorXd zm = moment_mechanism->release(moments->sample_moments(xs));  // OS CSPRNG; charged above
     r.noisy_moments.assign(zm.data(), zm.data() + zm.size());
-    r.moment_sensitivity = ml1;
-    r.moment_noise = mm.scale();
-    r.moment_epsilon = o.epsilon * share;
   }
   std::cerr << "privpost-release: records mapped to [-1, 1] by the declared box; linreg statistic L1 sensitivity " << l1
             << " by intervals (the paper's bound would be "

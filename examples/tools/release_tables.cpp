@@ -18,7 +18,7 @@ namespace privpost::tools::release_tool {
 // --columns, --levels, --levels-of and --missing-level into r (nodes, levels, missing_level): distinct column names, each
 // with 2 to max_table_levels distinct declared levels. Returns the columns' level counts.
 std::vector<int> read_declared_columns(const options& o, privpost::tools::release_record& r) {
-  r.nodes = tools::split_list(o.columns);
+  r.nodes = tools::split_list(o.columns, "--columns");
   for (std::size_t v = 0; v < r.nodes.size(); ++v)
     if (std::find(r.nodes.begin() + static_cast<std::ptrdiff_t>(v) + 1, r.nodes.end(), r.nodes[v]) != r.nodes.end())
       throw std::invalid_argument("--columns: '" + r.nodes[v] + "' is listed twice");
@@ -26,7 +26,7 @@ std::vector<int> read_declared_columns(const options& o, privpost::tools::releas
     throw std::invalid_argument("--columns: " + std::to_string(r.nodes.size()) + " columns; accepted: at most " +
                                 std::to_string(tools::max_table_nodes));
   r.missing_level = o.missing_level;
-  const std::vector<std::string> shared = tools::split_list(o.levels);
+  const std::vector<std::string> shared = tools::split_list(o.levels, "--levels");
   r.levels.assign(r.nodes.size(), shared);
   for (const std::string& spec : o.levels_of) {  // COLUMN=a/b/c
     const auto eq = spec.find('=');
@@ -101,7 +101,7 @@ privpost::tools::release_record make_tables_release(const options& o) {
   r.version = privpost::version_string;
   const std::vector<int> cardinalities = read_declared_columns(o, r);
   auto node_index = [&](const std::string& name, const char* flag) { return column_index(r, name, flag); };
-  for (const std::string& e : tools::split_list(o.edges)) {
+  for (const std::string& e : tools::split_list(o.edges, "--edges")) {
     const auto colon = e.find(':');
     if (colon == std::string::npos) throw std::invalid_argument("--edges '" + e + "'; accepted: a:b (two column names)");
     r.edges.emplace_back(node_index(e.substr(0, colon), "--edges"), node_index(e.substr(colon + 1), "--edges"));
@@ -136,13 +136,13 @@ privpost::tools::release_record make_tables_release(const options& o) {
     const laplace_mechanism m(contingency_l1_sensitivity(graph, relation), o.epsilon);
     r.sensitivity = m.l1_sensitivity();
     r.noise = m.scale();
-    finish(r, m, relation == neighbour_relation::add_remove ? charged_release_add_remove(m, s) : charged_release(m, s));
+    release_into(r, m, s, relation == neighbour_relation::add_remove ? calibrated_for::add_remove : calibrated_for::replace_one);
   } else {
     const auto m = gaussian_mechanism::analytic(contingency_l2_sensitivity(graph, relation), o.epsilon, o.delta);
     r.sensitivity = contingency_l2_sensitivity(graph, relation);
     r.noise = m.sigma();
     r.calibration = "analytic";
-    finish(r, m, relation == neighbour_relation::add_remove ? charged_release_add_remove(m, s) : charged_release(m, s));
+    release_into(r, m, s, relation == neighbour_relation::add_remove ? calibrated_for::add_remove : calibrated_for::replace_one);
   }
   if (relation == neighbour_relation::add_remove) {
     std::cerr << "privpost-release: note: sensitivity under add/remove neighbours (the dissertation's); under the "

@@ -4,21 +4,26 @@
 // command line and picks the file by the model's row in models.hpp.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include <Eigen/Dense>
+#include <privpost/core/errors.hpp>
 #include <privpost/core/math/exact_sum.hpp>
+#include <privpost/mechanisms/lattice.hpp>
 #include <privpost/mechanisms/privacy_accountant.hpp>
 #if defined(PRIVPOST_TOOLS_MPI)
 #include <privpost/distributed/mpi.hpp>
 #endif
 
 #include "ledger_file.hpp"
+#include "models.hpp"
 #include "mpi_job.hpp"
 #include "release_record.hpp"
 #include "tool_support.hpp"
@@ -53,6 +58,142 @@ struct options {
   double prior_precision = 1, prior_a = 1, prior_b = 1;
   int threads = 2;
 };
+
+// ---- which options a release uses --------------------------------------------------------------------------------
+// An option the chosen model and release kind do not use is refused before anything is read or charged: ignored, it
+// would spend the budget on a release nobody asked for (--cutoffs without --partitions made an ordinary release). The
+// table below is the one statement of what each option applies to; main() checks every given option against it, and
+// `privpost-release --option-uses` prints it so that the refusal test is generated from it.
+
+/// What a release is, from its command line alone (public): the model and the release kind.
+struct release_kind {
+  const model_row* model = nullptr;
+  bool partitions = false;  ///< --partitions: a partition release (linreg)
+  bool cutoffs = false;     ///< --partitions --cutoffs
+  bool quantiles = false;   ///< --partitions --quantiles
+  bool gaussian = false;    ///< a Gaussian mechanism (--mechanism gaussian|discrete-gaussian, or the GLMs' default)
+  bool discrete = false;    ///< a lattice mechanism
+
+  bool family() const { return model->kind == model_kind::bounded_family || model->kind == model_kind::unbounded_family; }
+  bool is(model_kind k) const { return model->kind == k; }
+  bool statistics() const { return !partitions; }  ///< an ordinary release of sufficient statistics
+};
+
+/// One option of privpost-release: its flag, a value it accepts (the generated refusal test passes it), what it
+/// applies to (for the refusal's message) and the rule.
+struct option_use {
+  std::string_view flag;
+  std::string_view example;  ///< empty for a flag without a value
+  std::string_view applies_to;
+  bool (*applies)(const release_kind&);
+};
+
+inline constexpr std::array release_option_uses{
+    option_use{"--input", "records.csv", "every release", [](const release_kind&) { return true; }},
+    option_use{"--model", "binomial", "every release", [](const release_kind&) { return true; }},
+    option_use{"--epsilon", "1", "every release", [](const release_kind&) { return true; }},
+    option_use{"--output", "r.json", "every release", [](const release_kind&) { return true; }},
+    option_use{"--ledger", "ledger.json", "every release", [](const release_kind&) { return true; }},
+    option_use{"--budget", "1", "every release with --ledger", [](const release_kind&) { return true; }},
+    option_use{"--mechanism", "laplace", "every release", [](const release_kind&) { return true; }},
+    option_use{"--column", "x", "the family models (one CSV column)", [](const release_kind& k) { return k.family(); }},
+    option_use{"--covariates", "x", "linreg, logistic and poisson-glm",
+               [](const release_kind& k) { return k.is(model_kind::regression) || k.is(model_kind::glm); }},
+    option_use{"--response", "y", "linreg, logistic and poisson-glm",
+               [](const release_kind& k) { return k.is(model_kind::regression) || k.is(model_kind::glm); }},
+    option_use{"--x-bounds", "0,1", "linreg, logistic and poisson-glm",
+               [](const release_kind& k) { return k.is(model_kind::regression) || k.is(model_kind::glm); }},
+    option_use{"--no-intercept", "", "linreg, logistic and poisson-glm",
+               [](const release_kind& k) { return k.is(model_kind::regression) || k.is(model_kind::glm); }},
+    option_use{"--radius", "1", "logistic and poisson-glm", [](const release_kind& k) { return k.is(model_kind::glm); }},
+    option_use{"--y-bound", "10", "poisson-glm", [](const release_kind& k) { return k.model->name == "poisson-glm"; }},
+    option_use{"--positive", "yes", "logistic", [](const release_kind& k) { return k.model->name == "logistic"; }},
+    option_use{"--y-bounds", "0,1", "linreg", [](const release_kind& k) { return k.is(model_kind::regression); }},
+    option_use{"--noisy-moments", "", "linreg statistics releases (not --partitions)",
+               [](const release_kind& k) { return k.is(model_kind::regression) && k.statistics(); }},
+    option_use{"--granularity", "1", "the lattice mechanisms (--mechanism discrete-laplace|discrete-gaussian)",
+               [](const release_kind& k) { return k.discrete; }},
+    option_use{"--delta", "1e-6", "the Gaussian mechanisms (gaussian, discrete-gaussian; the GLMs' default)",
+               [](const release_kind& k) { return k.gaussian; }},
+    option_use{"--lower", "0", "the unbounded family models (declared record bounds)",
+               [](const release_kind& k) { return k.is(model_kind::unbounded_family); }},
+    option_use{"--upper", "1", "the unbounded family models (declared record bounds)",
+               [](const release_kind& k) { return k.is(model_kind::unbounded_family); }},
+    option_use{"--categories", "3", "multinomial", [](const release_kind& k) { return k.model->name == "multinomial"; }},
+    option_use{"--columns", "a,b", "pairwise-tables and marginals",
+               [](const release_kind& k) { return k.is(model_kind::tables) || k.is(model_kind::marginals); }},
+    option_use{"--levels", "0,1", "pairwise-tables and marginals",
+               [](const release_kind& k) { return k.is(model_kind::tables) || k.is(model_kind::marginals); }},
+    option_use{"--levels-of", "a=0/1", "pairwise-tables and marginals",
+               [](const release_kind& k) { return k.is(model_kind::tables) || k.is(model_kind::marginals); }},
+    option_use{"--missing-level", "0", "pairwise-tables and marginals",
+               [](const release_kind& k) { return k.is(model_kind::tables) || k.is(model_kind::marginals); }},
+    option_use{"--marginals", "a,b", "marginals", [](const release_kind& k) { return k.is(model_kind::marginals); }},
+    option_use{"--edges", "a:b", "pairwise-tables", [](const release_kind& k) { return k.is(model_kind::tables); }},
+    option_use{"--neighbours", "replace", "pairwise-tables", [](const release_kind& k) { return k.is(model_kind::tables); }},
+    option_use{"--partitions", "10", "linreg (a partition release)",
+               [](const release_kind& k) { return k.is(model_kind::regression); }},
+    option_use{"--coefficient", "x", "partition releases (linreg --partitions M)",
+               [](const release_kind& k) { return k.partitions; }},
+    option_use{"--cutoffs", "0", "partition releases (linreg --partitions M)",
+               [](const release_kind& k) { return k.partitions; }},
+    option_use{"--quantiles", "0.5", "partition releases (linreg --partitions M)",
+               [](const release_kind& k) { return k.partitions; }},
+    option_use{"--epsilon-split", "1", "partition releases (linreg --partitions M)",
+               [](const release_kind& k) { return k.partitions; }},
+    option_use{"--prior-precision", "1", "partition releases (linreg --partitions M)",
+               [](const release_kind& k) { return k.partitions; }},
+    option_use{"--prior-a", "1", "partition releases (linreg --partitions M)",
+               [](const release_kind& k) { return k.partitions; }},
+    option_use{"--prior-b", "1", "partition releases (linreg --partitions M)",
+               [](const release_kind& k) { return k.partitions; }},
+    option_use{"--threads", "2", "partition releases (linreg --partitions M)",
+               [](const release_kind& k) { return k.partitions; }},
+    option_use{"--combiner", "fisher", "partition releases of probabilities (--partitions M --cutoffs)",
+               [](const release_kind& k) { return k.cutoffs; }},
+    option_use{"--partition-prior", "full", "partition releases of probabilities (--partitions M --cutoffs)",
+               [](const release_kind& k) { return k.cutoffs; }},
+    option_use{"--bound-center", "0", "partition releases of quantiles (--partitions M --quantiles)",
+               [](const release_kind& k) { return k.quantiles; }},
+    option_use{"--bound-base", "1", "partition releases of quantiles (--partitions M --quantiles)",
+               [](const release_kind& k) { return k.quantiles; }},
+    option_use{"--bound-fraction", "0.9", "partition releases of quantiles (--partitions M --quantiles)",
+               [](const release_kind& k) { return k.quantiles; }},
+    option_use{"--bound-max", "10", "partition releases of quantiles (--partitions M --quantiles)",
+               [](const release_kind& k) { return k.quantiles; }},
+};
+
+/// The release kind of the command line o (public).
+inline release_kind kind_of_release(const options& o) {
+  release_kind k;
+  k.model = &find_model(o.model);
+  k.partitions = o.partitions > 0;
+  k.cutoffs = k.partitions && !o.cutoffs.empty();
+  k.quantiles = k.partitions && !o.quantile_levels.empty();
+  k.discrete = is_discrete(o.mechanism);
+  k.gaussian =
+      o.mechanism == "gaussian" || o.mechanism == "discrete-gaussian" || (k.model->kind == model_kind::glm && !o.mechanism_given);
+  return k;
+}
+
+/// The row of flag in release_option_uses, or nullptr.
+inline const option_use* option_use_of(std::string_view flag) {
+  for (const auto& u : release_option_uses)
+    if (u.flag == flag) return &u;
+  return nullptr;
+}
+
+/// std::invalid_argument naming the first of `given` (flags given on the command line) that release k does not use.
+inline void refuse_unused_options(const std::vector<std::string>& given, const release_kind& k) {
+  for (const auto& flag : given) {
+    const option_use* u = option_use_of(flag);
+    if (u == nullptr) throw std::logic_error("privpost-release: option " + flag + " has no row in release_option_uses");
+    if (!u->applies(k))
+      throw std::invalid_argument(flag + " does not apply to this release (the " + std::string(k.model->name) + " model" +
+                                  (k.partitions ? ", a partition release" : "") + "): it applies to " +
+                                  std::string(u->applies_to) + "; nothing was read or charged");
+  }
+}
 
 // ---- sharded releases (mpirun -np K privpost-release --input 'shard-{rank}.csv') ------------------------------------
 // Every model sums its records' contributions exactly (exact_sum), so that the statistic does not depend on the
@@ -137,39 +278,74 @@ inline Eigen::VectorXd combine(shard_sums& part) {
 inline privpost::tools::ledger_file* active_ledger = nullptr;
 inline std::string ledger_label;
 
-// Charges the release of mechanism m (and of the mechanisms in extra, released by the caller afterwards) to the ledger,
-// all or nothing, then draws the noise from the OS CSPRNG: a release over the budget draws none.
-template <class M, class... Extra>
-Eigen::VectorXd charged_release(const M& m, const Eigen::VectorXd& s, const Extra&... extra) {
-  if (active_ledger != nullptr) active_ledger->charge(ledger_label, m, extra...);
-  return m.release(s);  // OS CSPRNG
-}
+// The neighbour relation a mechanism was calibrated to, for its charge.
+enum class calibrated_for { replace_one, add_remove };
 
-// The same for a mechanism calibrated to add/remove neighbours: under the library's replace-one relation a record
-// change is a removal and an addition, so the release is charged at the group-of-2 guarantee (2 epsilon,
-// (1 + e^epsilon) delta; Dwork & Roth 2014, Thm. 2.2 and its (epsilon, delta) form) and 4 rho in zCDP (Bun & Steinke
-// 2016, Prop. 1.9).
-template <class M>
-Eigen::VectorXd charged_release_add_remove(const M& m, const Eigen::VectorXd& s) {
-  if (active_ledger != nullptr) {
-    const privpost::privacy_budget b = m.budget();
-    active_ledger->charge_entry(privpost::ledger_entry{ledger_label + " (add-remove neighbours, charged for replace-one)",
-                                                       {2.0 * b.epsilon, (1.0 + std::exp(b.epsilon)) * b.delta},
-                                                       4.0 * privpost::zcdp_rho(m)});
+// Every check that could refuse the release of r, from public quantities only, before the charge (the statistic's
+// value is private: a refusal that depends on it is itself a leak). The record as it will be written, with zeros in
+// place of the noisy statistics, is read back by privpost-infer's reader, so that no budget is spent on a release the
+// analyst's tool refuses; a lattice mechanism's capacity (mechanisms/lattice.hpp) is checked against the statistic's
+// range, which n and the declared bounds give.
+inline void check_before_charge(const privpost::tools::release_record& r, std::size_t dimension) {
+  privpost::tools::release_record dry = r;
+  dry.noisy_statistics.assign(dimension, 0.0);
+  if (is_discrete(r.mechanism)) {
+    const double capacity = privpost::lattice{r.granularity}.capacity();
+    for (std::size_t i = 0; i < dimension; ++i) {
+      const auto [lo, hi] = privpost::tools::record_detail::statistic_range(r, i);
+      const double largest = std::max(std::abs(lo), std::abs(hi));
+      if (!(largest <= capacity))
+        throw std::invalid_argument(
+            "--granularity " + privpost::detail::format_value(r.granularity) +
+            ": the statistics of n = " + privpost::detail::format_value(r.n) + " records within the declared bounds reach " +
+            privpost::detail::format_value(largest) + ", more than the lattice mechanisms take (2^44 lattice units, " +
+            privpost::detail::format_value(capacity) + " at this granularity); accepted: --granularity at least " +
+            privpost::detail::format_value(std::ldexp(largest, -44)) +
+            " (decided from n and the bounds alone, before anything was charged; nothing was released)");
+    }
   }
-  return m.release(s);  // OS CSPRNG
+  try {
+    (void)privpost::tools::from_json(privpost::tools::to_json(dry));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("privpost-infer would refuse this release (" + std::string(e.what()) + "); nothing was charged");
+  }
 }
 
-template <class Mechanism>
-void finish(privpost::tools::release_record& r, const Mechanism& m, const Eigen::VectorXd& z) {
+// The release of statistic s by mechanism m into r: every check first (check_before_charge), then the charge of m (and
+// of the mechanisms in extra, released by the caller afterwards) to the ledger, all or nothing, then the noise from the
+// OS CSPRNG, the only step after the charge. A mechanism calibrated to add/remove neighbours is charged at its
+// replace-one guarantee: under the library's replace-one relation a record change is a removal and an addition, so
+// the group-of-2 guarantee (2 epsilon, (1 + e^epsilon) delta; Dwork & Roth 2014, Thm. 2.2 and its (epsilon, delta)
+// form), 4 rho in zCDP (Bun & Steinke 2016, Prop. 1.9).
+template <class M, class... Extra>
+void release_into(privpost::tools::release_record& r, const M& m, const Eigen::VectorXd& s, calibrated_for relation,
+                  const Extra&... extra) {
   r.epsilon = m.budget().epsilon;
   r.delta = m.budget().delta;
+  check_before_charge(r, static_cast<std::size_t>(s.size()));
+  if (active_ledger != nullptr) {
+    if (relation == calibrated_for::add_remove) {
+      if (sizeof...(Extra) != 0) throw std::logic_error("release_into: an add/remove release charges one mechanism");
+      const privpost::privacy_budget b = m.budget();
+      active_ledger->charge_entry(privpost::ledger_entry{ledger_label + " (add-remove neighbours, charged for replace-one)",
+                                                         {2.0 * b.epsilon, (1.0 + std::exp(b.epsilon)) * b.delta},
+                                                         4.0 * privpost::zcdp_rho(m)});
+    } else {
+      active_ledger->charge(ledger_label, m, extra...);
+    }
+  }
+  const Eigen::VectorXd z = m.release(s);  // OS CSPRNG
   r.noisy_statistics.assign(z.data(), z.data() + z.size());
+}
+
+template <class M, class... Extra>
+void release_into(privpost::tools::release_record& r, const M& m, const Eigen::VectorXd& s, const Extra&... extra) {
+  release_into(r, m, s, calibrated_for::replace_one, extra...);
 }
 
 // --budget EPSILON[,DELTA] (delta 0 when not given).
 inline privpost::privacy_budget parse_budget(const std::string& text) {
-  const auto v = privpost::tools::split_list(text);
+  const auto v = privpost::tools::split_list(text, "--budget");
   privpost::privacy_budget b;
   try {
     if (v.size() < 1 || v.size() > 2) throw std::invalid_argument("count");
@@ -183,11 +359,14 @@ inline privpost::privacy_budget parse_budget(const std::string& text) {
   } catch (const std::exception&) {
     throw std::invalid_argument("--budget is '" + text + "'; accepted: EPSILON or EPSILON,DELTA (numbers)");
   }
-  return b;  // the ranges are privacy_accountant's checks
+  if (!(std::isfinite(b.epsilon) && b.epsilon > 0.0))
+    throw_invalid("--budget", "total epsilon", b.epsilon, "a finite number > 0");
+  check_delta("--budget", b.delta, true);
+  return b;
 }
 
 inline std::pair<double, double> parse_bounds(const std::string& text, const char* flag) {
-  const auto v = privpost::tools::split_list(text);
+  const auto v = privpost::tools::split_list(text, flag);
   if (v.size() != 2) throw std::invalid_argument(std::string(flag) + " is '" + text + "'; accepted: lo,hi");
   double lo = 0, hi = 0;
   try {
@@ -203,7 +382,7 @@ inline std::pair<double, double> parse_bounds(const std::string& text, const cha
 
 inline std::vector<double> parse_numbers(const std::string& text, const char* flag) {
   std::vector<double> v;
-  for (const auto& item : privpost::tools::split_list(text)) {
+  for (const auto& item : privpost::tools::split_list(text, flag)) {
     char* end = nullptr;
     const double x = std::strtod(item.c_str(), &end);
     if (item.empty() || end != item.c_str() + item.size() || !std::isfinite(x))

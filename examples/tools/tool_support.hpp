@@ -24,13 +24,21 @@
 
 namespace privpost::tools {
 
-inline std::vector<std::string> split_list(const std::string& s) {
+/// The items of the comma list s given to option `flag`. An empty item (two commas in a row, a comma at either end) is
+/// refused: read silently, "--budget 1,,0.5" meant (1, 0.5). An empty s is an empty list.
+inline std::vector<std::string> split_list(const std::string& s, const std::string& flag) {
   std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
+  if (s.empty()) return out;  // the option not given
+  std::size_t from = 0;
+  while (true) {
+    const std::size_t comma = s.find(',', from);
+    out.push_back(s.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+    if (out.back().empty())
+      throw std::invalid_argument(flag + " is '" + s + "': an empty item (two commas in a row, or a comma at an end); " +
+                                  "accepted: a comma list of non-empty items");
+    if (comma == std::string::npos) return out;
+    from = comma + 1;
+  }
 }
 
 /// The message a tool prints for an exception. Library errors name a function ("draw_inverse_gamma: shape ... is

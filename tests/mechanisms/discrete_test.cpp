@@ -361,7 +361,15 @@ TEST_CASE("discrete mechanisms: bad input", "[discrete][errors]") {
     CHECK(!says(e, "12.34"));
   }
   CHECK_THROWS_AS(exact.release(dvec({nan}), g), std::invalid_argument);
-  CHECK_THROWS_AS(exact.release(dvec({1e300}), g), std::invalid_argument);  // beyond 2^44 lattice units
+  // A statistic beyond 2^44 lattice units is clamped there, never refused: a refusal decided by the statistic's value
+  // released something (one of two neighbouring data sets released, the other refused). Both neighbours of such a
+  // pair are released, and from the same clamped point.
+  CHECK(exact.lattice_spec().capacity() == 0x1.0p44);
+  for (const double s : {1e300, 0x1.0p44 + 1.0, -1e20}) {
+    const Eigen::VectorXd z = exact.release(dvec({s}), g);
+    INFO("s " << s << ", z " << z(0));
+    CHECK(std::abs(std::abs(z(0)) - 0x1.0p44) < 200.0);  // the clamped point plus Laplace(1) noise
+  }
   const discrete_laplace_mechanism rounded(1.0, 1.0, lattice{1.0, lattice_statistic::rounded, 2});
   CHECK_NOTHROW(rounded.release(dvec({0.4, 12.345678}), g));
   CHECK_THROWS_AS(rounded.release(dvec({1.0, 2.0, 3.0}), g), std::invalid_argument);  // more than the declared d = 2

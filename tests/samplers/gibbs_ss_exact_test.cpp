@@ -151,5 +151,5 @@ TEST_CASE("gibbs_ss_exact: bad input", "[exact][errors]") {
   Eigen::VectorXd huge(1);
   huge << 1e200;
   CHECK_THROWS_WITH(gibbs_ss_exact(beta_prior(1.0, 1.0), gaussian_mechanism::analytic(1.0, 1.0, 1e-5), huge, 10.0, g),
-                    Catch::Contains("z is 9.9999999999999997e+199") && Catch::Contains("noise scales"));
+                    Catch::Contains("z is 1e+200") && Catch::Contains("noise scales"));
 }

@@ -6,6 +6,8 @@
 #include <Eigen/Core>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -15,15 +17,20 @@ namespace privpost {
 
 namespace detail {
 
+// x as the shortest text that reads back to the same double (0.3, not 0.29999999999999999), whole numbers below 2^53
+// in full (1000000, not 1e+06): a message shows the value as the user wrote it, and exactly.
 inline std::string format_value(double x) {
-  std::ostringstream os;
-  os.precision(17);
-  if (x == 0.0 && std::signbit(x)) {
-    os << "-0.0";
-  } else {
-    os << x;
+  if (x == 0.0 && std::signbit(x)) return "-0.0";
+  char buffer[64];
+  if (std::isfinite(x) && std::floor(x) == x && std::abs(x) < 9007199254740992.0) {
+    std::snprintf(buffer, sizeof buffer, "%.0f", x);
+    return buffer;
   }
-  return os.str();
+  for (int digits = 1; digits <= 17; ++digits) {  // 17 significant digits always read back
+    std::snprintf(buffer, sizeof buffer, "%.*g", digits, x);
+    if (!std::isfinite(x) || std::strtod(buffer, nullptr) == x) break;
+  }
+  return buffer;
 }
 
 inline std::string message(std::string_view function, std::string_view name, std::string_view value, std::string_view accepted) {

@@ -59,6 +59,10 @@ struct lattice {
   lattice_statistic statistics = lattice_statistic::exact;
   /// Dimension d of the statistics (used by rounded only).
   Eigen::Index dimension = 1;
+  /// The largest |statistic| released without clamping: 2^44 lattice units, gamma 2^44 (see lattice_points). A
+  /// release decides from public quantities whether its statistics can reach it (n and the declared bounds) and
+  /// refuses before anything is charged; a release of a statistic beyond it would be of the clamped value.
+  double capacity() const { return 0x1.0p44 * granularity; }
 };
 
 namespace detail {
@@ -83,7 +87,11 @@ inline void check_lattice(std::string_view function, const lattice& l) {
 }
 
 // The lattice points k of the statistics s (see the header comment). Statistic values never appear in an error
-// message: they are private.
+// message: they are private. A point beyond max_statistic_index lattice units is clamped to it, never refused: a
+// refusal that depends on the statistic's value would itself release something (of two neighbouring data sets one
+// would be released and the other refused, which no epsilon covers). Clamping coordinatewise moves neighbouring points
+// no further apart (it is 1-Lipschitz in every norm), so the sensitivity and the guarantee hold for every input; a
+// caller that must not release a clamped value checks lattice::capacity() against the statistic's public range first.
 template <class Derived>
 Eigen::VectorXd lattice_points(std::string_view function, const lattice& l, const Eigen::MatrixBase<Derived>& s) {
   check_statistics(function, "s", s);
@@ -95,12 +103,8 @@ Eigen::VectorXd lattice_points(std::string_view function, const lattice& l, cons
   Eigen::VectorXd k(s.size());
   for (Eigen::Index j = 0; j < s.size(); ++j) {
     const double v = s(j) / l.granularity;
-    const double point = std::floor(v + 0.5);
-    if (!(std::abs(point) <= max_statistic_index))
-      throw std::invalid_argument(std::string(function) +
-                                  ": a statistic is beyond 2^44 lattice units (value withheld: it is private); choose a "
-                                  "coarser granularity");
-    if (l.statistics == lattice_statistic::exact && !(std::abs(v - point) <= 1e-6))
+    const double point = std::clamp(std::floor(v + 0.5), -max_statistic_index, max_statistic_index);
+    if (l.statistics == lattice_statistic::exact && std::abs(point) < max_statistic_index && !(std::abs(v - point) <= 1e-6))
       throw std::invalid_argument(std::string(function) +
                                   ": a statistic is not a multiple of the granularity (value withheld: it is private), "
                                   "but the lattice was declared lattice_statistic::exact; declare rounded instead");
