@@ -6,8 +6,7 @@
 #      with two hard links is refused; two concurrent releases through a link and the real path cannot both spend the
 #      last of the budget; a link to a missing ledger is refused;
 #   3. --output naming the ledger, its lock or the input is refused, and the ledger is kept;
-#   4. every option a release does not use is refused before anything is read or charged: one case per option and
-#      release, generated from the tool's own table (privpost-release --option-uses);
+#   4. (options a release does not use: cmake/option_uses_test.cmake, tool_release_option_uses);
 #   5. what privpost-infer would refuse, or a quantile noise scale that overflows, is refused before the charge;
 #   6. one release given twice (the same file, or a copy) is refused by privpost-infer, naming both files; equal
 #      records without an identity are analysed with a warning;
@@ -122,32 +121,6 @@ if(NOT n EQUAL 1)
   message(FATAL_ERROR "the ledger records ${n} entries after refused outputs (expected 1)")
 endif()
 
-# 4. Every option that a release does not use, generated from the tool's own table.
-execute_process(COMMAND ${RELEASE} --option-uses RESULT_VARIABLE rc OUTPUT_VARIABLE cases ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "privpost-release --option-uses failed (${rc}): ${err}")
-endif()
-string(REPLACE "\n" ";" cases "${cases}")
-list(FILTER cases EXCLUDE REGEX "^$")
-list(LENGTH cases count)
-if(count LESS 200)
-  message(FATAL_ERROR "privpost-release --option-uses gave ${count} cases; the table must give one per unused option and release")
-endif()
-set(refused 0)
-foreach(case IN LISTS cases)
-  separate_arguments(args UNIX_COMMAND "${case}")
-  string(REGEX MATCH "--[a-z-]+ [^ ]*$|--[a-z-]+$" tail "${case}")
-  string(REGEX MATCH "^--[a-z-]+" flag "${tail}")
-  execute_process(COMMAND ${RELEASE} --input ${records} --epsilon 1 ${args} --ledger unused.json --budget 1 --output unused-out.json
-                  WORKING_DIRECTORY "${dir}" RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
-  if(rc EQUAL 0 OR NOT err MATCHES "^privpost-release: error: ${flag} does not apply to this release .*: it applies to .*nothing was read or charged")
-    message(FATAL_ERROR "'${case}': expected '${flag} does not apply', got exit status ${rc}: ${err}")
-  endif()
-  math(EXPR refused "${refused} + 1")
-endforeach()
-expect_absent(unused.json unused-out.json)
-message("option uses: ${refused} refusals, each before anything was read or charged")
-
 # 5. Refusals decided before the charge: a quantile noise scale that overflows, what privpost-infer refuses.
 set(lr ${RELEASE} --input ${DATA}/regression.csv --model linreg --covariates x1,x2 --response y --x-bounds -1,1 --y-bounds -3,3)
 expect_run(failure "--bound-max 1e\\+308: the quantiles' noise scale .* is not finite.*nothing was charged"
@@ -189,8 +162,10 @@ expect_run(failure "privpost-infer would refuse this release .*marginals tables:
   --ledger p.json --budget 2 --output p.out.json)
 expect_absent(p.json p.out.json)
 
-# 6. One release twice.
-expect_run(success "released" ${base} --epsilon 0.5 --output m1.json)
+# 6. One release twice: a marginals release (the model whose releases privpost-infer analyses jointly) given twice, or
+#    with a copy of it, would be analysed as two releases with their noise counted twice.
+set(marginals ${RELEASE} --input ${records} --model marginals --columns sick,answer --levels 0,1,2 --marginals sick,answer,sick:answer)
+expect_run(success "released 15 statistic" ${marginals} --epsilon 0.5 --output m1.json)
 file(COPY_FILE "${dir}/m1.json" "${dir}/m1-copy.json")
 expect_run(failure "'m1.json' and 'm1.json' are the same release \\(release_id [0-9a-f]+\\)" ${INFER} m1.json m1.json)
 expect_run(failure "'m1.json' and 'm1-copy.json' are the same release" ${INFER} m1.json m1-copy.json)
@@ -203,7 +178,7 @@ string(LENGTH "${id}" length)
 if(NOT length EQUAL 32)
   message(FATAL_ERROR "the release_id '${id}' has ${length} hex digits (expected 32)")
 endif()
-expect_run(success "released" ${base} --epsilon 0.5 --output m2.json)
+expect_run(success "released 15 statistic" ${marginals} --epsilon 0.5 --output m2.json)
 file(READ "${dir}/m2.json" text2)
 string(JSON id2 GET "${text2}" release_id)
 if(id2 STREQUAL id)
@@ -211,9 +186,16 @@ if(id2 STREQUAL id)
 endif()
 string(JSON old REMOVE "${text}" release_id)
 file(WRITE "${dir}/old.json" "${old}")
-execute_process(COMMAND ${INFER} old.json old.json WORKING_DIRECTORY "${dir}" ERROR_VARIABLE err OUTPUT_QUIET)
+execute_process(COMMAND ${INFER} old.json old.json --chains 2 --draws 100 --burnin 50 WORKING_DIRECTORY "${dir}"
+                ERROR_VARIABLE err OUTPUT_QUIET)
 if(NOT err MATCHES "warning: 'old.json' and 'old.json' are equal records without a release_id")
   message(FATAL_ERROR "equal records without a release_id: no warning\n${err}")
+endif()
+# Two releases of the same records are two releases: analysed jointly, without a word.
+execute_process(COMMAND ${INFER} m1.json m2.json --chains 2 --draws 100 --burnin 50 WORKING_DIRECTORY "${dir}"
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
+if(NOT rc EQUAL 0 OR err MATCHES "same release|release_id")
+  message(FATAL_ERROR "two distinct releases were not analysed jointly (exit status ${rc})\n${err}")
 endif()
 string(JSON bad SET "${text}" release_id "\"not-hex\"")
 file(WRITE "${dir}/bad-id.json" "${bad}")

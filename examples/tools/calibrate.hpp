@@ -62,7 +62,7 @@ struct cli_options {
 
 template <class Study>
 inline int run(const Study& study, const cli_options& o) {
-  privpost::tools::progress_line progress("privpost-calibrate: trial");
+  privpost::tools::progress_heartbeat progress("privpost-calibrate: trial", o.trials);
   privpost::calibration_options co;
   co.trials = o.trials;
   co.seed = o.seed;

@@ -3,17 +3,92 @@
 // posterior; reports KS (and p-value) of the ranks, coverage of 50%/90% intervals, MMD^2 to the non-private posterior.
 #include <CLI/CLI.hpp>
 
+#include <array>
 #include <iostream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "calibrate.hpp"
 #include "models.hpp"
 #include "mpi_job.hpp"
+#include "option_table.hpp"
 
 using namespace privpost::tools::calibrate;
 
 namespace {
+
+// ---- which options a study uses (option_table.hpp) ------------------------------------------------------------------
+// An option the chosen model does not use is refused before anything runs: ignored, the study reported would not be
+// the one asked for (--truncation on binomial, --queries on pairwise-tables).
+
+/// What a study is, from its command line alone: the model and its mechanism.
+struct study_kind {
+  const privpost::tools::model_row* model = nullptr;
+  bool gaussian = false;  ///< a Gaussian mechanism (--mechanism gaussian, or the GLMs' default)
+
+  bool is(privpost::tools::model_kind k) const { return model->kind == k; }
+  bool named(std::string_view name) const { return model->name == name; }
+};
+
+using study_option = privpost::tools::option_use<study_kind>;
+using privpost::tools::model_kind;
+
+constexpr bool any_model(const study_kind&) { return true; }
+
+inline constexpr std::array study_option_uses{
+    study_option{"--model", "binomial", "every study", any_model},
+    study_option{"--methods", "gibbs", "every study", any_model},
+    study_option{"--n", "100", "every study", any_model},
+    study_option{"--epsilon", "1", "every study", any_model},
+    study_option{"--mechanism", "laplace", "every study", any_model},
+    study_option{"--trials", "2", "every study", any_model},
+    study_option{"--draws", "10", "every study", any_model},
+    study_option{"--burnin", "10", "every study", any_model},
+    study_option{"--thin", "1", "every study", any_model},
+    study_option{"--seed", "1", "every study", any_model},
+    study_option{"--format", "json", "every study", any_model},
+    study_option{"--ranks", "ranks.csv", "every study", any_model},
+    study_option{"--plot", "plot.png", "every study", any_model},
+    study_option{"--mmd-draws", "0", "every study", any_model},
+    study_option{"--dim", "2", "linreg, logistic and poisson-glm",
+                 [](const study_kind& k) { return k.is(model_kind::regression) || k.is(model_kind::glm); }},
+    study_option{"--moments", "noisy", "linreg", [](const study_kind& k) { return k.is(model_kind::regression); }},
+    study_option{"--partitions", "10", "linreg", [](const study_kind& k) { return k.is(model_kind::regression); }},
+    study_option{"--delta", "1e-6", "the Gaussian mechanism (--mechanism gaussian; the GLMs' default)",
+                 [](const study_kind& k) { return k.gaussian; }},
+    study_option{"--collapsed-moves", "1", "binomial, multinomial and pairwise-tables",
+                 [](const study_kind& k) { return k.named("binomial") || k.named("multinomial") || k.is(model_kind::tables); }},
+    study_option{
+        "--categories", "3", "multinomial, pairwise-tables and marginals",
+        [](const study_kind& k) { return k.named("multinomial") || k.is(model_kind::tables) || k.is(model_kind::marginals); }},
+    study_option{"--graph", "chain", "pairwise-tables", [](const study_kind& k) { return k.is(model_kind::tables); }},
+    study_option{"--nodes", "3", "pairwise-tables and marginals",
+                 [](const study_kind& k) { return k.is(model_kind::tables) || k.is(model_kind::marginals); }},
+    study_option{"--queries", "identity", "marginals", [](const study_kind& k) { return k.is(model_kind::marginals); }},
+    study_option{"--pseudo-count", "10", "pairwise-tables", [](const study_kind& k) { return k.is(model_kind::tables); }},
+    study_option{"--truncation", "0.01", "the unbounded family models",
+                 [](const study_kind& k) { return k.is(model_kind::unbounded_family); }},
+    study_option{"--metric", "diag", "logistic and poisson-glm", [](const study_kind& k) { return k.is(model_kind::glm); }},
+};
+
+study_kind kind_of_study(const std::string& model, const std::string& mechanism, bool mechanism_given) {
+  study_kind k;
+  k.model = &privpost::tools::find_model(model);
+  k.gaussian = mechanism == "gaussian" || (k.model->kind == model_kind::glm && !mechanism_given);
+  return k;
+}
+
+// The studies --option-uses speaks of: every model's with its default mechanism.
+std::vector<std::pair<std::string, study_kind>> option_use_studies() {
+  std::vector<std::pair<std::string, study_kind>> studies;
+  for (const auto& m : privpost::tools::models)
+    studies.emplace_back("--model " + std::string(m.name), kind_of_study(std::string(m.name), "laplace", false));
+  return studies;
+}
+
 int dispatch(const cli_options& o) {
   privpost::study_settings settings;
   settings.n = o.n;
@@ -23,9 +98,7 @@ int dispatch(const cli_options& o) {
   settings.collapsed_moves = o.collapsed_moves;
   settings.methods = privpost::tools::split_list(o.methods, "--methods");
   if (o.partitions > 0) return run_partition_study(o);
-  using privpost::tools::model_kind;
   const model_kind kind = privpost::tools::find_model(o.model).kind;
-  if (o.metric_given && kind != model_kind::glm) throw std::invalid_argument("--metric applies to logistic and poisson-glm only");
   switch (kind) {
     case model_kind::bounded_family:
       return run_bounded_model(o, settings);
@@ -34,8 +107,6 @@ int dispatch(const cli_options& o) {
     case model_kind::regression:
       return run_regression_model(o, settings);
     case model_kind::glm: {
-      if (o.collapsed_moves != 0)
-        throw std::invalid_argument("--collapsed-moves applies to binomial, multinomial and pairwise-tables only");
       cli_options g = o;
       if (!o.mechanism_given) g.mechanism = "gaussian";
       if (!o.methods_given) settings.methods = {"noise-aware", "naive"};
@@ -48,8 +119,6 @@ int dispatch(const cli_options& o) {
       return run_graphical_model(g, settings);
     }
     case model_kind::marginals: {
-      if (o.collapsed_moves != 0)
-        throw std::invalid_argument("--collapsed-moves applies to binomial, multinomial and pairwise-tables only");
       cli_options g = o;
       privpost::study_settings s = settings;
       if (!o.methods_given)
@@ -124,6 +193,9 @@ int main(int argc, char** argv) {
                                        "privpost-infer) or diag (Stan's default)")
                             ->check(CLI::IsMember({"dense", "diag"}));
   app.add_option("--mmd-draws", o.mmd_draws, "draws per posterior used for MMD^2 (0: skip MMD)")->check(CLI::Range(0, 100000));
+  // `privpost-calibrate --option-uses`: every (study, unused option) case of study_option_uses, one per line.
+  if (argc == 2 && std::string(argv[1]) == "--option-uses")
+    return privpost::tools::print_option_uses(app, study_option_uses, option_use_studies());
   CLI11_PARSE(app, argc, argv);
   o.mechanism_given = mechanism_option->count() > 0;
   o.methods_given = methods_option->count() > 0;
@@ -132,6 +204,8 @@ int main(int argc, char** argv) {
   o.categories_given = categories_option->count() > 0;
   o.metric_given = metric_option->count() > 0;
   try {
+    privpost::tools::refuse_unused_options(app, study_option_uses, kind_of_study(o.model, o.mechanism, o.mechanism_given),
+                                           "this study (the " + o.model + " model)", "nothing was run");
     job.refuse_launcher_without_mpi();
     if (!o.plot.empty()) (void)privpost::tools::plot_paths(o.plot);  // a bad name is refused before the run
     privpost::tools::install_interrupt_handler();

@@ -73,6 +73,12 @@ inline int dispatch(const std::vector<privpost::tools::release_record>& recs, op
   check_applies(o.target_accept != 0.8, privpost::tools::option_target_accept, row, "--target-accept");
   check_applies(!o.moments.empty(), privpost::tools::option_moments, row, "--moments");
   check_applies(o.metric != "dense", privpost::tools::option_metric, row, "--metric");
+  check_applies(o.max_iterations != options{}.max_iterations, privpost::tools::option_map_em, row, "--max-iterations");
+  check_applies(o.point_estimate, privpost::tools::option_map_em, row, "--point-estimate");
+  check_applies(o.map_em_evidence != options{}.map_em_evidence, privpost::tools::option_map_em, row, "--map-em-evidence");
+  check_applies(o.max_minutes != options{}.max_minutes, privpost::tools::option_max_minutes, row, "--max-minutes");
+  if (o.max_sweeps != options{}.max_sweeps && !(o.target_ess > 0.0))
+    throw std::invalid_argument("--max-sweeps applies to runs with --target-ess only (it caps the extended chains)");
   switch (row.kind) {
     case model_kind::bounded_family:
       return infer_bounded(rec, o);

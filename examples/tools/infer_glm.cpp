@@ -201,7 +201,14 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   } else {
     results.emplace_back("nuts", run_chains(make(gaussian_sigma), o, io, tick));
   }
-  if (o.compare_naive && !interrupt_requested()) results.emplace_back("naive", infer(make(0.0), io));
+  if (o.compare_naive && !interrupt_requested()) {
+    // The naive posterior can take longer than the noise-aware one (its geometry is narrower): it has its own progress.
+    tools::progress_line naive_progress("privpost-infer: naive (comparison) transitions");
+    auto naive_tick = [&](const inference_progress& pr) {
+      naive_progress(static_cast<long>(pr.done), static_cast<long>(pr.total));
+    };
+    results.emplace_back("naive", infer(make(0.0), io, naive_tick));
+  }
   const int p = statistic.augmented();
   std::vector<std::string> names;
   if (c) names.emplace_back("intercept");

@@ -42,6 +42,8 @@ enum infer_option : std::uint8_t {
   option_moments = 8,          ///< --moments
   option_metric = 16,          ///< --metric
   option_shift_moves = 32,     ///< --shift-moves
+  option_map_em = 64,          ///< --max-iterations, --point-estimate, --map-em-evidence (MAP-EM's settings)
+  option_max_minutes = 128,    ///< --max-minutes (the runs whose time is estimated before they start)
 };
 
 struct model_row {
@@ -100,9 +102,10 @@ inline constexpr std::array<model_row, 11> models{{
     {"normal-known-var", model_kind::unbounded_family, false, method_records, 0, family_thin},
     {"normal", model_kind::unbounded_family, false, method_records, 0, family_thin},
     {"linreg", model_kind::regression, false, method_records, option_moments, regression_thin},
-    {"logistic", model_kind::glm, false, 0, option_link | option_target_accept | option_metric, nuts_thin},
-    {"poisson-glm", model_kind::glm, false, 0, option_target_accept | option_metric, nuts_thin},
-    {"pairwise-tables", model_kind::tables, true, method_records, option_collapsed_moves | option_shift_moves, tables_thin},
+    {"logistic", model_kind::glm, false, 0, option_link | option_target_accept | option_metric | option_max_minutes, nuts_thin},
+    {"poisson-glm", model_kind::glm, false, 0, option_target_accept | option_metric | option_max_minutes, nuts_thin},
+    {"pairwise-tables", model_kind::tables, true, method_records,
+     option_collapsed_moves | option_shift_moves | option_map_em | option_max_minutes, tables_thin},
     {"marginals", model_kind::marginals, true, method_records, 0, marginals_thin},
 }};
 

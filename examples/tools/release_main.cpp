@@ -52,37 +52,14 @@ privpost::tools::release_record make_release(const options& o) {
   throw std::logic_error("privpost-release: a model kind without a dispatch case");
 }
 
-// The long flags given on app's command line ("--cutoffs", ...).
-std::vector<std::string> given_flags(const CLI::App& app) {
-  std::vector<std::string> flags;
-  for (const CLI::Option* opt : app.get_options())
-    if (opt->count() > 0 && !opt->get_lnames().empty() && opt->get_lnames().front() != "help")
-      flags.push_back("--" + opt->get_lnames().front());
-  return flags;
-}
-
-// --option-uses (see main): checks that release_option_uses has one row per option of app and no other, then prints,
-// for every option and every release it does not apply to, the arguments that give it to that release.
-int print_option_uses(const CLI::App& app) {
-  std::vector<std::string> flags;
-  for (const CLI::Option* opt : app.get_options())
-    if (!opt->get_lnames().empty() && opt->get_lnames().front() != "help") flags.push_back("--" + opt->get_lnames().front());
-  for (const auto& flag : flags)
-    if (option_use_of(flag) == nullptr) {
-      std::cerr << "privpost-release: option " << flag << " has no row in release_option_uses\n";
-      return 1;
-    }
-  for (const auto& u : release_option_uses)
-    if (std::find(flags.begin(), flags.end(), u.flag) == flags.end()) {
-      std::cerr << "privpost-release: release_option_uses has a row for " << u.flag << ", which is no option\n";
-      return 1;
-    }
-  // The releases: every model's statistics release with its default mechanism, and linreg's two partition releases.
-  std::vector<std::pair<std::string, options>> releases;
+// The releases --option-uses speaks of: every model's statistics release with its default mechanism, and linreg's two
+// partition releases.
+std::vector<std::pair<std::string, release_kind>> option_use_releases() {
+  std::vector<std::pair<std::string, release_kind>> releases;
   for (const auto& m : privpost::tools::models) {
     options o;
     o.model = std::string(m.name);
-    releases.emplace_back("--model " + o.model, o);
+    releases.emplace_back("--model " + o.model, kind_of_release(o));
   }
   for (const bool cutoffs : {true, false}) {
     options o;
@@ -90,13 +67,10 @@ int print_option_uses(const CLI::App& app) {
     o.partitions = 10;
     (cutoffs ? o.cutoffs : o.quantile_levels) = cutoffs ? "0" : "0.5";
     releases.emplace_back(
-        cutoffs ? "--model linreg --partitions 10 --cutoffs 0" : "--model linreg --partitions 10 --quantiles 0.5", o);
+        cutoffs ? "--model linreg --partitions 10 --cutoffs 0" : "--model linreg --partitions 10 --quantiles 0.5",
+        kind_of_release(o));
   }
-  for (const auto& u : release_option_uses)
-    for (const auto& [args, o] : releases)
-      if (!u.applies(kind_of_release(o)))
-        std::cout << args << ' ' << u.flag << (u.example.empty() ? "" : " ") << u.example << '\n';
-  return 0;
+  return releases;
 }
 
 // Whether this run charged the ledger.
@@ -246,14 +220,18 @@ int main(int argc, char** argv) {
   app.add_option("--budget", o.budget, "with --ledger: the data set's total budget EPSILON[,DELTA] (needed to create a ledger)");
   // `privpost-release --option-uses`: every option that some release does not use, with a command line that gives it
   // to such a release (one per line), from release_option_uses; the refusal test runs each of them.
-  if (argc == 2 && std::string(argv[1]) == "--option-uses") return print_option_uses(app);
+  if (argc == 2 && std::string(argv[1]) == "--option-uses")
+    return privpost::tools::print_option_uses(app, release_option_uses, option_use_releases());
   CLI11_PARSE(app, argc, argv);
   o.mechanism_given = mechanism_option->count() > 0;
   std::size_t entries_before = 0;
   std::optional<privpost::tools::ledger_file> ledger;
   try {
     const release_kind kind = kind_of_release(o);
-    refuse_unused_options(given_flags(app), kind);
+    privpost::tools::refuse_unused_options(
+        app, release_option_uses, kind,
+        "this release (the " + o.model + " model" + (kind.partitions ? ", a partition release" : "") + ")",
+        "nothing was read or charged");
     // The budget's own options first, named (the library would name its function instead).
     privpost::check_epsilon("--epsilon", o.epsilon);
     if (kind.gaussian) privpost::check_delta("--delta", o.delta, false);

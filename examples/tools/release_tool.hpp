@@ -25,6 +25,7 @@
 #include "ledger_file.hpp"
 #include "models.hpp"
 #include "mpi_job.hpp"
+#include "option_table.hpp"
 #include "release_record.hpp"
 #include "tool_support.hpp"
 
@@ -59,11 +60,9 @@ struct options {
   int threads = 2;
 };
 
-// ---- which options a release uses --------------------------------------------------------------------------------
+// ---- which options a release uses (option_table.hpp) ----------------------------------------------------------------
 // An option the chosen model and release kind do not use is refused before anything is read or charged: ignored, it
-// would spend the budget on a release nobody asked for (--cutoffs without --partitions made an ordinary release). The
-// table below is the one statement of what each option applies to; main() checks every given option against it, and
-// `privpost-release --option-uses` prints it so that the refusal test is generated from it.
+// would spend the budget on a release nobody asked for (--cutoffs without --partitions made an ordinary release).
 
 /// What a release is, from its command line alone (public): the model and the release kind.
 struct release_kind {
@@ -79,88 +78,73 @@ struct release_kind {
   bool statistics() const { return !partitions; }  ///< an ordinary release of sufficient statistics
 };
 
-/// One option of privpost-release: its flag, a value it accepts (the generated refusal test passes it), what it
-/// applies to (for the refusal's message) and the rule.
-struct option_use {
-  std::string_view flag;
-  std::string_view example;  ///< empty for a flag without a value
-  std::string_view applies_to;
-  bool (*applies)(const release_kind&);
-};
+using release_option = option_use<release_kind>;
+
+// The rules of the table, named where several options share one.
+namespace option_rules {
+inline bool every(const release_kind&) { return true; }
+inline bool covariate_models(const release_kind& k) { return k.is(model_kind::regression) || k.is(model_kind::glm); }
+inline bool table_models(const release_kind& k) { return k.is(model_kind::tables) || k.is(model_kind::marginals); }
+inline bool unbounded(const release_kind& k) { return k.is(model_kind::unbounded_family); }
+inline bool partition(const release_kind& k) { return k.partitions; }
+inline bool cutoffs(const release_kind& k) { return k.cutoffs; }
+inline bool quantiles(const release_kind& k) { return k.quantiles; }
+inline constexpr std::string_view covariate_text = "linreg, logistic and poisson-glm";
+inline constexpr std::string_view table_text = "pairwise-tables and marginals";
+inline constexpr std::string_view partition_text = "partition releases (linreg --partitions M)";
+inline constexpr std::string_view cutoffs_text = "partition releases of probabilities (--partitions M --cutoffs)";
+inline constexpr std::string_view quantiles_text = "partition releases of quantiles (--partitions M --quantiles)";
+}  // namespace option_rules
 
 inline constexpr std::array release_option_uses{
-    option_use{"--input", "records.csv", "every release", [](const release_kind&) { return true; }},
-    option_use{"--model", "binomial", "every release", [](const release_kind&) { return true; }},
-    option_use{"--epsilon", "1", "every release", [](const release_kind&) { return true; }},
-    option_use{"--output", "r.json", "every release", [](const release_kind&) { return true; }},
-    option_use{"--ledger", "ledger.json", "every release", [](const release_kind&) { return true; }},
-    option_use{"--budget", "1", "every release with --ledger", [](const release_kind&) { return true; }},
-    option_use{"--mechanism", "laplace", "every release", [](const release_kind&) { return true; }},
-    option_use{"--column", "x", "the family models (one CSV column)", [](const release_kind& k) { return k.family(); }},
-    option_use{"--covariates", "x", "linreg, logistic and poisson-glm",
-               [](const release_kind& k) { return k.is(model_kind::regression) || k.is(model_kind::glm); }},
-    option_use{"--response", "y", "linreg, logistic and poisson-glm",
-               [](const release_kind& k) { return k.is(model_kind::regression) || k.is(model_kind::glm); }},
-    option_use{"--x-bounds", "0,1", "linreg, logistic and poisson-glm",
-               [](const release_kind& k) { return k.is(model_kind::regression) || k.is(model_kind::glm); }},
-    option_use{"--no-intercept", "", "linreg, logistic and poisson-glm",
-               [](const release_kind& k) { return k.is(model_kind::regression) || k.is(model_kind::glm); }},
-    option_use{"--radius", "1", "logistic and poisson-glm", [](const release_kind& k) { return k.is(model_kind::glm); }},
-    option_use{"--y-bound", "10", "poisson-glm", [](const release_kind& k) { return k.model->name == "poisson-glm"; }},
-    option_use{"--positive", "yes", "logistic", [](const release_kind& k) { return k.model->name == "logistic"; }},
-    option_use{"--y-bounds", "0,1", "linreg", [](const release_kind& k) { return k.is(model_kind::regression); }},
-    option_use{"--noisy-moments", "", "linreg statistics releases (not --partitions)",
-               [](const release_kind& k) { return k.is(model_kind::regression) && k.statistics(); }},
-    option_use{"--granularity", "1", "the lattice mechanisms (--mechanism discrete-laplace|discrete-gaussian)",
-               [](const release_kind& k) { return k.discrete; }},
-    option_use{"--delta", "1e-6", "the Gaussian mechanisms (gaussian, discrete-gaussian; the GLMs' default)",
-               [](const release_kind& k) { return k.gaussian; }},
-    option_use{"--lower", "0", "the unbounded family models (declared record bounds)",
-               [](const release_kind& k) { return k.is(model_kind::unbounded_family); }},
-    option_use{"--upper", "1", "the unbounded family models (declared record bounds)",
-               [](const release_kind& k) { return k.is(model_kind::unbounded_family); }},
-    option_use{"--categories", "3", "multinomial", [](const release_kind& k) { return k.model->name == "multinomial"; }},
-    option_use{"--columns", "a,b", "pairwise-tables and marginals",
-               [](const release_kind& k) { return k.is(model_kind::tables) || k.is(model_kind::marginals); }},
-    option_use{"--levels", "0,1", "pairwise-tables and marginals",
-               [](const release_kind& k) { return k.is(model_kind::tables) || k.is(model_kind::marginals); }},
-    option_use{"--levels-of", "a=0/1", "pairwise-tables and marginals",
-               [](const release_kind& k) { return k.is(model_kind::tables) || k.is(model_kind::marginals); }},
-    option_use{"--missing-level", "0", "pairwise-tables and marginals",
-               [](const release_kind& k) { return k.is(model_kind::tables) || k.is(model_kind::marginals); }},
-    option_use{"--marginals", "a,b", "marginals", [](const release_kind& k) { return k.is(model_kind::marginals); }},
-    option_use{"--edges", "a:b", "pairwise-tables", [](const release_kind& k) { return k.is(model_kind::tables); }},
-    option_use{"--neighbours", "replace", "pairwise-tables", [](const release_kind& k) { return k.is(model_kind::tables); }},
-    option_use{"--partitions", "10", "linreg (a partition release)",
-               [](const release_kind& k) { return k.is(model_kind::regression); }},
-    option_use{"--coefficient", "x", "partition releases (linreg --partitions M)",
-               [](const release_kind& k) { return k.partitions; }},
-    option_use{"--cutoffs", "0", "partition releases (linreg --partitions M)",
-               [](const release_kind& k) { return k.partitions; }},
-    option_use{"--quantiles", "0.5", "partition releases (linreg --partitions M)",
-               [](const release_kind& k) { return k.partitions; }},
-    option_use{"--epsilon-split", "1", "partition releases (linreg --partitions M)",
-               [](const release_kind& k) { return k.partitions; }},
-    option_use{"--prior-precision", "1", "partition releases (linreg --partitions M)",
-               [](const release_kind& k) { return k.partitions; }},
-    option_use{"--prior-a", "1", "partition releases (linreg --partitions M)",
-               [](const release_kind& k) { return k.partitions; }},
-    option_use{"--prior-b", "1", "partition releases (linreg --partitions M)",
-               [](const release_kind& k) { return k.partitions; }},
-    option_use{"--threads", "2", "partition releases (linreg --partitions M)",
-               [](const release_kind& k) { return k.partitions; }},
-    option_use{"--combiner", "fisher", "partition releases of probabilities (--partitions M --cutoffs)",
-               [](const release_kind& k) { return k.cutoffs; }},
-    option_use{"--partition-prior", "full", "partition releases of probabilities (--partitions M --cutoffs)",
-               [](const release_kind& k) { return k.cutoffs; }},
-    option_use{"--bound-center", "0", "partition releases of quantiles (--partitions M --quantiles)",
-               [](const release_kind& k) { return k.quantiles; }},
-    option_use{"--bound-base", "1", "partition releases of quantiles (--partitions M --quantiles)",
-               [](const release_kind& k) { return k.quantiles; }},
-    option_use{"--bound-fraction", "0.9", "partition releases of quantiles (--partitions M --quantiles)",
-               [](const release_kind& k) { return k.quantiles; }},
-    option_use{"--bound-max", "10", "partition releases of quantiles (--partitions M --quantiles)",
-               [](const release_kind& k) { return k.quantiles; }},
+    release_option{"--input", "records.csv", "every release", option_rules::every},
+    release_option{"--model", "binomial", "every release", option_rules::every},
+    release_option{"--epsilon", "1", "every release", option_rules::every},
+    release_option{"--output", "r.json", "every release", option_rules::every},
+    release_option{"--ledger", "ledger.json", "every release", option_rules::every},
+    release_option{"--budget", "1", "every release with --ledger", option_rules::every},
+    release_option{"--mechanism", "laplace", "every release", option_rules::every},
+    release_option{"--column", "x", "the family models (one CSV column)", [](const release_kind& k) { return k.family(); }},
+    release_option{"--covariates", "x", option_rules::covariate_text, option_rules::covariate_models},
+    release_option{"--response", "y", option_rules::covariate_text, option_rules::covariate_models},
+    release_option{"--x-bounds", "0,1", option_rules::covariate_text, option_rules::covariate_models},
+    release_option{"--no-intercept", "", option_rules::covariate_text, option_rules::covariate_models},
+    release_option{"--radius", "1", "logistic and poisson-glm", [](const release_kind& k) { return k.is(model_kind::glm); }},
+    release_option{"--y-bound", "10", "poisson-glm", [](const release_kind& k) { return k.model->name == "poisson-glm"; }},
+    release_option{"--positive", "yes", "logistic", [](const release_kind& k) { return k.model->name == "logistic"; }},
+    release_option{"--y-bounds", "0,1", "linreg", [](const release_kind& k) { return k.is(model_kind::regression); }},
+    release_option{"--noisy-moments", "", "linreg statistics releases (not --partitions)",
+                   [](const release_kind& k) { return k.is(model_kind::regression) && k.statistics(); }},
+    release_option{"--granularity", "1", "the lattice mechanisms (--mechanism discrete-laplace|discrete-gaussian)",
+                   [](const release_kind& k) { return k.discrete; }},
+    release_option{"--delta", "1e-6", "the Gaussian mechanisms (gaussian, discrete-gaussian; the GLMs' default)",
+                   [](const release_kind& k) { return k.gaussian; }},
+    release_option{"--lower", "0", "the unbounded family models (declared record bounds)", option_rules::unbounded},
+    release_option{"--upper", "1", "the unbounded family models (declared record bounds)", option_rules::unbounded},
+    release_option{"--categories", "3", "multinomial", [](const release_kind& k) { return k.model->name == "multinomial"; }},
+    release_option{"--columns", "a,b", option_rules::table_text, option_rules::table_models},
+    release_option{"--levels", "0,1", option_rules::table_text, option_rules::table_models},
+    release_option{"--levels-of", "a=0/1", option_rules::table_text, option_rules::table_models},
+    release_option{"--missing-level", "0", option_rules::table_text, option_rules::table_models},
+    release_option{"--marginals", "a,b", "marginals", [](const release_kind& k) { return k.is(model_kind::marginals); }},
+    release_option{"--edges", "a:b", "pairwise-tables", [](const release_kind& k) { return k.is(model_kind::tables); }},
+    release_option{"--neighbours", "replace", "pairwise-tables", [](const release_kind& k) { return k.is(model_kind::tables); }},
+    release_option{"--partitions", "10", "linreg (a partition release)",
+                   [](const release_kind& k) { return k.is(model_kind::regression); }},
+    release_option{"--coefficient", "x", option_rules::partition_text, option_rules::partition},
+    release_option{"--cutoffs", "0", option_rules::partition_text, option_rules::partition},
+    release_option{"--quantiles", "0.5", option_rules::partition_text, option_rules::partition},
+    release_option{"--epsilon-split", "1", option_rules::partition_text, option_rules::partition},
+    release_option{"--prior-precision", "1", option_rules::partition_text, option_rules::partition},
+    release_option{"--prior-a", "1", option_rules::partition_text, option_rules::partition},
+    release_option{"--prior-b", "1", option_rules::partition_text, option_rules::partition},
+    release_option{"--threads", "2", option_rules::partition_text, option_rules::partition},
+    release_option{"--combiner", "fisher", option_rules::cutoffs_text, option_rules::cutoffs},
+    release_option{"--partition-prior", "full", option_rules::cutoffs_text, option_rules::cutoffs},
+    release_option{"--bound-center", "0", option_rules::quantiles_text, option_rules::quantiles},
+    release_option{"--bound-base", "1", option_rules::quantiles_text, option_rules::quantiles},
+    release_option{"--bound-fraction", "0.9", option_rules::quantiles_text, option_rules::quantiles},
+    release_option{"--bound-max", "10", option_rules::quantiles_text, option_rules::quantiles},
 };
 
 /// The release kind of the command line o (public).
@@ -174,25 +158,6 @@ inline release_kind kind_of_release(const options& o) {
   k.gaussian =
       o.mechanism == "gaussian" || o.mechanism == "discrete-gaussian" || (k.model->kind == model_kind::glm && !o.mechanism_given);
   return k;
-}
-
-/// The row of flag in release_option_uses, or nullptr.
-inline const option_use* option_use_of(std::string_view flag) {
-  for (const auto& u : release_option_uses)
-    if (u.flag == flag) return &u;
-  return nullptr;
-}
-
-/// std::invalid_argument naming the first of `given` (flags given on the command line) that release k does not use.
-inline void refuse_unused_options(const std::vector<std::string>& given, const release_kind& k) {
-  for (const auto& flag : given) {
-    const option_use* u = option_use_of(flag);
-    if (u == nullptr) throw std::logic_error("privpost-release: option " + flag + " has no row in release_option_uses");
-    if (!u->applies(k))
-      throw std::invalid_argument(flag + " does not apply to this release (the " + std::string(k.model->name) + " model" +
-                                  (k.partitions ? ", a partition release" : "") + "): it applies to " +
-                                  std::string(u->applies_to) + "; nothing was read or charged");
-  }
 }
 
 // ---- sharded releases (mpirun -np K privpost-release --input 'shard-{rank}.csv') ------------------------------------

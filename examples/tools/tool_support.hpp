@@ -4,17 +4,22 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <mutex>
 #include <new>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <privpost/inference/calibration_study.hpp>
@@ -135,27 +140,37 @@ class progress_line {
   static constexpr double log_interval_seconds = 30.0;
 
   explicit progress_line(std::string what)
-      : what_(std::move(what)), start_(std::chrono::steady_clock::now()), terminal_(::isatty(2) != 0) {}
+      : what_(std::move(what)), start_(std::chrono::steady_clock::now()), terminal_(::isatty(2) != 0) {
+    // Test hook: PRIVPOST_PROGRESS_SECONDS shortens the log interval, so that a test sees the lines of a short run.
+    if (const char* s = std::getenv("PRIVPOST_PROGRESS_SECONDS")) interval_ = std::max(0.1, std::atof(s));
+  }
   void operator()(long done, long total) {
     const auto now = std::chrono::steady_clock::now();
     const double elapsed = std::chrono::duration<double>(now - start_).count();
     const double since = std::chrono::duration<double>(now - last_).count();
-    const double eta = done > 0 ? elapsed * static_cast<double>(total - done) / static_cast<double>(done) : 0.0;
+    const double eta = done > 0 ? elapsed * static_cast<double>(total - done) / static_cast<double>(done) : -1.0;
     const double percent = total > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 0.0;
     if (!terminal_) {
-      if (elapsed < log_interval_seconds || (shown_ && since < log_interval_seconds)) return;
+      if (elapsed < interval_ || (shown_ && since < interval_)) return;
       last_ = now;
       shown_ = true;
-      std::fprintf(stderr, "%s: %ld/%ld (%.0f%%), %.0f s elapsed, ~%.0f s left\n", what_.c_str(), done, total, percent, elapsed,
-                   eta);
+      if (eta < 0)
+        std::fprintf(stderr, "%s: %ld/%ld, %.0f s elapsed, time left not known before the first is done\n", what_.c_str(), done,
+                     total, elapsed);
+      else
+        std::fprintf(stderr, "%s: %ld/%ld (%.0f%%), %.0f s elapsed, ~%.0f s left\n", what_.c_str(), done, total, percent, elapsed,
+                     eta);
       return;
     }
     if (done < total && (elapsed < 1.0 || since < 0.5)) return;
     if (elapsed < 1.0 && !shown_) return;
     last_ = now;
     shown_ = true;
-    std::fprintf(stderr, "\r%s: %ld/%ld (%.0f%%), %.1f s elapsed, ~%.1f s left   ", what_.c_str(), done, total, percent, elapsed,
-                 eta);
+    if (eta < 0)
+      std::fprintf(stderr, "\r%s: %ld/%ld, %.1f s elapsed   ", what_.c_str(), done, total, elapsed);
+    else
+      std::fprintf(stderr, "\r%s: %ld/%ld (%.0f%%), %.1f s elapsed, ~%.1f s left   ", what_.c_str(), done, total, percent,
+                   elapsed, eta);
     if (done >= total) std::fprintf(stderr, "\n");
   }
 
@@ -165,6 +180,46 @@ class progress_line {
   std::chrono::steady_clock::time_point last_{};
   bool terminal_ = false;
   bool shown_ = false;
+  double interval_ = log_interval_seconds;
+};
+
+/// A progress_line that also speaks while nothing is done: a long step (one calibration trial of a GLM takes minutes)
+/// would otherwise leave a run silent from its start to its first tick. A thread repeats the last state every 0.1 s
+/// (progress_line throttles what it prints: every 30 s in a log); ticks may come from any thread.
+class progress_heartbeat {
+ public:
+  /// total: the steps of the run (known before the first is done).
+  progress_heartbeat(std::string what, long total) : line_(std::move(what)), total_(total), beat_([this] { run(); }) {}
+  progress_heartbeat(const progress_heartbeat&) = delete;
+  progress_heartbeat& operator=(const progress_heartbeat&) = delete;
+  ~progress_heartbeat() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    beat_.join();
+  }
+  void operator()(long done, long total) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    done_ = done;
+    total_ = total;
+    line_(done, total);
+  }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stop_; }))
+      if (total_ > 0 && done_ < total_) line_(done_, total_);
+  }
+
+  progress_line line_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  long done_ = 0, total_ = 0;
+  bool stop_ = false;
+  std::thread beat_;  // last: started once every member it reads is constructed
 };
 
 }  // namespace privpost::tools

@@ -380,7 +380,11 @@ TEST_CASE("discrete mechanisms: bad input", "[discrete][errors]") {
     INFO("m " << m << ", z " << z(0));
     CHECK(std::isfinite(tenth.log_likelihood(z, dvec({0.1 * m}))));
   }
-  CHECK_THROWS_AS(tenth.release(dvec({0.1 * 0x1.0p45}), g), std::invalid_argument);
+  {  // beyond the capacity (2^44 units, gamma 2^44): released at the clamped point, never refused
+    const Eigen::VectorXd z = tenth.release(dvec({0.1 * 0x1.0p45}), g);
+    CHECK(std::abs(z(0) / 0.1 - 0x1.0p44) < 200.0);
+    CHECK(tenth.lattice_spec().capacity() == 0.1 * 0x1.0p44);
+  }
   // a release that is not a lattice point is not from this mechanism
   CHECK_THROWS_AS(exact.log_likelihood(dvec({0.5}), dvec({0.0})), std::invalid_argument);
   CHECK_THROWS_AS(exact.log_likelihood(dvec({inf}), dvec({0.0})), std::invalid_argument);
