@@ -1,7 +1,7 @@
 # What keeps a privacy budget whole, end to end (docs/privacy.md, "When a release is decided and charged"):
-#   1. whether a release happens is decided from public quantities before the charge: two neighbouring data sets
-#      whose statistics pass the lattice mechanisms' capacity only through their records' values are both refused, and
-#      neither touches the ledger; with a granularity the bounds allow, both are released;
+#   1. whether a release happens is decided from public quantities before the charge: two neighbouring data sets on
+#      either side of the lattice mechanisms' capacity are both refused, and neither touches the ledger; with a
+#      granularity the bounds allow, both are released;
 #   2. one ledger, one identity: charges through a symbolic link, a linked folder and the real path add up; a ledger
 #      with two hard links is refused; two concurrent releases through a link and the real path cannot both spend the
 #      last of the budget; a link to a missing ledger is refused;
@@ -31,25 +31,31 @@ function(expect_absent)
   endforeach()
 endfunction()
 
-# 1. The neighbouring pair of 200,000 records: all 0, and one record 999999999999 instead. Upper bound 1e12 at
-#    granularity 1000 lets the sum reach 2e14 lattice units, beyond 2^44: both are refused before the charge.
-string(REPEAT "0\n" 199999 zeros)
-file(WRITE "${dir}/zero.csv" "x\n${zeros}0\n")
-file(WRITE "${dir}/one.csv" "x\n${zeros}999999999999\n")
-foreach(set zero one)
-  expect_run(failure "--granularity 1000: the statistics of n = 200000 records within the declared bounds reach 2e\\+17.*accepted: --granularity at least"
+# 1. A neighbouring pair at the lattice mechanisms' capacity: 17,593 records of 10^12 against 17,592 and one 0, at
+#    granularity 1000. Their sums are 1.7593e13 and 1.7592e13 lattice units, one on each side of 2^44 (1.759219e13):
+#    a refusal decided by the sum released one and refused the other after charging it. The bounds [0, 1e12] let any
+#    data set of that n reach 1.7593e13 units, so both are refused before the charge, and neither touches the ledger.
+string(REPEAT "1000000000000\n" 17592 big)
+file(WRITE "${dir}/over.csv" "x\n${big}1000000000000\n")
+file(WRITE "${dir}/under.csv" "x\n${big}0\n")
+foreach(set over under)
+  expect_run(failure "--granularity 1000: the statistics of n = 17593 records within the declared bounds reach 1.7593e\\+16.*accepted: --granularity at least"
     ${RELEASE} --input ${set}.csv --column x --model exponential --lower 0 --upper 1e12 --mechanism discrete-laplace
     --granularity 1000 --epsilon 1 --ledger lattice-${set}.json --budget 1 --output lattice-${set}.out.json)
   expect_absent(lattice-${set}.json lattice-${set}.out.json)
-  # Incomes in cents: 200,000 records up to 1e6 at granularity 0.01 reach 2e13 lattice units: refused alike.
-  expect_run(failure "--granularity 0.01: .*accepted: --granularity at least 0.0113"
-    ${RELEASE} --input ${set}.csv --column x --model exponential --lower 0 --upper 1e6 --mechanism discrete-laplace
-    --granularity 0.01 --epsilon 1 --output cents-${set}.json)
   # A granularity the public bounds allow: both released.
   expect_run(success "released 1 statistic"
     ${RELEASE} --input ${set}.csv --column x --model exponential --lower 0 --upper 1e12 --mechanism discrete-laplace
-    --granularity 20000 --epsilon 1 --output coarse-${set}.json)
+    --granularity 2000 --epsilon 1 --output coarse-${set}.json)
 endforeach()
+# Incomes in cents: 200,000 records up to 10^6 at granularity 0.01 can reach 2e13 lattice units: refused whatever the
+# records are, before the charge.
+string(REPEAT "0\n" 200000 zeros)
+file(WRITE "${dir}/cents.csv" "x\n${zeros}")
+expect_run(failure "--granularity 0.01: .*accepted: --granularity at least 0.0113"
+  ${RELEASE} --input cents.csv --column x --model exponential --lower 0 --upper 1e6 --mechanism discrete-laplace
+  --granularity 0.01 --epsilon 1 --ledger cents-ledger.json --budget 1 --output cents.json)
+expect_absent(cents-ledger.json cents.json)
 
 # 2. Links. The ledger lives in real/; link.json is a symbolic link to it, linked/ a symbolic link to the folder.
 file(MAKE_DIRECTORY "${dir}/real")
@@ -206,6 +212,17 @@ expect_run(failure "--budget is '1,,0.5': an empty item" ${base} --epsilon 0.1 -
 expect_run(failure "--budget is '1,': an empty item" ${base} --epsilon 0.1 --ledger new.json --budget 1,)
 expect_absent(new.json)
 expect_run(failure "--budget 0.3,0 differs from the total \\(1, 0\\)" ${base} --epsilon 0.1 --ledger out.json --budget 0.3)
+# Every refusal leads with the option or field at fault, not with the library function or "the declared bounds".
+expect_run(failure "^privpost-release: error: --budget: total epsilon is inf" ${base} --epsilon 0.1 --ledger new.json --budget inf)
+expect_run(failure "^privpost-release: error: --epsilon: epsilon is nan" ${base} --epsilon nan --output e.json)
+expect_run(failure "^privpost-release: error: --delta: delta is 0; accepted: a number in \\(0, 1\\)"
+  ${base} --epsilon 1 --mechanism gaussian --delta 0 --output e.json)
+expect_run(failure "^privpost-release: error: --partitions 1000: partitions is 1000; accepted: at most"
+  ${lr} --partitions 1000 --cutoffs 0 --epsilon 1 --output e.json)
+string(JSON tiny SET "${text}" mechanism epsilon "1e-300")
+file(WRITE "${dir}/tiny.json" "${tiny}")
+expect_run(failure "^privpost-infer: error: release record: mechanism field 'epsilon' is 1e-300; accepted: a finite number >= 2\\^-50"
+  ${INFER} tiny.json)
 # A ledger that is not exactly what privpost writes is an error, never a smaller or fresh ledger.
 file(READ "${dir}/out.json" ledger_text)
 foreach(edit "entries;null" "entries;{}" "spent;null" "total;[1,0]" "format;\"privpost-ledger-2\"")
