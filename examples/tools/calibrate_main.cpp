@@ -60,7 +60,9 @@ inline constexpr std::array study_option_uses{
     study_option{"--delta", "1e-6", "the Gaussian mechanism (--mechanism gaussian; the GLMs' default)",
                  [](const study_kind& k) { return k.gaussian; }},
     study_option{"--collapsed-moves", "1", "binomial, multinomial and pairwise-tables",
-                 [](const study_kind& k) { return k.named("binomial") || k.named("multinomial") || k.is(model_kind::tables); }},
+                 [](const study_kind& k) {  // the models whose privpost-infer takes it
+                   return (k.model->options & privpost::tools::option_collapsed_moves) != 0;
+                 }},
     study_option{
         "--categories", "3", "multinomial, pairwise-tables and marginals",
         [](const study_kind& k) { return k.named("multinomial") || k.is(model_kind::tables) || k.is(model_kind::marginals); }},
