@@ -368,7 +368,13 @@ TEST_CASE("discrete mechanisms: bad input", "[discrete][errors]") {
   for (const double s : {1e300, 0x1.0p44 + 1.0, -1e20}) {
     const Eigen::VectorXd z = exact.release(dvec({s}), g);
     INFO("s " << s << ", z " << z(0));
-    CHECK(std::abs(std::abs(z(0)) - 0x1.0p44) < 200.0);  // the clamped point plus Laplace(1) noise
+    CHECK(std::abs(std::abs(z(0)) - 0x1.0p44) < 200.0);        // the clamped point plus Laplace(1) noise
+    CHECK(std::isfinite(exact.log_likelihood(z, dvec({s}))));  // the likelihood is the clamped mechanism's
+  }
+  {  // the same for the discrete Gaussian (found by the mechanisms fuzzer: its release's likelihood was -inf)
+    const discrete_gaussian_mechanism dg(1.0, 1.0, 1e-6);
+    const Eigen::VectorXd z = dg.release(dvec({1e300}), g);
+    CHECK(std::isfinite(dg.log_likelihood(z, dvec({1e300}))));
   }
   const discrete_laplace_mechanism rounded(1.0, 1.0, lattice{1.0, lattice_statistic::rounded, 2});
   CHECK_NOTHROW(rounded.release(dvec({0.4, 12.345678}), g));

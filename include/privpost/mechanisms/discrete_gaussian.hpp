@@ -113,7 +113,7 @@ class discrete_gaussian_mechanism {
     check_finite(fn, "s", s);
     double total = 0.0;
     for (Eigen::Index j = 0; j < z.size(); ++j) {
-      const double r = detail::release_index(fn, lattice_.granularity, z(j)) - std::floor(s(j) / lattice_.granularity + 0.5);
+      const double r = detail::release_index(fn, lattice_.granularity, z(j)) - detail::lattice_point(s(j) / lattice_.granularity);
       total += log_norm_ - 0.5 * r * r / lattice_variance_;
     }
     return total;

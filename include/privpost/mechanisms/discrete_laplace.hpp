@@ -100,7 +100,8 @@ class discrete_laplace_mechanism {
     return release(s, g);
   }
 
-  /// log p(z | s) = sum_j [log((1 - q) / (1 + q)) - |z_j / gamma - k_j| / t], k the lattice point of s, q = exp(-1/t).
+  /// log p(z | s) = sum_j [log((1 - q) / (1 + q)) - |z_j / gamma - k_j| / t], k the lattice point of s (clamped at 2^44
+  /// units, as release() clamps it), q = exp(-1/t).
   /// Throws std::invalid_argument unless z is a finite lattice point.
   template <class DerivedZ, class DerivedS>
   double log_likelihood(const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s) const {
@@ -109,7 +110,7 @@ class discrete_laplace_mechanism {
     check_finite(fn, "s", s);
     double total = 0.0;
     for (Eigen::Index j = 0; j < z.size(); ++j) {
-      const double r = detail::release_index(fn, lattice_.granularity, z(j)) - std::floor(s(j) / lattice_.granularity + 0.5);
+      const double r = detail::release_index(fn, lattice_.granularity, z(j)) - detail::lattice_point(s(j) / lattice_.granularity);
       total += log_norm_ - std::abs(r) / lattice_scale_;
     }
     return total;

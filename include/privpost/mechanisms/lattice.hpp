@@ -77,6 +77,11 @@ inline constexpr double max_statistic_index = 0x1.0p44;
 // Largest dimension in exact mode: the 1e-6 tolerance of d coordinates must stay far below half a lattice unit.
 inline constexpr Eigen::Index max_exact_dimension = 100000;
 
+// The lattice point of a statistic value v (in lattice units): the nearest whole number, clamped to
+// +-max_statistic_index (see lattice_points). release() and log_likelihood() both use it, so that the likelihood is
+// that of the mechanism as it runs, clamp included.
+inline double lattice_point(double v) { return std::clamp(std::floor(v + 0.5), -max_statistic_index, max_statistic_index); }
+
 inline void check_lattice(std::string_view function, const lattice& l) {
   if (!(std::isfinite(l.granularity) && l.granularity >= std::numeric_limits<double>::min()))
     throw_invalid(function, "granularity", l.granularity, "a finite normal number > 0");
@@ -103,7 +108,7 @@ Eigen::VectorXd lattice_points(std::string_view function, const lattice& l, cons
   Eigen::VectorXd k(s.size());
   for (Eigen::Index j = 0; j < s.size(); ++j) {
     const double v = s(j) / l.granularity;
-    const double point = std::clamp(std::floor(v + 0.5), -max_statistic_index, max_statistic_index);
+    const double point = lattice_point(v);
     if (l.statistics == lattice_statistic::exact && std::abs(point) < max_statistic_index && !(std::abs(v - point) <= 1e-6))
       throw std::invalid_argument(std::string(function) +
                                   ": a statistic is not a multiple of the granularity (value withheld: it is private), "
