@@ -1,8 +1,9 @@
 // privpost/inference/fem_bounds.hpp
 // The marginal-likelihood bounds of Williams & McSherry (2010, Eq. 5) for a release z of the factored exponential
-// mechanism given n iid records x ~ p(. | theta), rebuilt from their proof sketches (spec histogram-measurements.md
-// B.4), and fem_bound_sampler, the random-walk Metropolis sampler of theta on the lower bound that W&M ran. With
-// r_z'(x) = exp(l(z', x) - l(z, x)) and E the expectation over one record:
+// mechanism given n iid records x ~ p(. | theta), rebuilt from their proof sketches (docs/histogram-measurements.md,
+// "The factored exponential mechanism and the W&M bounds"), and fem_bound_sampler, the random-walk Metropolis sampler
+// of theta on the lower bound that W&M ran. With r_z'(x) = exp(l(z', x) - l(z, x)) and E the expectation over one
+// record:
 //     lower: L(z | theta) = 1 / sum_z' (E[r_z'(x)^kappa])^n <= p(z | theta)            (Jensen, 1/y convex)
 //     upper: U_q(z | theta) = e^{-H[q]} (E[exp(kappa (l(z, x) - sum_z' q(z') l(z', x)))])^n >= p(z | theta)
 // for any q on Z (the entropy bound of log-sum-exp); q(z') proportional to exp(kappa n E[l(z', x)]) makes it tight

@@ -1,7 +1,8 @@
 // privpost/inference/fit.hpp
-// fit: the driver of iterative point estimators (CGM-EM; spec cgm.md Sec. 5.3), beside infer for samplers: iterates
-// until the estimator reports convergence or the iteration cap, with an optional progress callback, and returns the
-// estimate, the iteration count, whether it converged, and the numerical events (counted, never hidden).
+// fit: the driver of iterative point estimators (CGM MAP-EM, Algorithm 2 of the CGM paper; docs/model-tables.md),
+// beside infer for samplers: iterates until the estimator reports convergence or the iteration cap, with an optional
+// progress callback, and returns the estimate, the iteration count, whether it converged, and the numerical events
+// (counted, never hidden).
 #pragma once
 
 #include <Eigen/Core>

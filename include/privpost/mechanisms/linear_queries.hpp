@@ -1,5 +1,5 @@
 // privpost/mechanisms/linear_queries.hpp
-// Linear queries of a histogram (Williams & McSherry 2010; spec histogram-measurements.md B.8.1): records are cells
+// Linear queries of a histogram (Williams & McSherry 2010; docs/histogram-measurements.md): records are cells
 // x in {0..D-1} of a table, the statistic is s = Q h = sum_i Q[:, x_i] for an R x D query matrix Q with entries in
 // [0, 1], and a release is z = s + noise. The marginals of a contingency table are the common case: K tables over
 // subsets of the attributes, each record adding 1 to one cell of every table. Q is stored by column (a cell touches
