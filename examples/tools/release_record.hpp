@@ -408,7 +408,7 @@ inline release_record from_json(const nlohmann::json& j) {
       fail(std::string("mechanism field '") + key + "' is " + std::to_string(x) + "; accepted: a finite number > 0");
   };
   positive("epsilon", r.epsilon);
-  if (!(r.epsilon >= 0x1.0p-50))  // the mechanisms' own floor (check_epsilon): named here, as a field of the record
+  if (!(r.epsilon >= privpost::detail::min_epsilon))  // the mechanisms' floor (check_epsilon), named as a field
     fail("mechanism field 'epsilon' is " + record_detail::show(r.epsilon) + "; accepted: a finite number >= 2^-50");
   positive("sensitivity", r.sensitivity);
   positive(r.mechanism == "laplace" || r.mechanism == "discrete-laplace" ? "scale" : "sigma", r.noise);
