@@ -1,0 +1,593 @@
+// privpost/samplers/record_frame.hpp
+// record_frame: the record-level data-augmentation sweep (Ju et al. 2022, Algorithm 1; docs/record-level.md), written
+// once for any record_model. The n records are latent and the target is
+//     p(theta) prod_i f(x_i | theta) prod_r p_r(z_r | S_r),   S_r = sum_i c_r(x_i, i),
+// with R >= 1 releases, each with its own noise kernel p_r (any mechanism's exact density, or a kernel the user writes)
+// and its own contribution rule c_r. One sweep:
+//   (a) theta | records, by the model's conjugate update on the records' summed statistic or by any step the model
+//       supplies (a Metropolis or NUTS block over theta given the records);
+//   (t) for a model that can transport its records between parameters (x' = T(x; theta, theta') pushes f(. | theta)
+//       forward to f(. | theta'): a location shift, a scale, a quantile map), theta given the records' noise by one
+//       slice-sampling update (Neal 2003, stepping out and shrinkage) of log p(theta) + sum_r log p_r(z_r | S_r(T(x))).
+//       This is the collapsed move that keeps the chain mixing where the noise dominates: there the records pin theta
+//       (the record scan alone moves theta by about its sampling sd per sweep, far less than its posterior sd), while the
+//       transport moves theta and the records together and is judged by the releases alone;
+//   (b) every record in turn: x* ~ f(. | theta) from the model's record law, accepted with
+//       alpha = min(1, prod_r p_r(z_r | S_r - c_r(x_i, i) + c_r(x*, i)) / p_r(z_r | S_r))
+//       (the f terms cancel; a release whose contribution did not change contributes 1 without a density evaluation);
+//   (d) the sums are recomputed from the records, so rounding never accumulates (integer sums are exact and keep their
+//       running values; only the densities are recomputed).
+// For eps_r-DP Laplace releases whose contributions stay in their declared ranges every alpha in (b) is at least
+// exp(-sum_r eps_r), the acceptance floor the tests check.
+//
+//     record_frame chain(my_model{...}, n, g, record_release(my_noise{...}, z));        // a user's model and kernel
+//     record_gibbs_releases chain(beta_prior(1, 1), 10.0, g, record_release(laplace_mechanism(1, 0.5), z));
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "privpost/core/concepts.hpp"
+#include "privpost/core/errors.hpp"
+#include "privpost/core/numerical_events.hpp"
+#include "privpost/core/random/uniform.hpp"
+#include "privpost/mechanisms/reachable.hpp"
+
+namespace privpost {
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The record model: Ju et al. 2022's four modules, less the release's kernel, which each release brings
+// ---------------------------------------------------------------------------------------------------------------------
+
+/// The parameter given the records by a conjugate update on their summed statistic T = sum_i t(x_i, i): the frame keeps
+/// T as records change and calls draw_given_statistic(T, n, g) once a sweep.
+template <class M>
+concept conjugate_record_update = requires(const M& m, const typename M::record_type& x, std::size_t i,
+                                           const typename M::statistic_type& t, double n, std::mt19937_64& g) {
+  typename M::statistic_type;
+  { m.statistic(x, i) } -> std::convertible_to<typename M::statistic_type>;
+  { m.draw_given_statistic(t, n, g) } -> std::convertible_to<typename M::parameter_type>;
+};
+
+/// The parameter given the records by any step the model supplies (dapper's posterior_f): update_parameter(theta,
+/// records, g) must leave p(theta | records) invariant (an exact draw, a Metropolis or a NUTS step).
+template <class M>
+concept block_record_update = requires(M& m, typename M::parameter_type& theta,
+                                       const std::vector<typename M::record_type>& records, std::mt19937_64& g) {
+  m.update_parameter(theta, records, g);
+};
+
+/// A model the record-level frame samples: a prior draw of theta (draw_prior), the record law x_i ~ f(. | theta), which
+/// may depend on the record's index (draw_record(theta, i, g)), the record's contribution to the released statistic,
+/// which may depend on its index too (contribution(x, i), of the model's vector_type: what a release that names no
+/// rule of its own sums), theta as a vector for the draws (parameter_vector), and theta given the records (a
+/// conjugate_record_update or a block_record_update). Optional: transport and log_prior (transported_record_model),
+/// contribution_sum_range (the range the summed contribution can take, for the reachability rule of
+/// mechanisms/reachable.hpp).
+template <class M>
+concept record_model = requires(const M& m, const typename M::parameter_type& theta, const typename M::record_type& x,
+                                std::size_t i, std::mt19937_64& g) {
+  typename M::parameter_type;
+  typename M::record_type;
+  typename M::vector_type;
+  { m.draw_prior(g) } -> std::convertible_to<typename M::parameter_type>;
+  { m.draw_record(theta, i, g) } -> std::convertible_to<typename M::record_type>;
+  { m.contribution(x, i) } -> std::convertible_to<typename M::vector_type>;
+  { m.parameter_vector(theta) } -> std::convertible_to<Eigen::VectorXd>;
+}
+&&(conjugate_record_update<M> || block_record_update<M>);
+
+/// A record model with the collapsed move (t) of the frame: transport(x, i, from, to) maps a record drawn from
+/// f(. | from) to one distributed as f(. | to) with unit Jacobian (x + to - from for a location family), and log_prior
+/// is log p(theta) up to a constant. theta is a double or an Eigen::VectorXd (each coordinate moved in turn).
+template <class M>
+concept transported_record_model = record_model<M> &&
+    (std::floating_point<typename M::parameter_type> ||
+     std::same_as<typename M::parameter_type, Eigen::VectorXd>)&&requires(const M& m, const typename M::parameter_type& theta,
+                                                                          const typename M::record_type& x, std::size_t i) {
+  { m.transport(x, i, theta, theta) } -> std::convertible_to<typename M::record_type>;
+  { m.log_prior(theta) } -> std::convertible_to<double>;
+};
+
+/// The noise kernel of a release: log_likelihood(z, s) = log p(z | s) for the released z and the exact sum s. Every
+/// release_mechanism is one; so is a density the user writes for someone else's release (dapper's mechanism_f). An
+/// optional log_density_change(z, s, s_new) saves the normalising constants (density_change_mechanism).
+template <class K, class V = Eigen::VectorXd>
+concept release_kernel = requires(const K& k, const V& z, const V& s) {
+  { k.log_likelihood(z, s) } -> std::convertible_to<double>;
+};
+
+/// The contribution rule of a release that names none: the model's own contribution(x, i) (for a family, its
+/// statistic unchanged: a bounded family's release, binomial, multinomial).
+struct family_statistic {};
+
+/// One release of the records: its noise kernel, the released value z and what the data owner summed per record (a
+/// callable c(x) or c(x, i) to the model's vector_type, or family_statistic for the model's own contribution).
+template <class Mechanism, class Contribution = family_statistic>
+requires release_kernel<Mechanism>
+struct record_release {
+  /// The release's mechanism (or noise kernel).
+  Mechanism mechanism;
+  /// The released value.
+  Eigen::VectorXd z;
+  /// What the data owner summed per record.
+  Contribution contribution;
+  /// The release z of mechanism m with contribution rule c.
+  record_release(Mechanism m, Eigen::VectorXd released, Contribution c = {})
+      : mechanism(std::move(m)), z(std::move(released)), contribution(std::move(c)) {}
+};
+
+template <class M>
+record_release(M, Eigen::VectorXd) -> record_release<M>;
+template <class M, class C>
+record_release(M, Eigen::VectorXd, C) -> record_release<M, C>;
+
+namespace detail {
+template <class R>
+inline constexpr bool is_record_release = false;
+template <class M, class C>
+inline constexpr bool is_record_release<record_release<M, C>> = true;
+
+// T's type: the model's statistic_type where theta | records is conjugate (the frame keeps no T otherwise).
+template <class M>
+struct record_statistic {
+  using type = typename M::vector_type;
+};
+template <class M>
+requires conjugate_record_update<M>
+struct record_statistic<M> {
+  using type = typename M::statistic_type;
+};
+
+// What rule c of a release sums for record x at index i: the model's contribution for family_statistic, else c(x, i)
+// or c(x).
+template <class Model, class C>
+typename Model::vector_type contribute(const Model& model, const C& c, const typename Model::record_type& x, std::size_t i) {
+  if constexpr (std::same_as<C, family_statistic>)
+    return model.contribution(x, i);
+  else if constexpr (std::invocable<const C&, const typename Model::record_type&, std::size_t>)
+    return c(x, i);
+  else
+    return c(x);
+}
+}  // namespace detail
+
+/// Model M reads release R: R is a record_release whose rule gives M's vector_type for M's records (in the style of
+/// conjugate_prior_for).
+template <class M, class R>
+concept record_model_for = detail::is_record_release<R> && record_model<M> &&
+    requires(const M& m, const R& r, const typename M::record_type& x, std::size_t i) {
+  { detail::contribute(m, r.contribution, x, i) } -> std::same_as<typename M::vector_type>;
+};
+
+/// How a record-level chain starts (docs/record-level.md). Neither choice affects what the chain converges to, only
+/// its burn-in.
+enum class record_init {
+  /// theta from the prior and the records from f(. | theta) (the default).
+  prior,
+  /// Then at most record_init_passes greedy passes move the records' contributions towards the releases: every record
+  /// in turn is offered x* ~ f(. | theta') with a fresh theta' from the prior per pass, and x* replaces it when the sum
+  /// of the releases' log densities does not fall (binomial with one Laplace release: S reaches round(clamp(z, 0, n)) as
+  /// closely as the proposals allow). The passes stop after five in a row raise nothing; theta is then drawn given the
+  /// records. Costs at most record_init_passes sweeps' worth of record draws, once.
+  consistent
+};
+
+/// The most greedy passes of record_init::consistent.
+inline constexpr int record_init_passes = 20;
+
+/// The most records a record-level chain holds.
+inline constexpr double record_frame_max_records = 1e7;
+
+/// The record-level frame over (theta, x_1..x_n) given R >= 1 releases of the same records (sweep above). Models
+/// privpost::sampler. Sweeps allocate nothing beyond what the model's own update does.
+template <record_model Model, class... Releases>
+requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...) class record_frame {
+ public:
+  /// The model.
+  using model_type = Model;
+  /// A record.
+  using record_type = typename Model::record_type;
+  /// The parameter's type.
+  using parameter_type = typename Model::parameter_type;
+  /// Type of a contribution and of a release's sum.
+  using vector_type = typename Model::vector_type;
+  /// Number of releases.
+  static constexpr std::size_t release_count = sizeof...(Releases);
+  /// The most records a chain holds.
+  static constexpr double max_records = record_frame_max_records;
+  /// Whether theta | records is the conjugate update on the summed statistic.
+  static constexpr bool conjugate = conjugate_record_update<Model>;
+  /// Whether the sweep has the collapsed transport move (t).
+  static constexpr bool transported = transported_record_model<Model>;
+
+  /// n: the public number of records (a whole number in [1, 1e7]); each release's z has the contribution's size and
+  /// finite entries. theta starts from the prior and the records from f(. | theta) (record_init::prior), or also moved
+  /// towards the releases (record_init::consistent). std::invalid_argument for a wrong size, a non-finite or
+  /// unreachable z or a bad n; std::domain_error if a release has zero density at the initial records.
+  template <random_engine G>
+  record_frame(Model model, double n, G& g, Releases... releases)
+      : record_frame("record_frame", std::move(model), n, g, record_init::prior, std::move(releases)...) {}
+  /// As above, with the records' start chosen by init.
+  template <random_engine G>
+  record_frame(Model model, double n, G& g, record_init init, Releases... releases)
+      : record_frame("record_frame", std::move(model), n, g, init, std::move(releases)...) {}
+
+  /// One sweep: (a) theta | records, (t) the transport move where the model has one, (b) every record in turn
+  /// (systematic scan), (d) the sums recomputed.
+  template <random_engine G>
+  void step(G& g) {
+    update_parameter(g);
+    if constexpr (transported) transport_move(g);
+    for (std::size_t i = 0; i < records_.size(); ++i) update_record(i, g);
+    if (!whole_sums_)
+      resum();
+    else
+      resync();
+  }
+
+  /// log alpha of replacing record i by x (before the min with 0): the sum over releases of log p_r(z_r | S_r*) -
+  /// log p_r(z_r | S_r), each 0 when that release's contribution is unchanged.
+  double log_acceptance(std::size_t i, const record_type& x) const {
+    double log_alpha = 0.0;
+    for_each_release([&](const auto& rel, const release_state& st, std::size_t) {
+      const vector_type c = detail::contribute(model_, rel.contribution, x, i);
+      if (c == st.contributions[i]) return;
+      const vector_type proposed = st.sum - st.contributions[i] + c;
+      double log_new = 0.0;
+      log_alpha += change(rel.mechanism, st, proposed, log_new);
+    });
+    return log_alpha;
+  }
+
+  /// One Metropolis-Hastings update of record i at the current theta: x* ~ f(. | theta), accepted with probability
+  /// min(1, exp(log_acceptance(i, x*))) (no uniform is drawn when that is 1). Returns whether it was accepted.
+  template <random_engine G>
+  bool update_record(std::size_t i, G& g) {
+    const record_type x = model_.draw_record(theta_, i, g);
+    ++proposed_;
+    bool changed = false;
+    const double log_alpha = evaluate(i, x, changed);
+    if (changed) {
+      smallest_log_alpha_ = std::min(smallest_log_alpha_, log_alpha);
+      if (log_alpha < 0.0 && !(std::log(draw_uniform(g)) < log_alpha)) return false;
+    }
+    ++accepted_;
+    replace(i, x);
+    return true;
+  }
+
+  /// The model.
+  const Model& model() const noexcept { return model_; }
+  /// The current draw of theta.
+  const parameter_type& parameter() const noexcept { return theta_; }
+  /// The current draw as a vector.
+  Eigen::VectorXd parameter_vector() const { return model_.parameter_vector(theta_); }
+  /// Sets theta (the kernel tests hold it fixed and call update_record).
+  void set_parameter(const parameter_type& theta) { theta_ = theta; }
+  /// Replaces the records (the kernel tests); the sums are recomputed. std::invalid_argument for a wrong count.
+  void set_records(const std::vector<record_type>& records) {
+    check_size_match(std::string(function_) + "::set_records", "records", static_cast<Eigen::Index>(records.size()), "n",
+                     static_cast<Eigen::Index>(records_.size()));
+    records_ = records;
+    resum();
+  }
+  /// The current latent records.
+  const std::vector<record_type>& records() const noexcept { return records_; }
+  /// T: the sum of the records' statistics (what a conjugate theta | records is conditioned on).
+  const auto& statistic() const noexcept requires conjugate { return total_; }
+  /// S_r: the sum of the records' contributions to release r (0-based).
+  const vector_type& release_sum(std::size_t r) const {
+    if (r >= release_count)
+      throw_invalid(std::string(function_) + "::release_sum", "r", static_cast<double>(r),
+                    "a release index in [0, " + std::to_string(release_count - 1) + "]");
+    return states_[r].sum;
+  }
+  /// Accepted / proposed record updates so far (1 before any).
+  double record_acceptance() const noexcept {
+    return proposed_ == 0 ? 1.0 : static_cast<double>(accepted_) / static_cast<double>(proposed_);
+  }
+  /// The smallest log alpha computed so far (0 before any change of contribution was proposed).
+  double smallest_log_acceptance() const noexcept { return smallest_log_alpha_; }
+  /// Transport moves whose shrinkage stopped at its cap (the move then keeps theta): inner_solver_nonconverged.
+  const numerical_events& events() const noexcept { return events_; }
+
+ protected:
+  /// The checks and the start under the name `function` (the samplers built on the frame use their own).
+  template <random_engine G>
+  record_frame(const char* function, Model model, double n, G& g, record_init init, Releases... releases)
+      : model_(std::move(model)), releases_(std::move(releases)...), n_(n), function_(function) {
+    const char* f = function_;
+    if (init != record_init::prior && init != record_init::consistent)
+      throw_invalid(f, "init", static_cast<double>(static_cast<int>(init)), "record_init::prior or record_init::consistent");
+    check_record_count(f, n);
+    if (!(std::floor(n) == n && n <= max_records)) throw_invalid(f, "n", n, "a whole number in [1, 1e7]");
+    theta_ = model_.draw_prior(g);
+    const auto count = static_cast<std::size_t>(n);
+    records_.resize(count);
+    if constexpr (conjugate) statistics_.resize(count);
+    for (auto& st : states_) st.contributions.resize(count);
+    for (std::size_t i = 0; i < count; ++i) records_[i] = model_.draw_record(theta_, i, g);
+    for_each_release([&](auto& rel, release_state& st, std::size_t r) {
+      const std::string which = release_name(r) + " z";
+      const auto size = detail::contribute(model_, rel.contribution, records_[0], 0).size();
+      check_size_match(f, which, rel.z.size(), "the contribution's size", size);
+      check_finite(f, which, rel.z);
+      for (Eigen::Index j = 0; j < size; ++j) {
+        const auto [lo, hi] = sum_range(rel.contribution, n, static_cast<int>(j));
+        check_reachable(f, size == 1 ? which : which + "(" + std::to_string(j) + ")", rel.z(j), lo, hi, n,
+                        noise_scale(rel.mechanism));
+      }
+      st.z = rel.z;
+      st.sum = st.proposed = st.c_new = vector_type::Zero(size);
+    });
+    if constexpr (conjugate) total_ = decltype(total_)::Zero(model_.statistic(records_[0], 0).size());
+    resum();
+    if (init == record_init::consistent) start_consistent(g);
+    for (std::size_t r = 0; r < release_count; ++r)
+      if (!(states_[r].log_density > -std::numeric_limits<double>::infinity()))
+        throw std::domain_error(std::string(f) + ": " + (release_count == 1 ? "the release" : release_name(r)) +
+                                " has zero density at the initial records (log density " +
+                                std::to_string(states_[r].log_density) + "); accepted: a mechanism with positive density there");
+  }
+
+ private:
+  using statistic_type = typename detail::record_statistic<Model>::type;
+
+  static std::string release_name(std::size_t r) {
+    return release_count == 1 ? std::string("release") : "release " + std::to_string(r + 1);
+  }
+
+  struct release_state {
+    vector_type z{}, sum{}, proposed{}, c_new{};
+    std::vector<vector_type> contributions;
+    double log_density = 0.0, log_new = 0.0;
+    bool changed = false;
+  };
+
+  // The range the summed contribution of rule c can take: the model's, where it declares one; unbounded otherwise.
+  template <class C>
+  std::pair<double, double> sum_range(const C& c, double n, int j) const {
+    if constexpr (requires { model_.contribution_sum_range(c, n, j); })
+      return model_.contribution_sum_range(c, n, j);
+    else
+      return {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  }
+
+  // fn(release, its state, index) for every release in order.
+  template <class Fn>
+  void for_each_release(Fn&& fn) {
+    [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(releases_), states_[r], r), ...); }
+    (std::index_sequence_for<Releases...>{});
+  }
+  template <class Fn>
+  void for_each_release(Fn&& fn) const {
+    [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(releases_), states_[r], r), ...); }
+    (std::index_sequence_for<Releases...>{});
+  }
+
+  // (a): the conjugate update on T, or the model's own step.
+  template <random_engine G>
+  void update_parameter(G& g) {
+    if constexpr (conjugate)
+      theta_ = model_.draw_given_statistic(total_, n_, g);
+    else
+      model_.update_parameter(theta_, records_, g);
+  }
+
+  // Fills every release state's c_new, changed, proposed and log_new for replacing record i by x; returns log alpha
+  // (the sum of the changed releases' log-density changes) and sets changed when any contribution differs.
+  double evaluate(std::size_t i, const record_type& x, bool& changed) {
+    double log_alpha = 0.0;
+    for_each_release([&](const auto& rel, release_state& st, std::size_t) {
+      st.c_new = detail::contribute(model_, rel.contribution, x, i);
+      st.changed = !(st.c_new == st.contributions[i]);
+      if (!st.changed) return;
+      changed = true;
+      st.proposed = st.sum - st.contributions[i] + st.c_new;
+      log_alpha += change(rel.mechanism, st, st.proposed, st.log_new);
+    });
+    return log_alpha;
+  }
+
+  // Replaces record i by x after evaluate(i, x, ...): T, and the changed releases' sums, densities and contributions.
+  void replace(std::size_t i, const record_type& x) {
+    if constexpr (conjugate) {
+      const statistic_type t_new = model_.statistic(x, i);
+      whole_sums_ = whole_sums_ && whole(t_new);
+      total_ += t_new - statistics_[i];
+      statistics_[i] = t_new;
+    }
+    for (auto& st : states_) {
+      if (!st.changed) continue;
+      whole_sums_ = whole_sums_ && whole(st.c_new);
+      st.sum = st.proposed;
+      st.log_density = st.log_new;  // a running sum of changes only within a sweep (resync)
+      st.contributions[i] = st.c_new;
+    }
+    records_[i] = x;
+  }
+
+  // record_init::consistent (see there): greedy passes with proposals from f(. | theta'), theta' fresh from the prior
+  // each pass, accepting rises and ties of the summed log density (from -infinity any finite density is a rise);
+  // passes without a rise are idle. Then theta | records. Not counted in record_acceptance().
+  template <random_engine G>
+  void start_consistent(G& g) {
+    int idle = 0;
+    for (int pass = 0; pass < record_init_passes && idle < 5; ++pass) {
+      const parameter_type proposal_theta = model_.draw_prior(g);
+      bool moved = false;
+      for (std::size_t i = 0; i < records_.size(); ++i) {
+        const record_type x = model_.draw_record(proposal_theta, i, g);
+        bool changed = false;
+        const double log_alpha = evaluate(i, x, changed);
+        if (changed && log_alpha >= 0.0) {  // ties move too (plateaus of the L1 density), but only rises count
+          replace(i, x);
+          moved = moved || log_alpha > 0.0;
+        }
+      }
+      if (!whole_sums_)
+        resum();
+      else
+        resync();
+      idle = moved ? 0 : idle + 1;
+    }
+    update_parameter(g);
+  }
+
+  // log p(z | proposed) - log p(z | S) for a release, and log p(z | proposed) into log_new: the kernel's own
+  // log_density_change when it has one (then log_new = the kept log density plus the change), else one log_likelihood
+  // call against the kept log density.
+  template <class M>
+  static double change(const M& mechanism, const release_state& st, const vector_type& proposed, double& log_new) {
+    if constexpr (requires { mechanism.log_density_change(st.z, st.sum, proposed); }) {
+      const double delta = mechanism.log_density_change(st.z, st.sum, proposed);
+      log_new = st.log_density + delta;
+      return delta;
+    } else {
+      log_new = mechanism.log_likelihood(st.z, proposed);
+      return log_new - st.log_density;
+    }
+  }
+
+  // (t): one slice-sampling update per coordinate of theta given the records' noise (transported_record_model).
+  // g(theta') = log p(theta') + sum_r log p_r(z_r | S_r(T(x; theta, theta'))); stepping out by at most 64 widths on
+  // each side and shrinking at most 200 times (Neal 2003, Fig. 3 and 5): a shrinkage at its cap keeps theta (an event).
+  template <random_engine G>
+  void transport_move(G& g) {
+    constexpr int max_steps = 64, max_shrinks = 200;
+    const auto coordinates = coordinate_count(theta_);
+    for (Eigen::Index k = 0; k < coordinates; ++k) {
+      const double current = coordinate(theta_, k);
+      const double level = transported_log_density(current, k) + std::log(draw_uniform(g));
+      double width = 1.0;
+      if constexpr (requires { model_.transport_width(); }) width = model_.transport_width();
+      double lo = current - width * draw_uniform(g), hi = lo + width;
+      for (int s = 0; s < max_steps && transported_log_density(lo, k) > level; ++s) lo -= width;
+      for (int s = 0; s < max_steps && transported_log_density(hi, k) > level; ++s) hi += width;
+      double proposal = current;
+      bool found = false;
+      for (int s = 0; s < max_shrinks && !found; ++s) {
+        proposal = lo + (hi - lo) * draw_uniform(g);
+        if (transported_log_density(proposal, k) > level)
+          found = true;
+        else if (proposal < current)
+          lo = proposal;
+        else
+          hi = proposal;
+      }
+      if (!found) {
+        ++events_.inner_solver_nonconverged;
+        continue;
+      }
+      parameter_type to = theta_;
+      set_coordinate(to, k, proposal);
+      for (std::size_t i = 0; i < records_.size(); ++i) records_[i] = model_.transport(records_[i], i, theta_, to);
+      theta_ = to;
+      resum();
+    }
+  }
+
+  // log p(theta') + sum_r log p_r(z_r | S_r) with coordinate k of theta set to value and the records transported.
+  double transported_log_density(double value, Eigen::Index k) {
+    parameter_type to = theta_;
+    set_coordinate(to, k, value);
+    const double log_prior = model_.log_prior(to);
+    if (!(log_prior > -std::numeric_limits<double>::infinity())) return log_prior;
+    double total = log_prior;
+    for_each_release([&](const auto& rel, release_state& st, std::size_t) {
+      st.proposed.setZero();
+      for (std::size_t i = 0; i < records_.size(); ++i)
+        st.proposed += detail::contribute(model_, rel.contribution, model_.transport(records_[i], i, theta_, to), i);
+      total += rel.mechanism.log_likelihood(st.z, st.proposed);
+    });
+    return std::isnan(total) ? -std::numeric_limits<double>::infinity() : total;
+  }
+
+  static Eigen::Index coordinate_count(const parameter_type& theta) {
+    if constexpr (std::floating_point<parameter_type>)
+      return 1;
+    else
+      return theta.size();
+  }
+  static double coordinate(const parameter_type& theta, Eigen::Index k) {
+    if constexpr (std::floating_point<parameter_type>)
+      return theta;
+    else
+      return theta(k);
+  }
+  static void set_coordinate(parameter_type& theta, Eigen::Index k, double value) {
+    if constexpr (std::floating_point<parameter_type>)
+      theta = value;
+    else
+      theta(k) = value;
+  }
+
+  // Recomputes every release's log density from its sum (end of a sweep: the changes added within it never drift).
+  void resync() {
+    for_each_release(
+        [&](const auto& rel, release_state& st, std::size_t) { st.log_density = rel.mechanism.log_likelihood(st.z, st.sum); });
+  }
+
+  template <class V>
+  static bool whole(const V& v) {
+    for (Eigen::Index j = 0; j < v.size(); ++j)
+      if (!(std::floor(v(j)) == v(j) && std::abs(v(j)) < 4.5e15)) return false;
+    return true;
+  }
+
+  void resum() {
+    whole_sums_ = true;
+    if constexpr (conjugate) {
+      total_.setZero();
+      for (std::size_t i = 0; i < records_.size(); ++i) {
+        statistics_[i] = model_.statistic(records_[i], i);
+        total_ += statistics_[i];
+        whole_sums_ = whole_sums_ && whole(statistics_[i]);
+      }
+    }
+    for_each_release([&](const auto& rel, release_state& st, std::size_t) {
+      st.sum.setZero();
+      for (std::size_t i = 0; i < records_.size(); ++i) {
+        st.contributions[i] = detail::contribute(model_, rel.contribution, records_[i], i);
+        st.sum += st.contributions[i];
+        whole_sums_ = whole_sums_ && whole(st.contributions[i]);
+      }
+      st.log_density = rel.mechanism.log_likelihood(st.z, st.sum);
+    });
+  }
+
+  Model model_;
+  std::tuple<Releases...> releases_;
+  std::array<release_state, release_count> states_;
+  double n_;
+  parameter_type theta_{};
+  std::vector<record_type> records_;
+  std::vector<statistic_type> statistics_;
+  statistic_type total_{};
+  std::uint64_t proposed_ = 0, accepted_ = 0;
+  double smallest_log_alpha_ = 0.0;
+  bool whole_sums_ = true;
+  const char* function_;
+  numerical_events events_;
+};
+
+template <record_model M, random_engine G, class... R>
+record_frame(M, double, G&, R...) -> record_frame<M, R...>;
+template <record_model M, random_engine G, class... R>
+record_frame(M, double, G&, record_init, R...) -> record_frame<M, R...>;
+
+}  // namespace privpost
