@@ -23,8 +23,12 @@
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
 #include "privpost/samplers/gibbs_ss_window.hpp"
 #include "privpost/samplers/record_augmented.hpp"
+#include "privpost/samplers/record_fem.hpp"
+#include "privpost/samplers/record_frame.hpp"
 #include "privpost/samplers/record_regression.hpp"
 #include "privpost/samplers/record_releases.hpp"
+
+#include "../examples/dapper_model.hpp"
 
 using namespace privpost;
 
@@ -181,7 +185,7 @@ static void record_sweep_binomial(benchmark::State& st) {
     benchmark::DoNotOptimize(sampler.parameter());
   }
 }
-BENCHMARK(record_sweep_binomial)->Arg(10)->Arg(1000)->ArgName("n");
+BENCHMARK(record_sweep_binomial)->Arg(10)->Arg(1000)->Arg(100000)->ArgName("n");
 
 // The same records under two Laplace releases (samplers/record_releases.hpp), epsilon 0.05 each: a record update
 // evaluates up to two log-densities.
@@ -209,6 +213,43 @@ static void record_sweep_truncated_poisson(benchmark::State& st) {
   }
 }
 BENCHMARK(record_sweep_truncated_poisson);
+
+// The record-level frame under the factored exponential mechanism (samplers/record_fem.hpp): n = 1000 binomial records,
+// 9 candidates scored by the log-likelihood of a coin with success probability (j + 1) / 10 (clamped to [-3, 0]),
+// epsilon 1. A record update computes its 9 scores in place and one log-sum-exp.
+namespace {
+struct coin_log_likelihood {
+  double operator()(std::size_t j, const double& x) const {
+    const double p = (static_cast<double>(j) + 1.0) / 10.0;
+    return std::log(x > 0.5 ? p : 1.0 - p);
+  }
+};
+}  // namespace
+static void record_sweep_fem(benchmark::State& st) {
+  std::mt19937_64 g(1);
+  const factored_exponential_mechanism<double, coin_log_likelihood> m(9, coin_log_likelihood{}, interval(-3.0, 0.0), 1.0);
+  fem_record_gibbs sampler(beta_prior(1.0, 1.0), m, 6, 1000.0, g);
+  for (auto _ : st) {
+    sampler.step(g);
+    benchmark::DoNotOptimize(sampler.parameter());
+  }
+}
+BENCHMARK(record_sweep_fem);
+
+// dapper's example on the record-level frame (examples/dapper_model.hpp): n = 10^4 records y ~ N(theta, 1), the mean
+// released with noise sd 1/3. One sweep: theta | records, the transport move (a slice-sampling update, each density
+// evaluation one pass over the shifted records) and 10^4 record updates.
+static void record_sweep_dapper(benchmark::State& st) {
+  std::mt19937_64 g(1);
+  const double n = static_cast<double>(st.range(0));
+  record_frame sampler(my::normal_mean_model{n}, n, g,
+                       record_release(my::mean_noise{1.0 / 3.0}, Eigen::VectorXd::Constant(1, -2.0)));
+  for (auto _ : st) {
+    sampler.step(g);
+    benchmark::DoNotOptimize(sampler.parameter());
+  }
+}
+BENCHMARK(record_sweep_dapper)->Arg(100)->Arg(10000)->ArgName("n");
 
 // Mixing where the noise dominates: n = 1000, epsilon = 0.01, 4 chains x 5000 sweeps after 500
 // burn-in per iteration, without (moves 0) and with (moves 1) one collapsed move per sweep. Counter ess_per_s: bulk ESS

@@ -133,3 +133,24 @@ TEST_CASE("Gaussian bad input: statistics and sizes", "[gaussian][errors]") {
   b.setZero();
   CHECK_THROWS_AS(m.log_likelihood(a, b), std::invalid_argument);
 }
+
+TEST_CASE("published(sigma): the noise of someone else's release, for inference only", "[gaussian][published]") {
+  // An analyst knows the published sd, not the owner's sensitivity and budget: the density is the Gaussian's with
+  // that sd, and nothing can be released with it.
+  const auto m = gaussian_mechanism::published(0.5);
+  const auto same = gaussian_mechanism::analytic(1.0, 1.0, 1e-5);
+  const auto reference = gaussian_mechanism::published(same.sigma());
+  const Eigen::VectorXd z = Eigen::Vector2d(0.3, -1.2), s = Eigen::Vector2d(0.1, 0.4);
+  CHECK(m.sigma() == 0.5);
+  CHECK(m.calibration() == gaussian_calibration::published);
+  CHECK(reference.log_likelihood(z, s) == same.log_likelihood(z, s));
+  CHECK(std::isinf(m.budget().epsilon));
+  CHECK(std::isinf(m.l2_sensitivity()));
+  CHECK(std::isinf(m.zcdp_rho()));
+  std::mt19937_64 g(1);
+  CHECK_THROWS_WITH(m.release(s, g), Catch::Contains("published noise scale") && Catch::Contains("inference"));
+  CHECK_THROWS_AS(m.release(s), std::logic_error);
+  CHECK_THROWS_WITH(gaussian_mechanism::published(0.0), Catch::Contains("sigma"));
+  CHECK_THROWS_AS(gaussian_mechanism::published(std::nan("")), std::invalid_argument);
+  CHECK_THROWS_AS(gaussian_mechanism::published(1e-200), std::invalid_argument);  // sigma^2 underflows
+}

@@ -146,3 +146,21 @@ TEST_CASE("Laplace bad input: non-finite statistics are never released", "[lapla
   CHECK_THROWS_WITH(m.release(vec({1.0, std::nan("")}), g), Catch::Contains("s[1] is nan"));
   CHECK_THROWS_AS(m.release(vec({std::numeric_limits<double>::infinity()}), g), std::invalid_argument);
 }
+
+TEST_CASE("published(b): the noise of someone else's release, for inference only", "[laplace][published]") {
+  const auto m = laplace_mechanism::published(2.0);
+  const laplace_mechanism same(1.0, 0.5);  // the same scale b = 2 from a sensitivity and a budget
+  const Eigen::VectorXd z = Eigen::Vector2d(0.3, -1.2), s = Eigen::Vector2d(0.1, 0.4), t = Eigen::Vector2d(0.2, 0.4);
+  CHECK(m.scale() == 2.0);
+  CHECK(m.is_published());
+  CHECK_FALSE(same.is_published());
+  CHECK(m.log_likelihood(z, s) == same.log_likelihood(z, s));
+  CHECK(m.log_density_change(z, s, t) == same.log_density_change(z, s, t));
+  CHECK(std::isinf(m.budget().epsilon));
+  CHECK(std::isinf(m.epsilon()));
+  std::mt19937_64 g(1);
+  CHECK_THROWS_WITH(m.release(s, g), Catch::Contains("published noise scale"));
+  CHECK_THROWS_AS(m.release(s), std::logic_error);
+  CHECK_THROWS_WITH(laplace_mechanism::published(-1.0), Catch::Contains("scale"));
+  CHECK_THROWS_AS(laplace_mechanism::published(std::numeric_limits<double>::infinity()), std::invalid_argument);
+}

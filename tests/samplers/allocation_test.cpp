@@ -55,11 +55,16 @@ std::atomic<long> eigen_malloc_checks_failed{0};  // Eigen allocations (or other
 #include "privpost/samplers/glm/poisson_record_model.hpp"
 #include "privpost/samplers/nuts.hpp"
 #include "privpost/samplers/record_augmented.hpp"
+#include "privpost/samplers/record_fem.hpp"
+#include "privpost/samplers/record_frame.hpp"
 #include "privpost/samplers/record_histogram.hpp"
 #include "privpost/samplers/record_regression.hpp"
 #include "privpost/samplers/record_releases.hpp"
 #include "privpost/samplers/record_sharded.hpp"
 #include "privpost/samplers/record_sharded_histogram.hpp"
+#include "support/fem_coin.hpp"
+
+#include "../../examples/dapper_model.hpp"
 
 // The replacement operators below pair malloc with free on purpose; GCC 12 sees the inlined std::allocator calls of the
 // test bodies and reports a mismatch it cannot see through.
@@ -124,6 +129,13 @@ TEST_CASE("Gibbs-SS sweeps allocate nothing", "[allocation]") {
   // And with its records in 8 shards, in one process.
   sharded_record_gibbs sharded(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 0.1), z1, 1000.0, g, record_sharding{8});
   CHECK(allocations_in_sweeps(sharded, g) == 0);
+  // The record-level frame with contributions of run-time size (the factored exponential mechanism's score vectors,
+  // written in place) and a user's model with the transport move (its slice evaluations reuse the release's buffers).
+  fem_record_gibbs fem(beta_prior(1.0, 1.0), test::coin_mechanism<test::rescaled_coin_score>(0.1), 6, 100.0, g);
+  CHECK(allocations_in_sweeps(fem, g) == 0);
+  record_frame dapper(my::normal_mean_model{100.0}, 100.0, g,
+                      record_release(my::mean_noise{1.0 / 3.0}, Eigen::VectorXd::Constant(1, -2.0)));
+  CHECK(allocations_in_sweeps(dapper, g) == 0);
 }
 
 TEST_CASE("truncated Gibbs-SS sweeps allocate nothing", "[allocation]") {

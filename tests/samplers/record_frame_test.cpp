@@ -142,6 +142,30 @@ TEST_CASE("record_frame: dapper's example matches its closed-form posterior, and
   CHECK(ess_bulk(stuck) < 20);
 }
 
+TEST_CASE("record_frame: a library mechanism built from the published noise sd reads dapper's release",
+          "[records][frame][published]") {
+  // The analyst knows the noise sd (1/3 on the mean), not the owner's budget: gaussian_mechanism::published(sd) is the
+  // kernel, with no invented sensitivity. n = 1000, 2000 sweeps against the closed form.
+  const double n = 1000, noise_sd = 1.0 / 3.0;
+  std::mt19937_64 g(34);
+  const my::normal_mean_model model{n};
+  const double z = -2.0 + noise_sd * draw_normal(g);
+  const my::normal_mean_posterior exact(model, noise_sd, z);
+  record_frame chain(model, n, g, record_release(gaussian_mechanism::published(noise_sd), frame_z(z)));
+  for (int s = 0; s < 200; ++s) chain.step(g);
+  Eigen::MatrixXd draws(2000, 1);
+  for (int s = 0; s < 2000; ++s) {
+    chain.step(g);
+    draws(s, 0) = chain.parameter();
+  }
+  const double mean = draws.mean(), sd = std::sqrt((draws.array() - mean).square().sum() / (draws.rows() - 1));
+  const double ess = ess_bulk(draws);
+  INFO("exact " << exact.mean << " (" << exact.sd << "), chain " << mean << " (" << sd << "), ESS " << ess);
+  CHECK(ess >= 800);
+  CHECK(std::abs(mean - exact.mean) <= 4.0 * sd / std::sqrt(ess));
+  CHECK(std::abs(sd / exact.sd - 1.0) <= 0.1);
+}
+
 TEST_CASE("record_frame: a conjugate user model with per-record covariates and a vector transport move", "[records][frame]") {
   // n = 200 covariates on [-1, 1]; S = (sum y, sum x y) released with noise sd 20 (the records' sampling sd of S is about
   // 14 and 8). z | theta ~ N(G theta, G + sd^2 I) with G = X'X: the posterior is normal in closed form.

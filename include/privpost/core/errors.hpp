@@ -168,6 +168,16 @@ inline void check_delta(std::string_view function, double delta, bool allow_zero
 }
 
 /// A sensitivity must be finite and > 0.
+namespace detail {
+/// The refusal of a release by a mechanism built from a published noise scale (published(...)): it carries no budget.
+[[noreturn]] inline void refuse_published_release(std::string_view mechanism) {
+  throw std::logic_error(std::string(mechanism) +
+                         "::release: this mechanism was built from a published noise scale and has no privacy budget; it "
+                         "is for inference on someone else's release only. accepted: a mechanism calibrated from a "
+                         "sensitivity and a budget");
+}
+}  // namespace detail
+
 inline void check_sensitivity(std::string_view function, std::string_view name, double sensitivity) {
   if (!(std::isfinite(sensitivity) && sensitivity > 0.0))
     throw_invalid(function, name, sensitivity, "a finite number > 0 (-0.0 and 0 are rejected)");

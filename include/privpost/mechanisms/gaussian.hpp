@@ -35,9 +35,15 @@ double gaussian_log_likelihood(const char* who, const Eigen::MatrixBase<DerivedZ
 }  // namespace detail
 
 /// How the Gaussian mechanism's sigma was chosen.
-enum class gaussian_calibration { classic, analytic };
+enum class gaussian_calibration {
+  classic,
+  analytic,
+  /// Known by its published sd alone: for inference only (gaussian_mechanism::published).
+  published
+};
 
-/// The Gaussian mechanism. Built only through classic() or analytic(), so its sigma always carries its budget.
+/// The Gaussian mechanism. Built through classic() or analytic(), so its sigma carries its budget, or through
+/// published(sigma) for inference on someone else's release (no budget; release() refuses).
 class gaussian_mechanism {
  public:
   /// Marks a release mechanism.
@@ -63,13 +69,23 @@ class gaussian_mechanism {
             gaussian_calibration::analytic};
   }
 
+  /// The Gaussian noise of someone else's release, known by its published sd alone (the analyst knows the noise, not
+  /// the owner's sensitivity and budget): for inference only. release() throws std::logic_error; the sensitivity,
+  /// budget() and zcdp_rho() report no known guarantee (+infinity). std::invalid_argument unless sigma is finite, > 0
+  /// and its square a positive normal double.
+  static gaussian_mechanism published(double sigma) {
+    check_sensitivity("gaussian_mechanism::published", "sigma", sigma);
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    return {sigma, inf, {inf, 0.0}, gaussian_calibration::published};
+  }
+
   /// The noise sd sigma of each coordinate.
   double sigma() const noexcept { return sigma_; }
   /// The variance of one coordinate's noise, sigma^2.
   double noise_variance() const noexcept { return sigma_ * sigma_; }
-  /// The declared L2 sensitivity.
+  /// The declared L2 sensitivity (+infinity: unknown, for a published mechanism).
   double l2_sensitivity() const noexcept { return sensitivity_; }
-  /// How sigma was calibrated (classic or analytic).
+  /// How sigma was calibrated (classic, analytic, or published: inference only).
   gaussian_calibration calibration() const noexcept { return calibration_; }
   /// The privacy cost of one release.
   privacy_budget budget() const noexcept { return budget_; }
@@ -80,6 +96,7 @@ class gaussian_mechanism {
   /// z = s + N(0, sigma^2 I), from the given engine (tests and simulation studies).
   template <class Derived, random_engine G>
   typename Derived::PlainObject release(const Eigen::MatrixBase<Derived>& s, G& g) const {
+    if (calibration_ == gaussian_calibration::published) detail::refuse_published_release("gaussian_mechanism");
     check_statistics("gaussian_mechanism::release", "s", s);
     typename Derived::PlainObject z(s.size());
     for (Eigen::Index j = 0; j < s.size(); ++j) z(j) = s(j) + sigma_ * draw_normal(g);

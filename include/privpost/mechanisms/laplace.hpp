@@ -54,9 +54,23 @@ class laplace_mechanism {
                     "a noise scale whose square is a positive normal double");
   }
 
-  /// The declared L1 sensitivity.
+  /// The Laplace noise of someone else's release, known by its published scale b alone (the analyst knows the noise,
+  /// not the owner's sensitivity and budget): for inference only. release() throws std::logic_error; the sensitivity,
+  /// epsilon and budget() report no known guarantee (+infinity). std::invalid_argument unless b is finite and its square a
+  /// positive normal double.
+  static laplace_mechanism published(double scale) {
+    check_sensitivity("laplace_mechanism::published", "scale", scale);
+    laplace_mechanism m(scale, 1.0);
+    m.sensitivity_ = m.epsilon_ = std::numeric_limits<double>::infinity();
+    m.published_ = true;
+    return m;
+  }
+  /// Whether the mechanism was built from a published noise scale (inference only).
+  bool is_published() const noexcept { return published_; }
+
+  /// The declared L1 sensitivity (+infinity: unknown, for a published mechanism).
   double l1_sensitivity() const noexcept { return sensitivity_; }
-  /// The privacy loss epsilon of one release.
+  /// The privacy loss epsilon of one release (+infinity: no known guarantee, for a published mechanism).
   double epsilon() const noexcept { return epsilon_; }
   /// The noise scale b = sensitivity / epsilon.
   double scale() const noexcept { return scale_; }
@@ -68,6 +82,7 @@ class laplace_mechanism {
   /// z = s + independent Lap(0, b) noise; draws from the given engine (tests and simulation studies).
   template <class Derived, random_engine G>
   typename Derived::PlainObject release(const Eigen::MatrixBase<Derived>& s, G& g) const {
+    if (published_) detail::refuse_published_release("laplace_mechanism");
     check_statistics("laplace_mechanism::release", "s", s);
     typename Derived::PlainObject z(s.size());
     for (Eigen::Index j = 0; j < s.size(); ++j) z(j) = draw_laplace(g, s(j), scale_);
@@ -122,6 +137,7 @@ class laplace_mechanism {
   double sensitivity_;
   double epsilon_;
   double scale_ = 0.0;
+  bool published_ = false;
 };
 
 }  // namespace privpost

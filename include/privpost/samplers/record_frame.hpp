@@ -155,22 +155,40 @@ struct record_statistic<M> {
 // What rule c of a release sums for record x at index i: the model's contribution for family_statistic, else c(x, i)
 // or c(x).
 template <class Model, class C>
-typename Model::vector_type contribute(const Model& model, const C& c, const typename Model::record_type& x, std::size_t i) {
+auto contribute(const Model& model, const C& c, const typename Model::record_type& x, std::size_t i) {
   if constexpr (std::same_as<C, family_statistic>)
-    return model.contribution(x, i);
+    return typename Model::vector_type(model.contribution(x, i));
   else if constexpr (std::invocable<const C&, const typename Model::record_type&, std::size_t>)
     return c(x, i);
   else
     return c(x);
 }
+
+// The same into out, with no allocation where the rule writes in place (c(x, out) or c(x, i, out): a rule with a
+// contribution of run-time size, such as a record's score vector under the factored exponential mechanism).
+template <class Model, class C, class V>
+void contribute_into(const Model& model, const C& c, const typename Model::record_type& x, std::size_t i, V& out) {
+  if constexpr (requires { c(x, i, out); })
+    c(x, i, out);
+  else if constexpr (requires { c(x, out); })
+    c(x, out);
+  else
+    out = contribute(model, c, x, i);
+}
+
+// The vector type of release R's contributions and sums under model M.
+template <class M, class R>
+using release_vector_t = std::remove_cvref_t<decltype(contribute(std::declval<const M&>(), std::declval<const R&>().contribution,
+                                                                 std::declval<const typename M::record_type&>(), std::size_t{}))>;
 }  // namespace detail
 
-/// Model M reads release R: R is a record_release whose rule gives M's vector_type for M's records (in the style of
-/// conjugate_prior_for).
+/// Model M reads release R: R is a record_release whose rule gives an Eigen column vector for M's records (the model's
+/// vector_type for family_statistic; a rule may have its own type and size), in the style of conjugate_prior_for.
 template <class M, class R>
 concept record_model_for = detail::is_record_release<R> && record_model<M> &&
     requires(const M& m, const R& r, const typename M::record_type& x, std::size_t i) {
-  { detail::contribute(m, r.contribution, x, i) } -> std::same_as<typename M::vector_type>;
+  detail::contribute(m, r.contribution, x, i);
+  requires detail::release_vector_t<M, R>::ColsAtCompileTime == 1;
 };
 
 /// How a record-level chain starts (docs/record-level.md). Neither choice affects what the chain converges to, only
@@ -203,7 +221,7 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
   using record_type = typename Model::record_type;
   /// The parameter's type.
   using parameter_type = typename Model::parameter_type;
-  /// Type of a contribution and of a release's sum.
+  /// Type of the model's own contribution (family_statistic), and of every release's sum when all have that type.
   using vector_type = typename Model::vector_type;
   /// Number of releases.
   static constexpr std::size_t release_count = sizeof...(Releases);
@@ -243,10 +261,11 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
   /// log p_r(z_r | S_r), each 0 when that release's contribution is unchanged.
   double log_acceptance(std::size_t i, const record_type& x) const {
     double log_alpha = 0.0;
-    for_each_release([&](const auto& rel, const release_state& st, std::size_t) {
-      const vector_type c = detail::contribute(model_, rel.contribution, x, i);
+    for_each_release([&](const auto& rel, const auto& st, std::size_t) {
+      using V = std::remove_cvref_t<decltype(st.sum)>;
+      const V c = detail::contribute(model_, rel.contribution, x, i);
       if (c == st.contributions[i]) return;
-      const vector_type proposed = st.sum - st.contributions[i] + c;
+      const V proposed = st.sum - st.contributions[i] + c;
       double log_new = 0.0;
       log_alpha += change(rel.mechanism, st, proposed, log_new);
     });
@@ -289,12 +308,22 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
   const std::vector<record_type>& records() const noexcept { return records_; }
   /// T: the sum of the records' statistics (what a conjugate theta | records is conditioned on).
   const auto& statistic() const noexcept requires conjugate { return total_; }
-  /// S_r: the sum of the records' contributions to release r (0-based).
-  const vector_type& release_sum(std::size_t r) const {
+  /// S_r: the sum of the records' contributions to release r (0-based), when every release's sum is a vector_type.
+  const vector_type& release_sum(std::size_t r) const
+      requires(std::same_as<detail::release_vector_t<Model, Releases>, vector_type>&&...) {
     if (r >= release_count)
       throw_invalid(std::string(function_) + "::release_sum", "r", static_cast<double>(r),
                     "a release index in [0, " + std::to_string(release_count - 1) + "]");
-    return states_[r].sum;
+    const vector_type* sum = nullptr;
+    for_each_release([&](const auto&, const auto& st, std::size_t k) {
+      if (k == r) sum = &st.sum;
+    });
+    return *sum;
+  }
+  /// S_r of release r given at compile time (any release's vector type).
+  template <std::size_t r>
+  const auto& release_sum() const noexcept {
+    return std::get<r>(states_).sum;
   }
   /// Accepted / proposed record updates so far (1 before any).
   double record_acceptance() const noexcept {
@@ -319,9 +348,9 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
     const auto count = static_cast<std::size_t>(n);
     records_.resize(count);
     if constexpr (conjugate) statistics_.resize(count);
-    for (auto& st : states_) st.contributions.resize(count);
     for (std::size_t i = 0; i < count; ++i) records_[i] = model_.draw_record(theta_, i, g);
-    for_each_release([&](auto& rel, release_state& st, std::size_t r) {
+    for_each_release([&](auto& rel, auto& st, std::size_t r) {
+      using V = std::remove_cvref_t<decltype(st.sum)>;
       const std::string which = release_name(r) + " z";
       const auto size = detail::contribute(model_, rel.contribution, records_[0], 0).size();
       check_size_match(f, which, rel.z.size(), "the contribution's size", size);
@@ -332,16 +361,18 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
                         noise_scale(rel.mechanism));
       }
       st.z = rel.z;
-      st.sum = st.proposed = st.c_new = vector_type::Zero(size);
+      st.sum = st.proposed = st.c_new = V::Zero(size);
+      st.contributions.assign(count, V::Zero(size));
     });
     if constexpr (conjugate) total_ = decltype(total_)::Zero(model_.statistic(records_[0], 0).size());
     resum();
     if (init == record_init::consistent) start_consistent(g);
-    for (std::size_t r = 0; r < release_count; ++r)
-      if (!(states_[r].log_density > -std::numeric_limits<double>::infinity()))
+    for_each_release([&](const auto&, const auto& st, std::size_t r) {
+      if (!(st.log_density > -std::numeric_limits<double>::infinity()))
         throw std::domain_error(std::string(f) + ": " + (release_count == 1 ? "the release" : release_name(r)) +
-                                " has zero density at the initial records (log density " +
-                                std::to_string(states_[r].log_density) + "); accepted: a mechanism with positive density there");
+                                " has zero density at the initial records (log density " + std::to_string(st.log_density) +
+                                "); accepted: a mechanism with positive density there");
+    });
   }
 
  private:
@@ -351,9 +382,10 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
     return release_count == 1 ? std::string("release") : "release " + std::to_string(r + 1);
   }
 
+  template <class V>
   struct release_state {
-    vector_type z{}, sum{}, proposed{}, c_new{};
-    std::vector<vector_type> contributions;
+    V z{}, sum{}, proposed{}, c_new{};
+    std::vector<V> contributions;
     double log_density = 0.0, log_new = 0.0;
     bool changed = false;
   };
@@ -370,12 +402,12 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
   // fn(release, its state, index) for every release in order.
   template <class Fn>
   void for_each_release(Fn&& fn) {
-    [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(releases_), states_[r], r), ...); }
+    [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(releases_), std::get<r>(states_), r), ...); }
     (std::index_sequence_for<Releases...>{});
   }
   template <class Fn>
   void for_each_release(Fn&& fn) const {
-    [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(releases_), states_[r], r), ...); }
+    [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(releases_), std::get<r>(states_), r), ...); }
     (std::index_sequence_for<Releases...>{});
   }
 
@@ -392,8 +424,8 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
   // (the sum of the changed releases' log-density changes) and sets changed when any contribution differs.
   double evaluate(std::size_t i, const record_type& x, bool& changed) {
     double log_alpha = 0.0;
-    for_each_release([&](const auto& rel, release_state& st, std::size_t) {
-      st.c_new = detail::contribute(model_, rel.contribution, x, i);
+    for_each_release([&](const auto& rel, auto& st, std::size_t) {
+      detail::contribute_into(model_, rel.contribution, x, i, st.c_new);
       st.changed = !(st.c_new == st.contributions[i]);
       if (!st.changed) return;
       changed = true;
@@ -411,13 +443,13 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
       total_ += t_new - statistics_[i];
       statistics_[i] = t_new;
     }
-    for (auto& st : states_) {
-      if (!st.changed) continue;
+    for_each_release([&](const auto&, auto& st, std::size_t) {
+      if (!st.changed) return;
       whole_sums_ = whole_sums_ && whole(st.c_new);
       st.sum = st.proposed;
       st.log_density = st.log_new;  // a running sum of changes only within a sweep (resync)
       st.contributions[i] = st.c_new;
-    }
+    });
     records_[i] = x;
   }
 
@@ -451,8 +483,8 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
   // log p(z | proposed) - log p(z | S) for a release, and log p(z | proposed) into log_new: the kernel's own
   // log_density_change when it has one (then log_new = the kept log density plus the change), else one log_likelihood
   // call against the kept log density.
-  template <class M>
-  static double change(const M& mechanism, const release_state& st, const vector_type& proposed, double& log_new) {
+  template <class M, class State, class V>
+  static double change(const M& mechanism, const State& st, const V& proposed, double& log_new) {
     if constexpr (requires { mechanism.log_density_change(st.z, st.sum, proposed); }) {
       const double delta = mechanism.log_density_change(st.z, st.sum, proposed);
       log_new = st.log_density + delta;
@@ -508,10 +540,12 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
     const double log_prior = model_.log_prior(to);
     if (!(log_prior > -std::numeric_limits<double>::infinity())) return log_prior;
     double total = log_prior;
-    for_each_release([&](const auto& rel, release_state& st, std::size_t) {
+    for_each_release([&](const auto& rel, auto& st, std::size_t) {
       st.proposed.setZero();
-      for (std::size_t i = 0; i < records_.size(); ++i)
-        st.proposed += detail::contribute(model_, rel.contribution, model_.transport(records_[i], i, theta_, to), i);
+      for (std::size_t i = 0; i < records_.size(); ++i) {
+        detail::contribute_into(model_, rel.contribution, model_.transport(records_[i], i, theta_, to), i, st.c_new);
+        st.proposed += st.c_new;
+      }
       total += rel.mechanism.log_likelihood(st.z, st.proposed);
     });
     return std::isnan(total) ? -std::numeric_limits<double>::infinity() : total;
@@ -539,7 +573,7 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
   // Recomputes every release's log density from its sum (end of a sweep: the changes added within it never drift).
   void resync() {
     for_each_release(
-        [&](const auto& rel, release_state& st, std::size_t) { st.log_density = rel.mechanism.log_likelihood(st.z, st.sum); });
+        [&](const auto& rel, auto& st, std::size_t) { st.log_density = rel.mechanism.log_likelihood(st.z, st.sum); });
   }
 
   template <class V>
@@ -559,10 +593,10 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
         whole_sums_ = whole_sums_ && whole(statistics_[i]);
       }
     }
-    for_each_release([&](const auto& rel, release_state& st, std::size_t) {
+    for_each_release([&](const auto& rel, auto& st, std::size_t) {
       st.sum.setZero();
       for (std::size_t i = 0; i < records_.size(); ++i) {
-        st.contributions[i] = detail::contribute(model_, rel.contribution, records_[i], i);
+        detail::contribute_into(model_, rel.contribution, records_[i], i, st.contributions[i]);
         st.sum += st.contributions[i];
         whole_sums_ = whole_sums_ && whole(st.contributions[i]);
       }
@@ -572,7 +606,7 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
 
   Model model_;
   std::tuple<Releases...> releases_;
-  std::array<release_state, release_count> states_;
+  std::tuple<release_state<detail::release_vector_t<Model, Releases>>...> states_;
   double n_;
   parameter_type theta_{};
   std::vector<record_type> records_;
