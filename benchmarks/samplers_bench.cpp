@@ -357,8 +357,7 @@ BENCHMARK(gibbs_sweep_regression_update)
 
 // The record-level regression sampler (samplers/record_regression.hpp): one sweep with D design
 // columns (D - 1 covariates plus an intercept), NIW covariates, records clamped into [-1, 1], Laplace epsilon 1, at
-// n = 20 (the calibration test's size) and n = 1000. O(n D^2) a sweep (spec exact-small-n.md C.6 estimated 3 us at
-// n = 10, D = 3).
+// n = 20 (the calibration test's size) and n = 1000. O(n D^2) a sweep.
 static void record_sweep_regression(benchmark::State& st) {
   const int columns = static_cast<int>(st.range(0));
   const double n = static_cast<double>(st.range(1));

@@ -1,5 +1,5 @@
-// Gibbs-SS with the Metropolis-Hastings-corrected sum draw, gibbs_ss_corrected (spec
-// exact-small-n.md C.5 (b) and C.7):
+// Gibbs-SS with the Metropolis-Hastings-corrected sum draw, gibbs_ss_corrected
+// (docs/exact-sums.md, "The corrected draw"):
 //  1. its kernel: the sampler's own acceptance function against the closed form and detailed balance to 1e-12 (the
 //     state is continuous, y in the sum's cell, so the spec's finite-kernel check pi K = pi becomes this); the chain
 //     over (y, w) at fixed theta has the exact law of S | theta, z (chi-square, 10^6 draws);

@@ -1,4 +1,4 @@
-// The exact sum sampler gibbs_ss_exact (spec exact-small-n.md C.5 (a) and C.7):
+// The exact sum sampler gibbs_ss_exact (docs/exact-sums.md):
 //  1. its kernel: the conditional law of s | theta against the closed form, its draws against that law (chi-square);
 //  2. the exact posterior of binomial n = 10, Beta(1, 1), Laplace scale 1/epsilon, computed here by enumeration (a
 //     mixture of Beta(1 + s, 11 - s) with weights exp(-epsilon |z - s|)), checked against the spec's epsilon = 1 table

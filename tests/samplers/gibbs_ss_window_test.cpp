@@ -1,5 +1,5 @@
-// Tests of gibbs_ss_window (samplers/gibbs_ss_window.hpp, spec exact-small-n.md C.5 (a), "Poisson
-// windows"). Properties:
+// Tests of gibbs_ss_window (samplers/gibbs_ss_window.hpp, docs/exact-sums.md,
+// "Enumeration"). Properties:
 //  1. the window's law is the full enumeration's: Poisson sums (Laplace and Gaussian releases, z below, at and far
 //     above n lambda) against pi(s) computed here over s = 0..6000, and binomial sums against gibbs_ss_exact's whole
 //     support; the draws follow that law (chi-square);

@@ -1,4 +1,4 @@
-// Tests of the record-level sampler record_gibbs (spec exact-small-n.md C.3, C.7). Properties:
+// Tests of the record-level sampler record_gibbs (docs/record-level.md, docs/exact-sums.md). Properties:
 //  1. kernel checks on tiny state spaces: the empirical law of S under fixed theta against its exact law (chi-square),
 //     one record update's kernel, built from the sampler's own acceptance function, leaves the target invariant to
 //     1e-12, and the Laplace acceptance floor e^-epsilon;

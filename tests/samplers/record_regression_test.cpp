@@ -1,4 +1,4 @@
-// record_regression (samplers/record_regression.hpp, spec exact-small-n.md C.7-5): the record-level
+// record_regression (samplers/record_regression.hpp, docs/exact-sums.md test 5): the record-level
 // sampler for linear regression released from clamped records. Kernel pieces against closed forms (the Laplace
 // acceptance function and its floor e^-eps, the running sums against a recount), reproducibility, bad input, and
 // simulation-based calibration at n = 20 with the release computed from records clamped into the declared box.

@@ -1,4 +1,4 @@
-// record_gibbs_releases (samplers/record_releases.hpp, spec exact-small-n.md C.2): several releases
+// record_gibbs_releases (samplers/record_releases.hpp, docs/record-level.md): several releases
 // of the same records. With one release it is record_gibbs draw for draw; one record update leaves the two-release
 // target invariant to 1e-12; the acceptance floor is exp(-sum eps); it matches the posterior computed by enumeration
 // (binomial n = 10, a Laplace and a Gaussian release); and it is calibrated at n = 10 (binomial with the budget split

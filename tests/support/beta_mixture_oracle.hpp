@@ -1,4 +1,4 @@
-// Test support: the exact posterior oracle of the small-n tests (spec exact-small-n.md C.7-2), computed by enumeration.
+// Test support: the exact posterior oracle of the small-n tests (docs/exact-sums.md, test 2), computed by enumeration.
 // Binomial n = 10, Beta(1, 1) prior, Laplace noise of scale 1/epsilon: the prior predictive of s is BetaBinomial(10, 1, 1),
 // uniform on {0..10}, so w_s is proportional to exp(-epsilon |z - s|) and theta | z = sum_s w_s Beta(1 + s, 11 - s).
 #pragma once

@@ -1,4 +1,4 @@
-// Test support: the kernel check of a record-level sampler on two binary records (spec exact-small-n.md C.7-1). The
+// Test support: the kernel check of a record-level sampler on two binary records (docs/exact-sums.md, test 1). The
 // kernel of updating record r proposes x_r' ~ Bernoulli(theta) and accepts with min(1, exp(log_acceptance(r, x_r'))),
 // exactly as the sampler computes it; pi K_r = pi must hold for the target pi.
 #pragma once

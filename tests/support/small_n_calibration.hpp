@@ -1,4 +1,4 @@
-// Test support: spec exact-small-n.md C.7-3, the small-n calibration study every exact binomial sampler must pass.
+// Test support: docs/exact-sums.md test 3, the small-n calibration study every exact binomial sampler must pass.
 #pragma once
 
 #include <catch2/catch.hpp>

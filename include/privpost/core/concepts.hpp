@@ -73,8 +73,8 @@ concept release_mechanism =
     };
 
 /// Optional customisation point of a release mechanism: log_density_change(z, s, s_new) = log p(z | s_new) -
-/// log p(z | s), computed without the normalising constants (a coordinate that did not change adds 0; spec exact-small-n.md
-/// C.3; the record-level samplers call it once per proposed record). laplace_mechanism and gaussian_mechanism provide
+/// log p(z | s), computed without the normalising constants (a coordinate that did not change adds 0; docs/record-level.md;
+/// the record-level samplers call it once per proposed record). laplace_mechanism and gaussian_mechanism provide
 /// it; a mechanism without it is served by two log_likelihood calls (privpost::log_density_change below).
 template <class M>
 concept density_change_mechanism =

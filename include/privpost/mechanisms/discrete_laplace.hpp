@@ -15,6 +15,7 @@
 #include "privpost/core/random/exponential.hpp"
 #include "privpost/core/random/inverse_gaussian.hpp"
 #include "privpost/core/random/os_random_engine.hpp"
+#include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/lattice.hpp"
 
 namespace privpost {
@@ -116,24 +117,17 @@ class discrete_laplace_mechanism {
     return total;
   }
 
-  /// A draw of one coordinate's latent variance from its prior Exp(rate 1/(2 (gamma t)^2)) (the continuous view).
+  /// A draw of one coordinate's latent variance from its prior Exp(rate 1/(2 (gamma t)^2)) (the continuous view,
+  /// laplace_scale_mixture).
   template <random_engine G>
   double draw_variance(G& g) const {
-    return 2.0 * scale_ * scale_ * draw_exponential(g);
+    return laplace_scale_mixture{scale_}.draw_variance(g);
   }
 
-  /// A draw of one coordinate's latent variance given the residual (the continuous view, as laplace_mechanism):
-  /// 1/w ~ InverseGaussian(1 / (gamma t |residual|), 1 / (gamma t)^2).
+  /// A draw of one coordinate's latent variance given the residual (the continuous view, laplace_scale_mixture).
   template <random_engine G>
   double redraw_variance(double residual, G& g) const {
-    const double r = std::abs(residual);
-    const double mu = (r > 0.0) ? 1.0 / (scale_ * r) : std::numeric_limits<double>::infinity();
-    // A residual whose product with the scale overflows has no representable variance: say so in the sampler's terms
-    // (before, draw_inverse_gaussian refused "mu is 0", which named nothing the caller passed).
-    if (!(mu > 0.0))
-      throw_domain("discrete_laplace_mechanism::redraw_variance", "residual", residual,
-                   "|residual| * scale below the largest double (the release is too far from every statistic the model allows)");
-    return 1.0 / draw_inverse_gaussian(g, mu, 1.0 / (scale_ * scale_));
+    return laplace_scale_mixture{scale_}.redraw_variance("discrete_laplace_mechanism::redraw_variance", residual, g);
   }
 
  private:

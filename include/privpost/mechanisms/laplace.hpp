@@ -30,6 +30,30 @@ double laplace_log_likelihood(const char* who, const Eigen::MatrixBase<DerivedZ>
 
 }  // namespace detail
 
+/// Laplace noise of scale b as a Gaussian scale mixture, Lap(0, b) = N(0, w) with w ~ Exp(rate 1/(2 b^2)) (Park &
+/// Casella 2008; dissertation App. B.2): the scale-mixture view that laplace_mechanism declares, and that
+/// discrete_laplace_mechanism declares for its continuous view (its scale gamma t).
+struct laplace_scale_mixture {
+  /// The scale b.
+  double scale;
+  /// w from its prior Exp(rate 1/(2 b^2)).
+  template <random_engine G>
+  double draw_variance(G& g) const {
+    return 2.0 * scale * scale * draw_exponential(g);
+  }
+  /// w given the residual z_j - s_j: 1/w ~ InverseGaussian(1 / (b |residual|), 1 / b^2). A residual whose product with
+  /// the scale overflows has no representable variance: std::domain_error naming the caller `who` and the residual.
+  template <random_engine G>
+  double redraw_variance(const char* who, double residual, G& g) const {
+    const double r = std::abs(residual);
+    const double mu = (r > 0.0) ? 1.0 / (scale * r) : std::numeric_limits<double>::infinity();
+    if (!(mu > 0.0))
+      throw_domain(who, "residual", residual,
+                   "|residual| * scale below the largest double (the release is too far from every statistic the model allows)");
+    return 1.0 / draw_inverse_gaussian(g, mu, 1.0 / (scale * scale));
+  }
+};
+
 /// The Laplace mechanism: epsilon-DP for statistics whose L1 sensitivity is at most `l1_sensitivity`.
 class laplace_mechanism {
  public:
@@ -113,24 +137,16 @@ class laplace_mechanism {
     return ((z - s).cwiseAbs() - (z - s_new).cwiseAbs()).sum() / scale_;
   }
 
-  /// A draw of one coordinate's latent variance from its prior Exp(rate 1/(2 b^2)).
+  /// A draw of one coordinate's latent variance from its prior Exp(rate 1/(2 b^2)) (laplace_scale_mixture).
   template <random_engine G>
   double draw_variance(G& g) const {
-    return 2.0 * scale_ * scale_ * draw_exponential(g);
+    return laplace_scale_mixture{scale_}.draw_variance(g);
   }
 
-  /// A draw of one coordinate's latent variance given the residual z_j - s_j (Park & Casella 2008; App. B.2):
-  /// 1/w ~ InverseGaussian(1 / (b |residual|), 1 / b^2).
+  /// A draw of one coordinate's latent variance given the residual z_j - s_j (laplace_scale_mixture).
   template <random_engine G>
   double redraw_variance(double residual, G& g) const {
-    const double r = std::abs(residual);
-    const double mu = (r > 0.0) ? 1.0 / (scale_ * r) : std::numeric_limits<double>::infinity();
-    // A residual whose product with the scale overflows has no representable variance: say so in the sampler's terms
-    // (before, draw_inverse_gaussian refused "mu is 0", which named nothing the caller passed).
-    if (!(mu > 0.0))
-      throw_domain("laplace_mechanism::redraw_variance", "residual", residual,
-                   "|residual| * scale below the largest double (the release is too far from every statistic the model allows)");
-    return 1.0 / draw_inverse_gaussian(g, mu, 1.0 / (scale_ * scale_));
+    return laplace_scale_mixture{scale_}.redraw_variance("laplace_mechanism::redraw_variance", residual, g);
   }
 
  private:

@@ -1,6 +1,6 @@
 // privpost/samplers/gibbs_ss_corrected.hpp
-// corrected_sum and gibbs_ss_corrected: Gibbs-SS made exact by a Metropolis-Hastings correction of its sum draw (spec
-// exact-small-n.md C.5 (b)), at O(1) per sweep for any n. The state is Gibbs-SS's: theta, the sum and the latent noise variance w
+// corrected_sum and gibbs_ss_corrected: Gibbs-SS made exact by a Metropolis-Hastings correction of its sum draw (docs/exact-sums.md,
+// "The corrected draw"), at O(1) per sweep for any n. The state is Gibbs-SS's: theta, the sum and the latent noise variance w
 // of the mechanism's scale-mixture view. The target is pi(theta, s, w | z) proportional to p(theta) P(s | theta) N(z; s, w) p(w),
 // with P(s | theta) the family's exact law of the sum (integer_sum_family: binomial, Poisson), so theta's marginal is the
 // exact posterior: no CLT and no continuous relaxation of the integer sum. The sum is kept as a point y of

@@ -1,6 +1,6 @@
 // privpost/samplers/gibbs_ss_exact.hpp
 // enumerated_sum and gibbs_ss_exact: exact Gibbs sampling of the posterior given a release of a sum whose law is closed
-// form on a finite integer support (spec exact-small-n.md C.5 (a)): theta | s by conjugacy and s | theta, z by
+// form on a finite integer support (docs/exact-sums.md, "Enumeration"): theta | s by conjugacy and s | theta, z by
 // enumeration over
 // {0, ..., sum_upper(n)}, pi(s) proportional to P(S = s | theta) p(z | s) with the mechanism's exact log-likelihood.
 // No CLT, no continuous relaxation of the integer sum and no latent noise variances, so theta's marginal is the exact

@@ -1,5 +1,5 @@
 // privpost/samplers/record_augmented.hpp
-// record_gibbs: the record-level data-augmentation sampler (Ju et al. 2022, Algorithm 1; spec exact-small-n.md C.3),
+// record_gibbs: the record-level data-augmentation sampler (Ju et al. 2022, Algorithm 1; docs/record-level.md),
 // the exact counterpart of Gibbs-SS. The n records are latent: a sweep draws theta | records (the conjugate update on
 // their exact sum) and then updates every record by Metropolis-Hastings with the model as proposal,
 //     x* ~ f(. | theta),   alpha = min(1, p(z | S - c(x_i) + c(x*)) / p(z | S)),

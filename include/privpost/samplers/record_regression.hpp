@@ -1,5 +1,5 @@
 // privpost/samplers/record_regression.hpp
-// record_regression: the record-level data-augmentation sampler (Ju et al. 2022; spec exact-small-n.md C.3-C.4) for
+// record_regression: the record-level data-augmentation sampler (Ju et al. 2022; docs/record-level.md) for
 // Bayesian linear regression released by sufficient-statistic perturbation with clamped records. The n records
 // (x_i, y_i) are latent:
 //     theta, sigma^2 ~ NIG;   x_i ~ N(mu_x, Sigma_x);   y_i | x_i ~ N(theta^T x~_i, sigma^2);

@@ -1,6 +1,6 @@
 // privpost/samplers/sampler_policy.hpp
-// The default choice of sampler for a single release of an exponential family's sum (spec
-// exact-small-n.md C.9): exact where it is cheap, Gibbs-SS with the Metropolis-Hastings correction where n is large.
+// The default choice of sampler for a single release of an exponential family's sum (docs/exact-sums.md,
+// "Which sampler"): exact where it is cheap, Gibbs-SS with the Metropolis-Hastings correction where n is large.
 //
 //     switch (default_sampler<binomial_family>(n)) { case sampler_kind::exact: ... }
 //
