@@ -121,6 +121,7 @@
 #include "privpost/samplers/ops.hpp"
 #include "privpost/samplers/record_augmented.hpp"
 #include "privpost/samplers/record_fem.hpp"
+#include "privpost/samplers/record_frame.hpp"
 #include "privpost/samplers/record_histogram.hpp"
 #include "privpost/samplers/record_regression.hpp"
 #include "privpost/samplers/record_releases.hpp"

@@ -1,9 +1,9 @@
 // privpost/samplers/gibbs_ss_corrected.hpp
-// corrected_sum and gibbs_ss_corrected: Gibbs-SS made exact by a Metropolis-Hastings correction of its sum draw (docs/exact-sums.md,
-// "The corrected draw"), at O(1) per sweep for any n. The state is Gibbs-SS's: theta, the sum and the latent noise variance w
-// of the mechanism's scale-mixture view. The target is pi(theta, s, w | z) proportional to p(theta) P(s | theta) N(z; s, w) p(w),
-// with P(s | theta) the family's exact law of the sum (integer_sum_family: binomial, Poisson), so theta's marginal is the
-// exact posterior: no CLT and no continuous relaxation of the integer sum. The sum is kept as a point y of
+// corrected_sum and gibbs_ss_corrected: Gibbs-SS made exact by a Metropolis-Hastings correction of its sum draw
+// (docs/exact-sums.md, "The corrected draw"), at O(1) per sweep for any n. The state is Gibbs-SS's: theta, the sum and the latent
+// noise variance w of the mechanism's scale-mixture view. The target is pi(theta, s, w | z) proportional to p(theta) P(s | theta)
+// N(z; s, w) p(w), with P(s | theta) the family's exact law of the sum (integer_sum_family: binomial, Poisson), so theta's
+// marginal is the exact posterior: no CLT and no continuous relaxation of the integer sum. The sum is kept as a point y of
 // [-1/2, upper + 1/2] with s = round(y): y's target is pi(round(y) | theta, w), flat on each cell [s - 1/2, s + 1/2], so
 // that its cell masses are exactly pi(s | theta, w). upper is sum_upper(n) for a finite support (finite_sum_family) and
 // unbounded_cut = 1e12 - 1 otherwise (see there). A sweep:

@@ -1,8 +1,8 @@
 // privpost/samplers/gibbs_ss_window.hpp
 // window_sum and gibbs_ss_window: exact Gibbs sampling of the posterior given a release of an integer sum whose law is closed
 // form and whose support need not be finite (docs/exact-sums.md, "Enumeration": for the Poisson over the
-// window where log pi is within 50 of its maximum, found from the mode outward): theta | s by conjugacy, and s | theta, z by inverse CDF over the window of sums
-// around the mode of
+// window where log pi is within 50 of its maximum, found from the mode outward): theta | s by conjugacy, and s | theta, z by
+// inverse CDF over the window of sums around the mode of
 //     pi(s) proportional to P(S = s | theta) p(z | s),
 // from the mode outward on both sides until log pi falls 50 below its maximum (or the support ends). For a release
 // density that is log-concave in s (Laplace, Gaussian, and mechanism_variant of them) and a log-concave sum law
