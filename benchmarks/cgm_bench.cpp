@@ -1,4 +1,4 @@
-// Benchmarks of CGM-EM (spec cgm.md Sec. 5.8) on the study's chain T = 10, K = 3 (Dirichlet(1) edge
+// Benchmarks of CGM-EM (docs/design-cgm.md Sec. 5.8) on the study's chain T = 10, K = 3 (Dirichlet(1) edge
 // potentials, N = 10^4 records, Laplace noise at the dissertation's scale b = |E| / epsilon): one box-dual E-step from
 // a cold start (g = 0) and warm (from the previous solution at a nearby theta), and a whole MAP-EM fit (alpha_0 = 10,
 // at most 2000 iterations) for epsilon = 1, 0.1 and 0.01 with either evidence term and with or without SQUAREM, and the

@@ -53,7 +53,7 @@ template <class Link>
 void glm_gradient(benchmark::State& st) {
   const int d = static_cast<int>(st.range(0));
   std::mt19937_64 g(1);
-  // range(1) = 1: with an intercept column (c = 1) and a covariate mean (spec Sec. 3.7).
+  // range(1) = 1: with an intercept column (c = 1) and a covariate mean (docs/design-glm.md Sec. 3.7).
   const glm_case c = make_case(d, g, st.range(1) == 1 ? glm_model_options{1.0, true} : glm_model_options{});
   // A typical point: where a short warm-up of NUTS ends.
   nuts_options opt;

@@ -1,6 +1,6 @@
 // Benchmarks of the pairwise-MRF core of CGM-EM: exact marginals and log Z by tree belief propagation on
 // chains of T = 10, 100 and 1000 nodes (K = 2 and 4) and a star of 100 leaves, theta ~ N(0, 1); the E-step and the EM
-// iterations of spec cgm.md call this once per iteration. On the third-order chain (T = 10, K = 3): loopy BP from
+// iterations of docs/design-cgm.md call this once per iteration. On the third-order chain (T = 10, K = 3): loopy BP from
 // uniform messages and the exact junction tree.
 #include <benchmark/benchmark.h>
 

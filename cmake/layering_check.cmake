@@ -1,4 +1,4 @@
-# Fails when a header includes a higher layer or another folder's detail/ (DESIGN.md "Layout"; Stan Math's runChecks.py):
+# Fails when a header includes a higher layer or another folder's detail/ (docs/layout.md; Stan Math's runChecks.py):
 #   core <- mechanisms, families, diagnostics <- samplers <- inference <- testing, distributed
 # diagnostics depends on core only; mechanisms and families do not include each other; privpost.hpp (the umbrella) never
 # includes testing/ (opt-in) or distributed/ (it needs MPI). Run: cmake -DSOURCE_DIR=<repo> -P cmake/layering_check.cmake

@@ -1,4 +1,4 @@
-// cgm_chain_study: the dissertation's synthetic study of private graphical-model learning (spec cgm.md
+// cgm_chain_study: the dissertation's synthetic study of private graphical-model learning (docs/design-cgm.md
 // Sec. 4.1, Fig. 3.2-3.3 of the text, whose figures are missing): chains of T nodes with K states and Dirichlet(1) edge
 // potentials, a population of N records per model (exact tables by conditional multinomials, so N = 10^7 costs what
 // 10^3 does), Laplace releases of every edge table, and the exact KL(truth || estimate) of
@@ -21,7 +21,7 @@
 //                                 [--rounds 2] [--thin 2] [--collapsed-moves 0] [--shift-moves 4]] [--anchors]
 //                                 [--write-releases DIR]
 // --run-on K continues every MAP-EM fit still moving at the 2000-iteration cap for up to K more iterations and adds the
-// median KL after that and the count still moving (spec Sec. 3.6: the value at the cap and at convergence).
+// median KL after that and the count still moving (docs/design-cgm.md Sec. 3.6: the value at the cap and at convergence).
 // --evidence: MAP-EM's evidence term (samplers/cgm/cgm_noise.hpp): the Laplace density (exact, the text's and the
 // default here), the Gaussian of its variance, or auto (privpost-infer's default: the Gaussian where every table's mean
 // cell count is at least 2 b).

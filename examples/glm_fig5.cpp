@@ -1,4 +1,4 @@
-// glm_fig5: the DP-GLM paper's Fig. 5 analogue (Kulkarni et al. 2021; spec glm.md Sec. 4.4 items 2 and 5). One
+// glm_fig5: the DP-GLM paper's Fig. 5 analogue (Kulkarni et al. 2021; docs/design-glm.md Sec. 4.4 items 2 and 5). One
 // synthetic logistic data set (d = 3, N = 1000, theta = (-0.9, -0.5, 0.3), x ~ N(0, 0.09 Omega) with Omega drawn from
 // LKJ(2) under a fixed seed, norm-clipped to R = 1), released with the analytic Gaussian mechanism at delta = 1e-5 and
 // ten epsilon values equally spaced in [0.001, 1.1] (Delta = sqrt(4.5), Corollary 3.4), each epsilon repeated. For every

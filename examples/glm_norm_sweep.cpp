@@ -1,5 +1,5 @@
 // glm_norm_sweep: where the moment model's link approximation holds (Kulkarni et al. 2021, Sec. 5: accuracy "decreases
-// sharply when ||theta||_2 >= 3", attributed to the Taylor link; spec glm.md Sec. 4.4 item 4). For ||theta|| in
+// sharply when ||theta||_2 >= 3", attributed to the Taylor link; docs/design-glm.md Sec. 4.4 item 4). For ||theta|| in
 // {0.5, 1, 2, 3, 4} along the direction (0.5, -0.3, 0.2), d = 3, N = 2000 records x ~ N(0, 0.25 Omega) (Omega from
 // LKJ(2), fixed seed, no clipping), the moment model is run on the exact sums without noise (the large-epsilon limit,
 // "nonprivate_clt") with the exact link and with the paper's Taylor link, and each is compared with the exact

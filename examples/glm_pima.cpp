@@ -1,7 +1,8 @@
 // glm_pima: noise-aware logistic regression on real data, the Pima Indians Diabetes records (examples/data/pima.csv,
-// 768 women; R's mlbench PimaIndiansDiabetes, the DP-GLM paper's "Diabetes" data; spec glm.md Sec. 4.5), released
+// 768 women; R's mlbench PimaIndiansDiabetes, the DP-GLM paper's "Diabetes" data; docs/design-glm.md Sec. 4.5), released
 // with the PASS-GLM order-2 statistics under the analytic Gaussian mechanism and analysed with the intercept and
-// covariate-mean model of spec Sec. 3.7 (the paper's zero-mean model without intercept would force P(diabetes) = 1/2).
+// covariate-mean model of docs/design-glm.md Sec. 3.7 (the paper's zero-mean model without intercept would force P(diabetes) =
+// 1/2).
 //
 // Data owner's side, with every bound DECLARED from public knowledge below, never computed from the file:
 //   - covariates pregnant, glucose, mass, pedigree, age (d = 5), each mapped from its declared range [lo, hi] to

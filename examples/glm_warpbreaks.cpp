@@ -1,13 +1,14 @@
 // glm_warpbreaks: noise-aware Poisson regression on real data, R's warpbreaks (examples/data/warpbreaks.csv: the number
 // of warp breaks per loom, 54 looms, by wool type A/B and tension L/M/H; Tippett 1950), released with the PASS-GLM
 // order-2 Poisson statistics under the analytic Gaussian mechanism and analysed with the intercept and covariate-mean
-// model (spec glm.md Sec. 3.3, 3.7), against the exact non-private posterior of the same Poisson regression.
+// model (docs/design-glm.md Sec. 3.3, 3.7), against the exact non-private posterior of the same Poisson regression.
 //
 // Data owner's side, with every bound DECLARED from public knowledge, never computed from the file:
 //   - covariates: the indicators wool = B, tension = M, tension = H (d = 3; wool A at tension L is the baseline), each
 //     with the declared range [0, 1], mapped to [-1, 1] / sqrt(3), so ||x|| <= R = 1; an intercept column c = 1;
 //   - counts clamped to the declared R_y = 100 breaks (none of these looms exceeds it);
-//   - Delta from the exact Poisson bound at sqrt(c^2 + R^2) (glm_statistic::l2_sensitivity, spec Sec. 2.3), sigma from
+//   - Delta from the exact Poisson bound at sqrt(c^2 + R^2) (glm_statistic::l2_sensitivity, docs/design-glm.md Sec. 2.3), sigma
+//   from
 //     the analytic Gaussian calibration at (epsilon, delta = 1e-5); noise from the operating system's CSPRNG unless
 //     --seed is given (for reproducible runs and tests only).
 // Analyst's side: NUTS, 4 chains x (1000 warm-up + draws), on poisson_moment_model (exact tilted moments) and on the

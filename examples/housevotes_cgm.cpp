@@ -1,4 +1,4 @@
-// housevotes_cgm: private learning of a discrete graphical model from real data (spec cgm.md Sec. 4.5).
+// housevotes_cgm: private learning of a discrete graphical model from real data (docs/design-cgm.md Sec. 4.5).
 // The 1984 House votes (435 representatives: party and 16 votes, y / n / missing) are modelled by the star centred on
 // the party, a structure declared in advance (never chosen from these data). Missing votes are a third state, so all
 // records are used and N = 435 is public. One fixed, seeded 75/25 split: only the 326 training records' 16 edge tables
@@ -8,17 +8,17 @@
 //   - CGM (MAP-EM, pseudo-count 10, box-dual E-step),
 //   - naive MLE on the simplex-projected tables at lambda 1e-4, 1e-3, 1e-2 (all reported: choosing lambda on the
 //     private data would itself need privacy accounting),
-//   - with --posterior, the Bayesian CGM (spec Sec. 6): Gibbs-SS over tree_cgm_model with the hyper-Dirichlet prior
+//   - with --posterior, the Bayesian CGM (docs/design-cgm.md Sec. 6): Gibbs-SS over tree_cgm_model with the hyper-Dirichlet prior
 //     (alpha_0 = 10, MAP-EM's pseudo-count), one chain of 1000 burn-in sweeps and 500 draws thinned by 10 per release,
 //     fitted through its posterior mean, and how often the posterior's 90% interval of P(Class = democrat) covers the
 //     non-private fit's value,
 // and compared with the non-private fit (pseudo-moment MLE of the true training tables with pseudo-count 10) by
 // KL(p_nonprivate || p_private), exact by tree BP, and by the holdout log-likelihood per test record.
-// --encoding drop-incomplete (spec Sec. 4.5's second encoding) keeps the complete records only (every vote K = 2) and
-// splits those. One replacement among the 435 records still changes each complete-case table by at most 2 in L1, so
-// b = 2|E| / epsilon stands; but the complete-case N is then data-dependent and is not published: every private fit
-// uses N-hat, the mean of the released tables' totals (post-processing of the release, no further budget), rounded and
-// at least 1. The non-private reference uses the true N.
+// --encoding drop-incomplete (docs/design-cgm.md Sec. 4.5's second encoding) keeps the complete records only (every vote K = 2)
+// and splits those. One replacement among the 435 records still changes each complete-case table by at most 2 in L1, so b = 2|E|
+// / epsilon stands; but the complete-case N is then data-dependent and is not published: every private fit uses N-hat, the mean
+// of the released tables' totals (post-processing of the release, no further budget), rounded and at least 1. The non-private
+// reference uses the true N.
 //
 // Usage: privpost_housevotes_cgm [--csv FILE] [--releases R] [--posterior] [--check]
 //                                [--encoding missing-as-state|drop-incomplete]
@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: --check tests the behaviour confirmed with the default encoding (missing-as-state)\n");
     return 2;
   }
-  // The loader's counts (spec Sec. 4.5 gives them for this test only; no private computation uses them).
+  // The loader's counts (docs/design-cgm.md Sec. 4.5 gives them for this test only; no private computation uses them).
   {
     std::vector<std::pair<long, int>> missing;
     for (int j = 1; j < 17; ++j) missing.emplace_back(static_cast<long>((votes.col(j).array() == 2).count()), j);
@@ -263,7 +263,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "\n");
   bool decreasing = true;
   for (std::size_t i = 1; i < cgm_median.size(); ++i) decreasing = decreasing && cgm_median[i] < cgm_median[i - 1];
-  std::printf("\nexpected behaviour (spec cgm.md Sec. 4.5):\n");
+  std::printf("\nexpected behaviour (docs/design-cgm.md Sec. 4.5):\n");
   std::printf("  CGM median KL decreases as epsilon grows: %s\n", decreasing ? "yes" : "no");
   std::printf("  CGM median KL at most naive's at every lambda for epsilon <= 5: %s\n", cgm_beats_naive ? "yes" : "no");
   std::printf("  CGM median KL at most naive's at lambda 1e-4 and 1e-3 for epsilon <= 5: %s\n",

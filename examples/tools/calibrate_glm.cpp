@@ -1,14 +1,13 @@
-// privpost-calibrate, DP-GLM (spec glm.md Sec. 5.7 F.1): logistic or Poisson regression on d covariates plus
+// privpost-calibrate, DP-GLM (docs/design-glm.md Sec. 5.7 F.1): logistic or Poisson regression on d covariates plus
 // an intercept column (c = 1) and a covariate mean. Per trial theta~ ~ N(0, I) truncated to ||theta~||^2 < s_max,
 // tau_j ~ half-normal, Omega ~ LKJ(2), mu_x ~ N(0, 0.5^2 I), the released sums drawn from the model's normal
 // approximation s ~ N(N mu, N V) plus the analytic Gaussian mechanism's noise at (epsilon, delta) for the exact
-// sensitivity at R = 1 with the intercept (logistic: Lemma 3.3; Poisson: spec Sec. 2.3 with counts bounded by R_y = 5).
-// Priors: logistic s_max 9, tau_scale 1 (the paper's coefficients); Poisson s_max 4, tau_scale 0.5 (rates up to about
-// e^2 per record: the counts stay well inside R_y). Methods: noise-aware (the moment model under NUTS, exact link or
-// exact tilted moments, warm-up = --burnin) and naive (the same model with the noise ignored). Parameters:
-// theta_0..theta_d, tau_1..tau_d, mu_1..mu_d. --mechanism laplace: Laplace noise at glm_statistic::l1_sensitivity /
-// epsilon instead, the noise-aware method then glm_collapsed_gibbs (NUTS given the noise's latent variances). NUTS's
-// metric: --metric, dense by default as in privpost-infer.
+// sensitivity at R = 1 with the intercept (logistic: Lemma 3.3; Poisson: docs/design-glm.md Sec. 2.3 with counts bounded by R_y =
+// 5). Priors: logistic s_max 9, tau_scale 1 (the paper's coefficients); Poisson s_max 4, tau_scale 0.5 (rates up to about e^2 per
+// record: the counts stay well inside R_y). Methods: noise-aware (the moment model under NUTS, exact link or exact tilted
+// moments, warm-up = --burnin) and naive (the same model with the noise ignored). Parameters: theta_0..theta_d, tau_1..tau_d,
+// mu_1..mu_d. --mechanism laplace: Laplace noise at glm_statistic::l1_sensitivity / epsilon instead, the noise-aware method then
+// glm_collapsed_gibbs (NUTS given the noise's latent variances). NUTS's metric: --metric, dense by default as in privpost-infer.
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -65,7 +64,7 @@ int run_glm_study(const cli_options& o, const study_settings& settings) {
           settings.burnin, settings.draws, g, settings.thin));
     };
   };
-  // Under Laplace noise the noise-aware method is the partially collapsed Gibbs sampler (spec Sec. 5.10).
+  // Under Laplace noise the noise-aware method is the partially collapsed Gibbs sampler (docs/design-glm.md Sec. 5.10).
   auto collapsed = [=](const glm_trial& t, std::mt19937_64& g) {
     using sampler = glm_collapsed_gibbs<typename Model::map_type, laplace_mechanism>;
     return recorded(single_chain([&](std::mt19937_64& e) { return sampler(t.z, n, laplace_noise, d, prior, design, nuts, e); },
@@ -90,7 +89,7 @@ int run_glm_study(const cli_options& o, const study_settings& settings) {
               << ", glm_statistic::l1_sensitivity at R = 1" << (poisson ? ", R_y = 5" : "") << "; noise-aware: collapsed Gibbs)";
   else
     std::cerr << "Gaussian noise sigma " << sigma << " (L2 sensitivity " << statistic.l2_sensitivity() << ", "
-              << (poisson ? "spec Sec. 2.3 at R = 1, R_y = 5" : "Lemma 3.3 at R = 1") << ")";
+              << (poisson ? "docs/design-glm.md Sec. 2.3 at R = 1, R_y = 5" : "Lemma 3.3 at R = 1") << ")";
   std::cerr << "; NUTS with a " << (nuts.dense_metric ? "dense" : "diagonal") << " metric; prior s_max " << prior.s_max
             << ", tau_scale " << prior.tau_scale << "; sums from the model's normal approximation; parameters theta_0..theta_"
             << d << ", tau_1..tau_" << d << ", mu_1..mu_" << d << "\n";

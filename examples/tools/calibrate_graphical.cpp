@@ -1,4 +1,4 @@
-// privpost-calibrate, pairwise tables (spec cgm.md Sec. 6, AT-B1): the Bayesian CGM on a chain or a star of
+// privpost-calibrate, pairwise tables (docs/design-cgm.md Sec. 6, AT-B1): the Bayesian CGM on a chain or a star of
 // --nodes nodes with --categories states each. Per trial all marginals mu ~ hyper-Dirichlet(alpha_0 = --pseudo-count),
 // the exact edge tables of --n records, every edge table released with Laplace noise at 2|E| / epsilon (or the analytic
 // Gaussian at sqrt(2|E|)), replace-one neighbours. Methods: gibbs (Gibbs-SS over tree_cgm_model), naive (the

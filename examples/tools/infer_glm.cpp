@@ -1,10 +1,10 @@
-// privpost-infer, DP-GLM (spec glm.md): the noise-aware posterior of a release made by privpost-release
+// privpost-infer, DP-GLM (docs/design-glm.md): the noise-aware posterior of a release made by privpost-release
 // --model logistic|poisson-glm, by NUTS (Stan's multinomial NUTS with its windowed adaptation; warm-up = --burnin) on
 // logistic_moment_model with the exact link (default) or the paper's Taylor link, or on poisson_moment_model (exact
-// tilted moments); a Laplace release by glm_collapsed_gibbs (NUTS given the noise's latent variances, spec Sec. 5.10).
-// With an intercept the covariate mean is inferred too (spec Sec. 3.7). Releases on the declared ranges'
-// unit-ball scale are sampled there and reported on the data's scale. The summary gives mean, sd, 95% central interval and "*"
-// where the interval excludes 0.
+// tilted moments); a Laplace release by glm_collapsed_gibbs (NUTS given the noise's latent variances, docs/design-glm.md
+// Sec. 5.10). With an intercept the covariate mean is inferred too (docs/design-glm.md Sec. 3.7). Releases on the declared
+// ranges' unit-ball scale are sampled there and reported on the data's scale. The summary gives mean, sd, 95% central interval
+// and "*" where the interval excludes 0.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -163,8 +163,8 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
     prior.s_max = 100.0;
     prior.tau_scale = prior.mean_scale = 1.0 / std::sqrt(static_cast<double>(d));
   }
-  // The Taylor link's moments are valid near the origin only (spec Sec. 4.4 item 4: it breaks down near ||theta|| = 3),
-  // and NUTS starts near ||theta~||^2 = s_max / 2: with it the default s_max stays the paper's 9.
+  // The Taylor link's moments are valid near the origin only (docs/design-glm.md Sec. 4.4 item 4: it breaks down near ||theta|| =
+  // 3), and NUTS starts near ||theta~||^2 = s_max / 2: with it the default s_max stays the paper's 9.
   if constexpr (std::is_same_v<Model, logistic_moment_model<taylor_logistic_link>>) prior.s_max = 9.0;
   if (!o.prior.empty()) {
     prior = prior_from(o.prior, 4, "s_max, tau_scale, lkj_eta, mean_scale", [](const std::vector<double>& v) {
@@ -192,7 +192,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   };
   std::vector<std::pair<std::string, inference_result>> results;
   if (laplace) {
-    // Partially collapsed Gibbs (spec glm.md Sec. 5.10): NUTS given the Laplace noise's latent variances, then the
+    // Partially collapsed Gibbs (docs/design-glm.md Sec. 5.10): NUTS given the Laplace noise's latent variances, then the
     // exact sums, then the variances.
     using sampler = glm_collapsed_gibbs<typename Model::map_type, laplace_mechanism>;
     results.emplace_back(

@@ -1,5 +1,5 @@
 // privpost-infer, pairwise tables: the parameters of a discrete pairwise Markov random field learned from
-// its released noisy edge tables by CGM MAP-EM (spec cgm.md Sec. 3.6; --prior alpha_0 is the hyper-Dirichlet
+// its released noisy edge tables by CGM MAP-EM (docs/design-cgm.md Sec. 3.6; --prior alpha_0 is the hyper-Dirichlet
 // pseudo-count, 10 by default), with the naive MLE (lambda 1e-3, simplex-projected tables) under --compare-naive. The
 // back end follows the declared graph: tree belief propagation on forests, the junction tree (exact) when its cliques
 // have at most 2^16 cells, loopy BP (Bethe) otherwise. Prints each column's fitted marginal distribution over its levels
@@ -208,7 +208,7 @@ int run_tables(const release_record& rec, const options& o, const pairwise_graph
   if (o.compare_naive) fits.emplace_back("naive-mle", mu_naive);
   if (!graph.is_forest())
     std::cout << "\nThis is a point estimate (MAP-EM). Posterior sampling for pairwise tables (the Bayesian CGM, spec "
-                 "cgm.md Sec. 6) is implemented for forests only; this graph has cycles.\n";
+                 "docs/design-cgm.md Sec. 6) is implemented for forests only; this graph has cycles.\n";
   return cgm.converged || !o.strict ? 0 : strict_exit_status;
 }
 

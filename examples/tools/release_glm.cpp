@@ -15,15 +15,15 @@
 
 namespace privpost::tools::release_tool {
 
-// DP-GLM (spec glm.md): the PASS-GLM order-2 statistics of admitted records under the analytic Gaussian
+// DP-GLM (docs/design-glm.md): the PASS-GLM order-2 statistics of admitted records under the analytic Gaussian
 // mechanism with the exact L2 sensitivity for the declared bounds (or, with --mechanism laplace, the Laplace mechanism
 // with glm_statistic::l1_sensitivity). Logistic: [y x~; t2(x~)], Lemma 3.3 (with the
 // intercept's inner products); responses 0/1 or -1/+1, or text with --positive LABEL (LABEL -> +1, any other value ->
 // -1). Poisson: [x; t2(x); y x~; y t2(x)] (intercept pairs of the t2 blocks left out, glm_statistic), the exact bound of
-// spec Sec. 2.3 at sqrt(c^2 + R^2); counts integers >= 0, clamped to the declared --y-bound. Covariates either declared
-// per column (--x-bounds: clamped into [lo, hi], mapped to [-1, 1] / sqrt(d), so ||x|| <= 1) or raw with a declared
-// norm bound (--radius R: records longer than R scaled onto the ball). A covariate named column=LEVEL is the indicator
-// of a text column's level (declare its range 0,1). Every record is kept: n is public.
+// docs/design-glm.md Sec. 2.3 at sqrt(c^2 + R^2); counts integers >= 0, clamped to the declared --y-bound. Covariates either
+// declared per column (--x-bounds: clamped into [lo, hi], mapped to [-1, 1] / sqrt(d), so ||x|| <= 1) or raw with a declared norm
+// bound (--radius R: records longer than R scaled onto the ball). A covariate named column=LEVEL is the indicator of a text
+// column's level (declare its range 0,1). Every record is kept: n is public.
 privpost::tools::release_record make_glm_release(const options& o) {
   using namespace privpost;
   const bool poisson = o.model == "poisson-glm";
@@ -158,8 +158,8 @@ privpost::tools::release_record make_glm_release(const options& o) {
     r.noise = m.sigma();
     r.calibration = "analytic";
     if (poisson)
-      r.sensitivity_rule = r.intercept ? "exact Poisson bound (spec glm.md Sec. 2.3) at sqrt(c^2 + R^2), equal noise"
-                                       : "exact Poisson bound (spec glm.md Sec. 2.3), equal noise";
+      r.sensitivity_rule = r.intercept ? "exact Poisson bound (docs/design-glm.md Sec. 2.3) at sqrt(c^2 + R^2), equal noise"
+                                       : "exact Poisson bound (docs/design-glm.md Sec. 2.3), equal noise";
     else
       r.sensitivity_rule = r.intercept ? "Lemma 3.3 (exact), with the intercept column's inner products" : "Lemma 3.3 (exact)";
     release_into(r, m, s);

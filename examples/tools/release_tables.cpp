@@ -85,7 +85,7 @@ Eigen::MatrixXi read_declared_records(const std::string& input, const privpost::
   return records;
 }
 
-// Pairwise tables (spec cgm.md Sec. 1.3): every declared edge's contingency table of discrete columns. The
+// Pairwise tables (docs/design-cgm.md Sec. 1.3): every declared edge's contingency table of discrete columns. The
 // graph and every column's levels are declared (public): a cell outside its column's levels is an error naming the line
 // (nothing is released), an empty cell too unless --missing-level names the level it stands for and the column
 // declares that level. The L1 sensitivity is

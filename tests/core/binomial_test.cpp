@@ -1,4 +1,4 @@
-// draw_binomial and draw_multinomial (core/random/binomial.hpp, spec cgm.md Sec. 5.6) against their exact
+// draw_binomial and draw_multinomial (core/random/binomial.hpp, docs/design-cgm.md Sec. 5.6) against their exact
 // laws by Pearson's chi-square (tests/support/statistical.hpp: pass at p > 1e-3, power shown at p < 1e-6; 40,000 draws
 // per setting, fixed seeds), over both branches (inversion below n min(p, 1 - p) = 10, BTRD above), p > 1/2 by symmetry,
 // and n from 1 to 2^40; then bad input and the bounded rejection loop.

@@ -1,6 +1,6 @@
 // Tests of privpost/core/concepts.hpp: for every user-facing concept, known-good types satisfy it and known-bad ones do
 // not (mp-units / stdexec style). In particular a type with release() but without the opt-in is not a release mechanism
-// (DESIGN.md, "explicit opt-in"), and the opt-in also works from outside a type through enable_release_mechanism.
+// (docs/concepts.md, the explicit opt-in), and the opt-in also works from outside a type through enable_release_mechanism.
 #include <catch2/catch.hpp>
 
 #include <Eigen/Core>
@@ -288,7 +288,7 @@ static_assert(in_place_update<linear_regression_model<fixed_covariates>, nig_reg
 static_assert(in_place_update<linear_regression_model<hierarchical_normal_covariates>, nig_regression_prior>);
 static_assert(!in_place_update<family_model<binomial_family>, beta_prior>);
 static_assert(!in_place_update<linear_regression_model<fixed_covariates>, beta_prior>);
-// The Bayesian tree CGM (spec cgm.md Sec. 6): a statistic_model with a singular covariance and its conjugate prior.
+// The Bayesian tree CGM (docs/design-cgm.md Sec. 6): a statistic_model with a singular covariance and its conjugate prior.
 static_assert(statistic_model<tree_cgm_model>);
 static_assert(semidefinite_statistic_model<tree_cgm_model>);
 static_assert(!semidefinite_statistic_model<linear_regression_model<fixed_covariates>>);

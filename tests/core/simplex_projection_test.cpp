@@ -1,4 +1,4 @@
-// project_simplex (spec cgm.md Sec. 2.2 item 3, 5.5): the Euclidean projection onto {w >= 0, sum w = total} against
+// project_simplex (docs/design-cgm.md Sec. 2.2 item 3, 5.5): the Euclidean projection onto {w >= 0, sum w = total} against
 // the brute-force minimiser over every support set (m <= 6), its KKT form, idempotence, fixed-size use, errors.
 #include <catch2/catch.hpp>
 

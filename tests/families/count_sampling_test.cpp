@@ -1,4 +1,4 @@
-// tree_count_sampler (families/graphical/count_sampling.hpp, spec cgm.md Sec. 5.6) and acceptance test AT-1 (Sec. 4.4):
+// tree_count_sampler (families/graphical/count_sampling.hpp, docs/design-cgm.md Sec. 5.6) and acceptance test AT-1 (Sec. 4.4):
 //  1. the exact joint law of the tables of N = 2 records of a forest (a tree with a parent at either end of its edges,
 //     plus an isolated node), against enumeration over pairs of configurations (chi-square, 40,000 draws; power: the
 //     marginals of a perturbed model are rejected);

@@ -1,4 +1,4 @@
-// Tests of the logistic link functionals (families/glm/logistic_link.hpp; spec glm.md Sec. 5.7 B.4):
+// Tests of the logistic link functionals (families/glm/logistic_link.hpp; docs/design-glm.md Sec. 5.7 B.4):
 //  1. exact-link kappa_1, kappa_3, kappa_5 against the spec's table (q = 0 .. 4, zero mean);
 //  2. the exact link against an independent composite Simpson rule (40,001 points on [-14, 14]) at large q and
 //     non-zero means, to 2e-14 for every kappa_0..5 (the step 0.5 of before failed this: 1e-10 in kappa_5);

@@ -1,8 +1,8 @@
-// Tests of the logistic moment map (families/glm/logistic_moments.hpp; spec glm.md Sec. 5.7 B):
+// Tests of the logistic moment map (families/glm/logistic_moments.hpp; docs/design-glm.md Sec. 5.7 B):
 //  1. golden mu and V at the spec's d = 2 example for the exact and the Taylor link (1e-9);
 //  2. the closed form against Monte Carlo (10^6 records with logistic y; 5 standard errors per entry, estimated from
 //     the same draws): d = 3 zero-mean (the paper's model), and with a covariate mean, with and without an intercept
-//     column (spec Sec. 3.7);
+//     column (docs/design-glm.md Sec. 3.7);
 //  3. the layout matches glm_statistic's order, and V is PSD for the exact link over random (theta, Sigma), q up to 25;
 //  4. the adjoint against central differences of <a, mu> + <g, V> in nu, w, Sigma and kappa_0..3, with and without
 //     an intercept.
@@ -136,7 +136,7 @@ TEST_CASE("logistic moments agree with Monte Carlo (10^6 records)", "[glm][momen
     const Eigen::MatrixXd sigma = random_covariance(g, 3, 0.3);
     check_against_monte_carlo(g, Eigen::Vector3d(0.9, -1.2, 0.5), Eigen::VectorXd::Zero(3), sigma, std::nullopt);
   }
-  SECTION("d = 2, covariate mean and an intercept column c = 1 (spec Sec. 3.7)") {
+  SECTION("d = 2, covariate mean and an intercept column c = 1 (docs/design-glm.md Sec. 3.7)") {
     const Eigen::MatrixXd sigma = random_covariance(g, 2, 0.3);
     check_against_monte_carlo(g, Eigen::Vector3d(-0.7, 1.1, -0.6), Eigen::Vector2d(0.4, -0.8), sigma, 1.0);
   }

@@ -1,4 +1,4 @@
-// Tests of the Poisson moment map (families/glm/poisson_moments.hpp; spec glm.md Sec. 3.3 and 5.7 B):
+// Tests of the Poisson moment map (families/glm/poisson_moments.hpp; docs/design-glm.md Sec. 3.3 and 5.7 B):
 //  1. golden mu and V at the spec's d = 2 example (theta = (0.6, -0.4), Sigma = [[0.3, 0.1], [0.1, 0.2]]; the spec's
 //     values were computed independently of this code, to 1e-9 here);
 //  2. the layout matches glm_statistic::poisson's size and order (with and without the intercept and the y t2 block);

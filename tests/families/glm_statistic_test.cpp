@@ -1,4 +1,4 @@
-// Tests of the DP-GLM release side (spec glm.md Sec. 5.7 A): families/glm/glm_statistic.hpp and
+// Tests of the DP-GLM release side (docs/design-glm.md Sec. 5.7 A): families/glm/glm_statistic.hpp and
 // families/glm/glm_sensitivity.hpp.
 //  1. t2's identities ||t2(x)|| = ||x||^2 and <t2(x), t2(x')> = <x, x'>^2 for random x, x';
 //  2. layout, order and names for d = 1, 2, 4 (d = 4 is the paper's Fig. 2 without the constant), with an intercept

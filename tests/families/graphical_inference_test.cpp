@@ -1,4 +1,4 @@
-// The pairwise-MRF core of CGM-EM (spec cgm.md Sec. 5.5, first rows): graph validation and builders, the
+// The pairwise-MRF core of CGM-EM (docs/design-cgm.md Sec. 5.5, first rows): graph validation and builders, the
 // table layout, exact inference by enumeration, and tree belief propagation against it on random trees and forests
 // (T <= 8, K in {2, 3, 4} mixed, theta ~ N(0, 1) and scaled up to 30: marginals within 1e-12, log Z within 1e-10).
 #include <catch2/catch.hpp>

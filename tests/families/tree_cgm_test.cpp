@@ -1,4 +1,4 @@
-// The Bayesian tree CGM's pieces (spec cgm.md Sec. 6): hyper_dirichlet, tree_cgm_model's CLT moments
+// The Bayesian tree CGM's pieces (docs/design-cgm.md Sec. 6): hyper_dirichlet, tree_cgm_model's CLT moments
 // against enumeration and its draws of their normal law, the valid set and its repair, and Matheron's rule
 // (core/linalg/norm_product.hpp) against NormProduct's mean and covariance. All seeds fixed.
 #include <catch2/catch.hpp>

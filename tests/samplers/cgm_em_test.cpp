@@ -1,4 +1,4 @@
-// CGM-EM (spec cgm.md Sec. 3.5, 3.6, 5.5): the moment maps (pseudo-moment MLE, Bethe entropy, exact KL),
+// CGM-EM (docs/design-cgm.md Sec. 3.5, 3.6, 5.5): the moment maps (pseudo-moment MLE, Bethe entropy, exact KL),
 // the box-dual E-step (certified optimum: gap, KKT and the objective against 10^4 feasible points), EM's invariants
 // (|y - n_t|_1 non-increasing and F non-decreasing for the literal Algorithm 2, the closed-form M-step equal to
 // theta + g in distribution, the fixed point of a single table), MAP-EM without zeros, fit(), and the error paths.
@@ -260,7 +260,7 @@ TEST_CASE("EM fixed point of one table: literal EM reaches n = y and mu-hat = y 
 
 TEST_CASE("MAP-EM: no zeros from a noisy release with negative cells; beats the literal EM run long", "[cgm]") {
   // Chain T = 6, K = 3, N = 1000, epsilon = 0.1 at the dissertation's scale b = |E| / epsilon = 50: the noise swamps
-  // the tables (spec Sec. 3.6: literal EM overfits the L1 projection's zeros; MAP-EM keeps every cell positive).
+  // the tables (docs/design-cgm.md Sec. 3.6: literal EM overfits the L1 projection's zeros; MAP-EM keeps every cell positive).
   const pairwise_graph chain = chain_graph(6, 3);
   std::mt19937_64 g(29);
   const Eigen::VectorXd truth = dirichlet_theta(chain, g);
@@ -439,7 +439,7 @@ TEST_CASE("CGM-EM error paths name the value", "[cgm]") {
 }
 
 TEST_CASE("NLBP (the text's E-step) agrees with the box dual; a constant damping chatters", "[cgm]") {
-  // Two instances of spec Sec. 5.5: chain T = 3, K = 2, N = 100, b = 5 (random theta), and the study's 10-chain,
+  // Two instances of docs/design-cgm.md Sec. 5.5: chain T = 3, K = 2, N = 100, b = 5 (random theta), and the study's 10-chain,
   // K = 3, N = 10^4, b = 90 at the true theta. NLBP with the diminishing damping, 2000 iterations: within 1e-3 N in L1
   // and 1e-4 relative in the objective of the certified box-dual optimum, and never above it.
   std::mt19937_64 g(37);

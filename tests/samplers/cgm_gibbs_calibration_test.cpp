@@ -1,4 +1,4 @@
-// The Bayesian tree CGM (spec cgm.md Sec. 6): Gibbs-SS over tree_cgm_model with the hyper-Dirichlet prior
+// The Bayesian tree CGM (docs/design-cgm.md Sec. 6): Gibbs-SS over tree_cgm_model with the hyper-Dirichlet prior
 // and the Laplace scale mixture, checked by simulation-based calibration (AT-B1) with the naive hyper-Dirichlet
 // posterior on the repaired release as the negative control, and by R-hat and ESS on the 10-chain (AT-B3).
 //
@@ -182,7 +182,7 @@ TEST_CASE("gibbs_ss::set_shift_moves counts its proposals and refuses a count ou
                     Catch::Contains("shift_moves"));
 }
 
-// AT-B3 and AT-B2 (spec Sec. 6) on the study's 10-chain, K = 3 (d = 81 released cells), N = 10^4, Dirichlet(1) edge
+// AT-B3 and AT-B2 (docs/design-cgm.md Sec. 6) on the study's 10-chain, K = 3 (d = 81 released cells), N = 10^4, Dirichlet(1) edge
 // potentials, Laplace at b = 2|E| / epsilon (180 at epsilon 0.1, 1800 at 0.01), alpha_0 = 10 (MAP-EM's default
 // pseudo-count). The noise sd (255 and 2546 per cell) dwarfs sd(n | mu) (<= 50): the strong-noise corner where n and mu
 // move together slowly. Plain Gibbs-SS needed thin 80 after 5000 burn-in sweeps at epsilon 0.1 (4 x 85000 sweeps for

@@ -1,4 +1,4 @@
-// The naive MLE of CGM (spec cgm.md Sec. 2) and a small version of the dissertation's chain study (spec
+// The naive MLE of CGM (docs/design-cgm.md Sec. 2) and a small version of the dissertation's chain study (docs/design-cgm.md
 // Sec. 4.4, AT-3, AT-4, AT-5b: chain T = 10, K = 3, Dirichlet(1) potentials, N = 10^4, epsilon = 0.1 at the text's scale
 // b = |E| / epsilon = 90): the noise-aware MAP-EM against naive MLE at three lambdas, raw against projected targets;
 // and AT-2, the slopes of naive MLE's error in N (Fig. 3.1, on exact count tables).
@@ -95,9 +95,9 @@ TEST_CASE("naive MLE error paths name the value", "[cgm]") {
   CHECK_THROWS_WITH(naive_t(chain, y, -1.0, tree_bp(chain)), Catch::Contains("N"));
 }
 
-// The chain study of spec Sec. 4.1 at one (N, epsilon): `models` Dirichlet(1) chains (T = 10, K = 3), one population
-// of N records each, `releases` Laplace releases of its tables at b = |E| / epsilon (the text's scale, D1); the exact KL
-// from the truth of each method's estimate. Fixed seeds.
+// The chain study of docs/design-cgm.md Sec. 4.1 at one (N, epsilon): `models` Dirichlet(1) chains (T = 10, K = 3), one
+// population of N records each, `releases` Laplace releases of its tables at b = |E| / epsilon (the text's scale, D1); the exact
+// KL from the truth of each method's estimate. Fixed seeds.
 struct study_medians {
   double cgm, naive4, naive3, naive2, raw3, nonprivate, uniform;
   int cgm_capped;
@@ -244,7 +244,7 @@ TEST_CASE("cgm_point_study with the posterior mean: its columns, its seeds, its 
   CHECK(s.naive3 == r.naive3);
 }
 
-// The 25-trial study (5 models x 5 releases, spec Sec. 4.4) at the AT rows' settings; slow-labelled (about 25 s).
+// The 25-trial study (5 models x 5 releases, docs/design-cgm.md Sec. 4.4) at the AT rows' settings; slow-labelled (about 25 s).
 // First C++ run (the re-baseline the spec asks for), median KL:
 //   eps 1:    MAP-EM 0.0064, naive 1e-4 / 1e-3 / 1e-2 0.0047 / 0.0138 / 0.137, non-private 0.0028
 //   eps 0.1:  MAP-EM 0.114,  naive 0.390 / 0.0999 / 0.180, raw 1e-3 0.136
@@ -274,8 +274,8 @@ TEST_CASE("chain study, 25 trials: AT-3, AT-4, AT-5a-d", "[cgm][cgm-study]") {
   CHECK(b.cgm > large.cgm);
 }
 
-// AT-6, the negative control of spec Sec. 3.6: the literal Algorithm 2 (pseudo_count = 0) run long converges to the L1
-// projection of y, whose zero cells make it overfit like the naive MLE. N = 10^3, epsilon = 0.1 (b = 90), 5 models x 1
+// AT-6, the negative control of docs/design-cgm.md Sec. 3.6: the literal Algorithm 2 (pseudo_count = 0) run long converges to the
+// L1 projection of y, whose zero cells make it overfit like the naive MLE. N = 10^3, epsilon = 0.1 (b = 90), 5 models x 1
 // release: the median KL after 3000 iterations is at least twice the best median over the checkpoints 30, 100, 300,
 // and |y - n_t|_1 never increases (to the E-step's precision).
 TEST_CASE("literal EM overfits when run long (AT-6 negative control); |y - n_t|_1 is monotone", "[cgm]") {
@@ -308,7 +308,7 @@ TEST_CASE("literal EM overfits when run long (AT-6 negative control); |y - n_t|_
   CHECK(late >= 2.0 * early);
 }
 
-// AT-2 (spec Sec. 4.4, Fig. 3.1): the learned-marginal MSE of naive MLE (projected, lambda = 1e-6, at most 5000
+// AT-2 (docs/design-cgm.md Sec. 4.4, Fig. 3.1): the learned-marginal MSE of naive MLE (projected, lambda = 1e-6, at most 5000
 // iterations) falls with N at the local slope -(1 + 2 N*/N) / (1 + N*/N) of Prop. 3, N* = 2 |E|^2 / (eps^2 mu (1 - mu))
 // at the text's scale b = |E| / eps (about 1.6e3 / eps^2 here): about -1.8 between N = 10^4 and 10^5 at eps = 0.1 (noise
 // dominates), about -1.0 between 10^5 and 10^6 at eps = 1 (sampling dominates). Populations are exact count tables
@@ -357,7 +357,7 @@ TEST_CASE("AT-2: naive MLE's marginal MSE falls at the slopes of Prop. 3 (noise-
   CHECK(slope_sampling <= -0.7);
 }
 
-// AT-7 (spec Sec. 4.4; slow label): 2 models x 2 releases of one graph family, T = 10, K = 3, Dirichlet(1) edge
+// AT-7 (docs/design-cgm.md Sec. 4.4; slow label): 2 models x 2 releases of one graph family, T = 10, K = 3, Dirichlet(1) edge
 // potentials, N = 10^4, epsilon = 0.1 at the text's scale b = |E| / epsilon, populations drawn exactly over the 3^10
 // configurations; CGM MAP-EM (box-dual E-step, SQUAREM with exact back ends, at most 2000 iterations; its evidence as
 // the tool picks it, map_em_prefers_gaussian: the Gaussian surrogate on the exact third-order chain, where N / 9 = 4.6 b,

@@ -1,8 +1,8 @@
-// Calibration of the DP-GLM record-level baseline and its agreement with the moment model (spec glm.md Sec. 4.2,
+// Calibration of the DP-GLM record-level baseline and its agreement with the moment model (docs/design-glm.md Sec. 4.2,
 // 4.4 item 3, 5.7 G); in the calibration executable (excluded from the sanitizer runs: minutes at -O1):
 //  1. simulation-based calibration of NUTS on the record-level model (d = 2, N = 50, M = 300; the project's pass rule:
 //     KS p > 0.001 and 50% / 90% coverage within 3.5 binomial sd, tests/support/calibration_checks.hpp);
-//  2. large-epsilon agreement (spec Sec. 4.4 item 3): the moment model on the exact sums without noise
+//  2. large-epsilon agreement (docs/design-glm.md Sec. 4.4 item 3): the moment model on the exact sums without noise
 //     ("nonprivate_clt") against the exact record-level posterior, d = 3, N = 2000, theta = (0.5, -0.3, 0.2),
 //     Sigma = 0.25 Omega: per coordinate |mean difference| < 0.3 sd, sd ratio in [0.8, 1.25], two-sample KS < 0.1
 //     (the spec's proposed thresholds; the measured values are printed on failure and in the issue note);

@@ -1,4 +1,4 @@
-// Tests of the DP-GLM baselines (spec glm.md Sec. 4.2): the record-level models (samplers/glm/glm_record_model.hpp,
+// Tests of the DP-GLM baselines (docs/design-glm.md Sec. 4.2): the record-level models (samplers/glm/glm_record_model.hpp,
 // logistic and Poisson): their hand gradients against sixth-order central differences (d = 1..4, points near r = +-6,
 // relative error < 1e-7), the concept's positive and negative cases, the Poisson record simulation's mean count, and
 // bad input; the PASS-GLM closed form (samplers/glm/pass_glm.hpp): Chebyshev coefficients against the spec's table,
@@ -176,7 +176,7 @@ TEST_CASE("record-level Poisson model and its simulation reject bad arguments", 
 }
 
 TEST_CASE("PASS-GLM Chebyshev coefficients match the spec's table", "[glm][baseline][pass-glm]") {
-  // spec glm.md Sec. 1.1 (derived there independently): R_s -> (b0, b1, b2), 6 significant digits.
+  // docs/design-glm.md Sec. 1.1 (derived there independently): R_s -> (b0, b1, b2), 6 significant digits.
   const double table[3][4] = {
       {1.0, -0.693748, 0.5, -0.120096}, {2.0, -0.700929, 0.5, -0.108240}, {4.0, -0.761866, 0.5, -0.081668}};
   for (const auto& row : table) {

@@ -1,5 +1,5 @@
 // Simulation-based calibration of the noise-aware logistic DP-GLM sampler (logistic_moment_model under nuts_sampler;
-// spec glm.md Sec. 5.7 F.1-F.2). Each trial draws theta and Sigma from the prior, the released sums from the
+// docs/design-glm.md Sec. 5.7 F.1-F.2). Each trial draws theta and Sigma from the prior, the released sums from the
 // model's normal approximation s ~ N(N mu, N V) and z = s + N(0, sigma^2 I) with sigma of the analytic Gaussian
 // mechanism at (epsilon, delta = 1e-5, Delta = sqrt(4.5)) (R = 1, Corollary 3.4), then runs NUTS and records the
 // posterior quantile of every true theta_j and tau_j. Pass rule as every calibration test here
@@ -7,7 +7,7 @@
 // The naive method (the same model with sigma = 0: noise ignored) is the negative control, rejected where the noise
 // dominates (N = 100, epsilon = 0.1: sigma = 65 against sampling noise of about sqrt(N Sigma_jj) = 2 to 10).
 // A third test draws the sums from simulated records rather than from the model's approximation (spec F.3); a fourth
-// runs the model with an intercept column and a covariate mean (spec Sec. 3.7).
+// runs the model with an intercept column and a covariate mean (docs/design-glm.md Sec. 3.7).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -45,7 +45,7 @@ struct glm_sbc_setting {
   // Record-level simulation (spec F.3): the sums of N simulated records x ~ N(0, Sigma), unclipped, with y from the
   // exact logistic model, instead of a draw from the model's own normal approximation. Tests the CLT approximation.
   bool records = false;
-  // Intercept column and covariate mean (spec Sec. 3.7); the release's sensitivity follows the intercept.
+  // Intercept column and covariate mean (docs/design-glm.md Sec. 3.7); the release's sensitivity follows the intercept.
   glm_model_options options{};
   // Poisson regression (poisson_moment_model) instead of logistic; the sensitivity is that of counts clamped to y_bound.
   bool poisson = false;
@@ -217,7 +217,7 @@ TEST_CASE("noise-aware logistic DP-GLM with an intercept and a covariate mean is
 
 TEST_CASE("noise-aware Poisson DP-GLM with an intercept and a covariate mean is calibrated; naive is not (d = 2)",
           "[glm][calibration][glm-calibration-poisson]") {
-  // The release [x; t2(x); y x~; y t2(x)] (11 entries at d = 2 with the intercept), Delta of spec Sec. 2.3 at
+  // The release [x; t2(x); y x~; y t2(x)] (11 entries at d = 2 with the intercept), Delta of docs/design-glm.md Sec. 2.3 at
   // sqrt(c^2 + R^2) = sqrt(2) and R_y = 5, epsilon = 1: sigma about 38 per entry against sampling noise of
   // sqrt(N V) ~ 5-30 at N = 200. Prior: ||theta~||^2 < 4 (counts up to about e^2 per record), tau ~ half-normal(0.5),
   // mu_x ~ N(0, 0.5^2). Parameters: theta_0..theta_2, tau_1, tau_2, mu_1, mu_2.

@@ -1,5 +1,5 @@
 // The DP-GLM under Laplace noise, unit level: glm_collapsed_gibbs (the partially collapsed Gibbs
-// sampler of spec glm.md Sec. 5.10) and what it needs of glm_moment_model (set_noise_variances, statistic_moments) and
+// sampler of docs/design-glm.md Sec. 5.10) and what it needs of glm_moment_model (set_noise_variances, statistic_moments) and
 // nuts_sampler (update_model); glm_statistic::l1_sensitivity, the Laplace mechanism's sensitivity. Its posterior is
 // checked against quadrature in glm_laplace_reference_test.cpp and by calibration in glm_calibration_test.cpp.
 #include <catch2/catch.hpp>

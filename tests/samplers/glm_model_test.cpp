@@ -1,4 +1,4 @@
-// Tests of the noise-aware logistic DP-GLM model (samplers/glm/logistic_moment_model.hpp; spec glm.md Sec. 5.7 C, D):
+// Tests of the noise-aware logistic DP-GLM model (samplers/glm/logistic_moment_model.hpp; docs/design-glm.md Sec. 5.7 C, D):
 //  1. the Cholesky-correlation transform: unit-norm rows and positive diagonal, log-Jacobian against log|det| of a
 //     finite-difference Jacobian (d = 3, 4), reverse pass against central differences;
 //  2. LKJ draws: every Omega_ij against 2 Beta(eta - 1 + d/2, eta - 1 + d/2) - 1 (KS, 10^4 draws, d in {2, 3, 5},
@@ -366,7 +366,7 @@ TEST_CASE("simulate_glm_release draws through the square root of a semidefinite 
   CHECK_THROWS_AS(simulate_glm_release(sim, truth, g), std::domain_error);
 }
 
-TEST_CASE("logistic DP-GLM gradient with an intercept and a covariate mean (spec Sec. 3.7)", "[glm][gradient]") {
+TEST_CASE("logistic DP-GLM gradient with an intercept and a covariate mean (docs/design-glm.md Sec. 3.7)", "[glm][gradient]") {
   std::mt19937_64 g(78);
   const std::vector<glm_model_options> designs{{1.0, false}, {std::nullopt, true}, {1.0, true}, {0.5, true}};
   int taylor_checked = 0;

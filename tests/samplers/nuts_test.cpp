@@ -1,4 +1,4 @@
-// Tests of nuts_sampler (samplers/nuts.hpp) on targets with known answers (spec glm.md Sec. 5.7 E):
+// Tests of nuts_sampler (samplers/nuts.hpp) on targets with known answers (docs/design-glm.md Sec. 5.7 E):
 //  1. a 100-dimensional independent Gaussian with scales log-uniform on [0.01, 100]: R-hat, bulk ESS, means and
 //     variances within Monte Carlo error, the adapted inverse metric near the variances, mean acceptance near 0.8;
 //  2. a 2-d Gaussian with correlation 0.99 (diagonal metric); a 20-d Gaussian with correlations up to 0.98 and scales over

@@ -27,7 +27,7 @@ inline Eigen::VectorXd random_theta(const table_layout& layout, std::mt19937_64&
   return theta;
 }
 
-// Edge log-potentials log Dirichlet(1) per table, node potentials 0 (the study models of spec Sec. 4.1).
+// Edge log-potentials log Dirichlet(1) per table, node potentials 0 (the study models of docs/design-cgm.md Sec. 4.1).
 inline Eigen::VectorXd dirichlet_theta(const pairwise_graph& graph, std::mt19937_64& g) {
   return privpost::dirichlet_edge_potentials(graph, g);
 }
@@ -85,7 +85,7 @@ void for_each_configuration(const pairwise_graph& graph, F&& f) {
 }
 
 // The node and edge tables (table_layout order) of n records of p(x) ~ exp(<theta, phi(x)>) on any graph, by one
-// multinomial draw over all prod_v K_v configurations (spec cgm.md Sec. 5.6, loopy graphs; 3^10 cells for the study).
+// multinomial draw over all prod_v K_v configurations (docs/design-cgm.md Sec. 5.6, loopy graphs; 3^10 cells for the study).
 template <class G>
 Eigen::VectorXd enumerated_tables(const pairwise_graph& graph, const Eigen::VectorXd& theta, std::int64_t n, G& g) {
   const table_layout layout(graph);

@@ -1,6 +1,6 @@
 // privpost/core/concepts.hpp
-// Every user-facing concept of privpost in one place, with the customisation points a user may provide (DESIGN.md
-// "Concepts"; mp-units and stdexec style). tests/core/concepts_test.cpp holds a positive and a negative static_assert each.
+// Every user-facing concept of privpost in one place, with the customisation points a user may provide (docs/concepts.md;
+// mp-units and stdexec style). tests/core/concepts_test.cpp holds a positive and a negative static_assert each.
 #pragma once
 
 #include <Eigen/Core>
@@ -114,7 +114,7 @@ double log_density_change(const M& m, const Z& z, const S& s, const SNew& s_new)
 }
 
 /// A mechanism whose noise is a Gaussian scale mixture: z | s, w ~ N(s, diag(w)). It draws w from its prior and redraws
-/// one coordinate's variance given the residual z_j - s_j (DESIGN.md "The key trick"). `fixed_variance` is true when w is
+/// one coordinate's variance given the residual z_j - s_j (the key trick of Gibbs-SS: dissertation App. B.2). `fixed_variance` is true when w is
 /// a constant (Gaussian noise), so samplers may skip the redraw. Optional: noise_variance() (E[w], else estimated).
 template <class M>
 concept scale_mixture_noise = release_mechanism<M> && requires(const M& m, double residual, std::mt19937_64& g) {
@@ -509,7 +509,7 @@ concept initial_point_model = differentiable_model<M> && requires(const M& cm, G
   cm.initial_point(g, radius, u);
 };
 
-/// A marginal-inference back end of a pairwise MRF (families/graphical: tree_bp, brute_force_inference; spec cgm.md
+/// A marginal-inference back end of a pairwise MRF (families/graphical: tree_bp, brute_force_inference; docs/design-cgm.md
 /// Sec. 5.2): marginals(theta, mu) writes the node and edge marginals for the log-potentials theta (table_layout order)
 /// into mu and returns a report with `converged`; log_partition() is log Z of that call (exact, or an approximation such
 /// as Bethe's); is_exact says which.
@@ -523,7 +523,7 @@ concept marginal_inference = requires(B& inf, const B& cinf, const Eigen::Vector
 };
 
 /// The evidence term log p(y | n) of a release of contingency tables, for CGM's E-step (samplers/cgm/cgm_noise.hpp;
-/// spec cgm.md Sec. 3.3, 3.5): its value, a supergradient in n, and the pieces of the dual problem
+/// docs/design-cgm.md Sec. 3.3, 3.5): its value, a supergradient in n, and the pieces of the dual problem
 /// min_g N A(theta + g) - <g, y> + dual_quadratic() |g|^2 / 2 over |g_j| <= dual_box(), with the duality gap at the
 /// residual r = y - n and dual point g.
 template <class M>

@@ -1,6 +1,6 @@
 // privpost/core/interval.hpp
 // interval: closed-interval arithmetic used to bound a per-record statistic t(x) over a declared box of records,
-// so that sensitivity comes from the declared bounds and never from the data (DESIGN.md; issue "SSP with bounds").
+// so that sensitivity comes from the declared bounds and never from the data (docs/privacy.md).
 #pragma once
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // privpost/core/numerical_events.hpp
 // numerical_events: counters of every numerical repair a sampler made (jitter added to a covariance, a projection onto
 // the valid set or the PSD cone, a bounded retry loop that gave up), and a gradient-based sampler's warnings
-// (divergent trajectories, saturated tree depths). DESIGN.md: counted, never hidden, never a hang.
+// (divergent trajectories, saturated tree depths). The rule: counted, never hidden, never a hang.
 #pragma once
 
 #include <cstdint>

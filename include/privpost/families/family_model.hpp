@@ -1,6 +1,6 @@
 // privpost/families/family_model.hpp
-// family_model<F>: the zero-cost adapter that makes a static exponential-family trait F a statistic_model (DESIGN.md
-// "One model behind every method"): CLT moments n mu(theta), n Sigma(theta) (Eq. 4.1) in one call, F's support policy,
+// family_model<F>: the zero-cost adapter that makes a static exponential-family trait F a statistic_model (one model
+// behind every method, docs/concepts.md): CLT moments n mu(theta), n Sigma(theta) (Eq. 4.1) in one call, F's support policy,
 // and Conjugate-Update through the prior's update(s, n). Fixed-size Eigen types throughout, so sweeps do not allocate.
 #pragma once
 

@@ -1,6 +1,6 @@
 // privpost/families/support.hpp
 // Support policies: the valid sets of sums of n records' statistics that a family picks instead of writing its own
-// bounds, membership test and projection (DESIGN.md "Concepts"): scaled simplex, non-negative orthant, real space, and
+// bounds, membership test and projection (docs/concepts.md): scaled simplex, non-negative orthant, real space, and
 // the mean-square set of the normal family. The regression Gram set is families/regression/gram_support.hpp.
 #pragma once
 

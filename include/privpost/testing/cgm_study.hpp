@@ -1,19 +1,18 @@
 // privpost/testing/cgm_study.hpp
 // The CGM study designs:
-// - tree_cgm_study: simulation-based calibration of the Bayesian CGM on a forest (spec cgm.md Sec. 6, AT-B1): all
+// - tree_cgm_study: simulation-based calibration of the Bayesian CGM on a forest (docs/design-cgm.md Sec. 6, AT-B1): all
 //   marginals mu from the hyper-Dirichlet prior, the exact edge tables of N records by conditional multinomials
 //   (tree_count_sampler), every edge table released through the mechanism, then each method's posterior of a few edge
 //   cells. The mechanism's sensitivity comes from the declared graph (contingency_l1/l2_sensitivity, replace-one
 //   neighbours), never from the data.
-// - cgm_point_study: the dissertation's point-estimation study (spec Sec. 4.1): models with Dirichlet(1) edge
+// - cgm_point_study: the dissertation's point-estimation study (docs/design-cgm.md Sec. 4.1): models with Dirichlet(1) edge
 //   potentials, a population of N records each, Laplace releases of its tables, and the exact KL from the truth of
 //   CGM MAP-EM, the naive MLE at three lambdas (projected targets) and at 1e-3 on raw targets, the non-private fit (and
 //   the non-private hyper-Dirichlet posterior mean with one pseudo-count per cell), the uniform model and the text's random
-//   estimator (spec Sec. 2.3: random marginals, then the MLE; its distribution is unstated, E6: here every edge table ~
-//   Dirichlet(1) independently, fitted by the naive MLE at lambda 1e-4); on request also the Bayesian CGM's posterior mean
-//   (Gibbs-SS, cgm_posterior_settings), with its chains' largest R-hat and its time a fit; and, for a sink, every
-//   release with its truth and privpost's KL of it (cgm_point_release), so that other systems can be scored on the
-//   same releases.
+//   estimator (docs/design-cgm.md Sec. 2.3: random marginals, then the MLE; its distribution is unstated, E6: here every edge
+//   table ~ Dirichlet(1) independently, fitted by the naive MLE at lambda 1e-4); on request also the Bayesian CGM's posterior
+//   mean (Gibbs-SS, cgm_posterior_settings), with its chains' largest R-hat and its time a fit; and, for a sink, every release
+//   with its truth and privpost's KL of it (cgm_point_release), so that other systems can be scored on the same releases.
 #pragma once
 
 #include <Eigen/Core>
@@ -213,7 +212,7 @@ Eigen::VectorXd dirichlet_tables(const pairwise_graph& graph, G& g) {
   return out;
 }
 
-/// Edge log-potentials log Dirichlet(1) per edge table, node potentials 0: the study models of spec Sec. 4.1.
+/// Edge log-potentials log Dirichlet(1) per edge table, node potentials 0: the study models of docs/design-cgm.md Sec. 4.1.
 template <random_engine G>
 Eigen::VectorXd dirichlet_edge_potentials(const pairwise_graph& graph, G& g) {
   const table_layout layout(graph);
@@ -222,10 +221,10 @@ Eigen::VectorXd dirichlet_edge_potentials(const pairwise_graph& graph, G& g) {
   return theta;
 }
 
-/// The Bayesian CGM in cgm_point_study (spec Sec. 6): Gibbs-SS over tree_cgm_model with the hyper-Dirichlet prior at
-/// MAP-EM's pseudo-count, its point estimate the model whose pseudo-moment parameters are those of the posterior mean
-/// of the marginals. The defaults are privpost-infer's for pairwise tables: 500 burn-in sweeps and 1000 draws a chain,
-/// extended (infer_until, doubling the draws) while some cell's R-hat is above 1.01, for at most 2 rounds.
+/// The Bayesian CGM in cgm_point_study (docs/design-cgm.md Sec. 6): Gibbs-SS over tree_cgm_model with the hyper-Dirichlet prior
+/// at MAP-EM's pseudo-count, its point estimate the model whose pseudo-moment parameters are those of the posterior mean of the
+/// marginals. The defaults are privpost-infer's for pairwise tables: 500 burn-in sweeps and 1000 draws a chain, extended
+/// (infer_until, doubling the draws) while some cell's R-hat is above 1.01, for at most 2 rounds.
 struct cgm_posterior_settings {
   int chains = 4;           ///< chains, >= 2 (R-hat needs two)
   int burnin = 500;         ///< burn-in sweeps per chain
@@ -271,8 +270,8 @@ struct cgm_point_study_settings {
   /// alpha_0 of MAP-EM and of the posterior's hyper-Dirichlet prior (privpost-infer's --prior for pairwise tables), > 0.
   double pseudo_count = 10.0;
   int naive_iterations = 5000;  ///< the naive MLE's cap
-  int em_run_on = 0;            ///< further iterations for the fits still moving at the cap (spec Sec. 3.6: value at the
-                                ///< cap and at convergence); 0: none
+  int em_run_on = 0;  ///< further iterations for the fits still moving at the cap (docs/design-cgm.md Sec. 3.6: value at the
+                      ///< cap and at convergence); 0: none
   /// MAP-EM's evidence (cgm_noise.hpp): the Laplace density by default, the spec's study.
   map_em_evidence evidence = map_em_evidence::exact;
   /// Set: the Bayesian CGM's posterior mean too (its chains seeded apart: the other columns do not change).

@@ -2,7 +2,7 @@
 // norm_product: the normal density proportional to N(s; m, S) N(z; s, diag(w)) (dissertation Algorithm 3, NormProduct),
 // computed through one Cholesky factorisation of S + diag(w) (positive definite since w > 0), never an explicit inverse;
 // and matheron_draw, an exact draw from that product for a singular S (a statistic under linear constraints, such as
-// the consistent edge tables of a tree; spec cgm.md Sec. 6) that never factorises the singular conditional covariance
+// the consistent edge tables of a tree; docs/design-cgm.md Sec. 6) that never factorises the singular conditional covariance
 // (matheron_update: its second half, for a caller that draws N(m, S) by other means).
 #pragma once
 

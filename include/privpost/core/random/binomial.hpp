@@ -2,7 +2,7 @@
 // draw_binomial: exact Binomial(n, p) draws, by inversion (a CDF walk from 0) when min(p, 1 - p) n < 10 and by
 // Hoermann's (1993) transformed rejection with decomposition (BTRD) above; both loops bounded. draw_multinomial:
 // Multinomial(n, w / sum(w)) by conditional binomials, O(K) binomial draws whatever n. Used to simulate count tables in
-// the CGM studies (spec cgm.md Sec. 5.6), where N reaches 10^7 and record-by-record simulation would dominate.
+// the CGM studies (docs/design-cgm.md Sec. 5.6), where N reaches 10^7 and record-by-record simulation would dominate.
 #pragma once
 
 #include <Eigen/Core>

@@ -1,7 +1,7 @@
 // privpost/core/random/lkj.hpp
 // draw_lkj_cholesky: the Cholesky factor of a correlation matrix drawn from LKJ(eta) (Lewandowski, Kurowicka & Joe
 // 2009), through canonical partial correlations z_ij = 2 Beta(b_j, b_j) - 1, b_j = eta - 1 + (d - j) / 2 (0-based j),
-// filled row by row as Stan's constraining transform does (spec glm.md Sec. 3.4).
+// filled row by row as Stan's constraining transform does (docs/design-glm.md Sec. 3.4).
 #pragma once
 
 #include <Eigen/Core>

@@ -1,7 +1,7 @@
 // privpost/families/glm/glm_sensitivity.hpp
 // L2 sensitivities of the PASS-GLM summary statistics released with block Gaussian noise (Kulkarni et al. 2021,
 // Sec. 3.3): Lemma 3.3 (logistic) as its exact supremum, the general order-m bound (Sec. 3.3.1) as a guaranteed upper
-// bound, and the exact Poisson value that corrects Lemma 3.5 (which can under-state it; spec glm.md Sec. 2.3, E10).
+// bound, and the exact Poisson value that corrects Lemma 3.5 (which can under-state it; docs/design-glm.md Sec. 2.3, E10).
 #pragma once
 
 #include <algorithm>
@@ -14,7 +14,7 @@
 
 namespace privpost {
 
-/// Lemma 3.3, exact (spec glm.md Sec. 2.1): the L2 sensitivity of the logistic statistic [y x; t2(x)] (y in {-1, +1},
+/// Lemma 3.3, exact (docs/design-glm.md Sec. 2.1): the L2 sensitivity of the logistic statistic [y x; t2(x)] (y in {-1, +1},
 /// ||x|| <= radius, t2 with the sqrt(2) cross terms) released with Gaussian noise sigma1 on the y x block and sigma2 on
 /// the t2 block, in units of sigma1: the mechanism is (epsilon, delta)-DP iff the scalar Gaussian mechanism with noise
 /// sigma1 and this sensitivity is. The paper's value 1/(2c) + 2R^2 + 2cR^4 (c = sigma1^2 / sigma2^2) when its vertex is
@@ -22,7 +22,7 @@ namespace privpost {
 /// sqrt(4.5) (Corollary 3.4).
 ///
 /// With an intercept column of public constant `intercept` (x~ = (intercept, x), its constant square not released;
-/// spec Sec. 3.7) the inner product <x~, x~'> ranges over [c^2 - R^2, c^2 + R^2] and the supremum is taken there.
+/// docs/design-glm.md Sec. 3.7) the inner product <x~, x~'> ranges over [c^2 - R^2, c^2 + R^2] and the supremum is taken there.
 inline double logistic_joint_sensitivity(double radius, double sigma1, double sigma2, double intercept = 0.0) {
   constexpr const char* f = "logistic_joint_sensitivity";
   check_positive_finite(f, "radius", radius);
@@ -91,7 +91,7 @@ inline double polynomial_joint_sensitivity(double radius, int order) {
 }
 
 /// The exact L2 sensitivity of the Poisson statistic [x; t2(x); y x; y t2(x)] (||x|| <= radius_x, 0 <= y <= radius_y)
-/// with noise sigma1..sigma4 on the four blocks, in units of sigma1 (spec glm.md Sec. 2.3, derived there; the paper's
+/// with noise sigma1..sigma4 on the four blocks, in units of sigma1 (docs/design-glm.md Sec. 2.3, derived there; the paper's
 /// Lemma 3.5 under-states it for unequal noise, E10). Without the y t2 block (include_y_t2 = false) sigma4 is unused.
 ///   Delta^2 = max(G(R_y, R_y), G(R_y, 0)),
 ///   G(y, y') = R_x^2 (2 + c3 (y^2 + y'^2)) + R_x^4 (2 c2 + c4 (y^2 + y'^2)) + h(1 + c3 y y', c2 + c4 y y'),

@@ -1,6 +1,6 @@
 // privpost/families/glm/glm_statistic.hpp
 // glm_statistic: the PASS-GLM order-2 summary statistics of logistic and Poisson regression records that DP-GLM
-// releases (Kulkarni et al. 2021, Sec. 3.2-3.3, Eq. 6; spec glm.md Sec. 1.3-1.4, 3.7): layout and names, record
+// releases (Kulkarni et al. 2021, Sec. 3.2-3.3, Eq. 6; docs/design-glm.md Sec. 1.3-1.4, 3.7): layout and names, record
 // admission under declared public bounds, and the equal-noise L2 sensitivity.
 #pragma once
 
@@ -24,7 +24,7 @@ enum class glm_kind {
 };
 
 /// Maps a covariate value from its declared public range [lo, hi] to [-1, 1] / sqrt(d), clamping values outside the
-/// range, so that d such covariates have norm <= 1 (spec glm.md Sec. 4.5). The range must come from public knowledge,
+/// range, so that d such covariates have norm <= 1 (docs/design-glm.md Sec. 4.5). The range must come from public knowledge,
 /// never from the data. NaN throws std::invalid_argument.
 inline double scale_to_declared_range(double value, double lo, double hi, int d) {
   constexpr const char* f = "scale_to_declared_range";
@@ -47,9 +47,9 @@ inline double scale_to_declared_range(double value, double lo, double hi, int d)
 /// be evaluated) for no information. The sensitivity stays that of the full x~ layout (Sec. 2.3 at sqrt(c^2 + R^2)):
 /// leaving entries out only lowers ||t - t'||.
 ///
-/// Admission (spec Sec. 1.4): x with ||x|| > radius is scaled to norm radius (never dropped: N stays public); a logistic
-/// y in {0, 1} maps to 2y - 1, {-1, +1} is kept, anything else throws; a Poisson y must be an integer >= 0 and is clamped
-/// to [0, y_bound]. Non-finite values throw std::invalid_argument.
+/// Admission (docs/design-glm.md Sec. 1.4): x with ||x|| > radius is scaled to norm radius (never dropped: N stays public); a
+/// logistic y in {0, 1} maps to 2y - 1, {-1, +1} is kept, anything else throws; a Poisson y must be an integer >= 0 and is
+/// clamped to [0, y_bound]. Non-finite values throw std::invalid_argument.
 class glm_statistic {
  public:
   /// Logistic regression on d covariates with ||x|| <= radius, optionally with an intercept column of constant c.
@@ -95,7 +95,7 @@ class glm_statistic {
   }
 
   /// The L2 sensitivity with equal noise on every block: Lemma 3.3 (exact; with the intercept's range of inner
-  /// products) for logistic, the exact Poisson bound of spec Sec. 2.3 (Corollary 3.6 at radius 1), at
+  /// products) for logistic, the exact Poisson bound of docs/design-glm.md Sec. 2.3 (Corollary 3.6 at radius 1), at
   /// sqrt(c^2 + radius^2) with an intercept (valid: the unreleased constants only lower ||t - t'||).
   double l2_sensitivity() const {
     if (kind_ == glm_kind::logistic) return logistic_joint_sensitivity(radius_, 1.0, 1.0, intercept());

@@ -1,6 +1,6 @@
 // privpost/families/glm/logistic_link.hpp
 // The link functionals kappa_j(m, q) = E[g^(j)(eta)], eta ~ N(m, q), g(eta) = E[y | x] = tanh(eta / 2), through which
-// the logistic moments of the released statistic depend on the model (spec glm.md Sec. 3.2, 3.7; Kulkarni et al. 2021,
+// the logistic moments of the released statistic depend on the model (docs/design-glm.md Sec. 3.2, 3.7; Kulkarni et al. 2021,
 // Sec. 3.2, with the sign of its Eq. 5 corrected, E1): exactly by quadrature (default) or by the paper's Taylor link.
 #pragma once
 

@@ -1,8 +1,8 @@
 // privpost/families/glm/logistic_moments.hpp
 // Per-record mean mu and covariance V of the logistic statistic [y x~; t2(x~)] under x ~ N(mu_x, Sigma), y | x logistic
 // with linear predictor eta = theta~' x~ (Kulkarni et al. 2021, Sec. 3.2 for zero-mean covariates without intercept;
-// spec glm.md Sec. 3.2 for the compact form from Stein's lemma and Sec. 3.7 for the intercept and covariate mean), and
-// the adjoint of <A, mu> + <G, V> for hand-derived gradients (spec Sec. 3.5, step 2).
+// docs/design-glm.md Sec. 3.2 for the compact form from Stein's lemma and Sec. 3.7 for the intercept and covariate mean), and
+// the adjoint of <A, mu> + <G, V> for hand-derived gradients (docs/design-glm.md Sec. 3.5, step 2).
 #pragma once
 
 #include <Eigen/Core>
@@ -80,7 +80,7 @@ struct logistic_moment_workspace {
 /// mu and V (per record) of the layout's entries u_i = y x~_i and v_r = S_r x~_j x~_k (pair r = (j, k)), with
 /// nu = E[x~] (c first with an intercept), Sigma~ = Cov(x~) (zero row and column for the intercept), w = Sigma~ theta~,
 /// E = Sigma~ + nu nu' and the link functionals k at (m_eta, q) = (theta~' nu, theta~' Sigma~ theta~). From Stein's
-/// lemma on x~ - nu (E[(x_i - nu_i) f(x)] = sum_l Sigma_il E[d_l f(x)], spec glm.md Sec. 3.2, 3.7):
+/// lemma on x~ - nu (E[(x_i - nu_i) f(x)] = sum_l Sigma_il E[d_l f(x)], docs/design-glm.md Sec. 3.2, 3.7):
 ///   mu(u_i) = kappa0 nu_i + kappa1 w_i,   mu(v_r) = S_r E_jk,   V(u_i, u_l) = E_il - mu(u_i) mu(u_l)   (y^2 = 1),
 ///   V(u_i, v_r) = S_r [kappa1 (E_ij w_k + E_ik w_j) + kappa0 (Sigma_ik nu_j + Sigma_ij nu_k)
 ///                      + kappa2 (nu_i w_j w_k + w_i nu_j w_k + w_i w_j nu_k) + kappa3 w_i w_j w_k],

@@ -1,12 +1,12 @@
 // privpost/families/glm/poisson_moments.hpp
 // Per-record mean mu and covariance V of the Poisson DP-GLM statistic [x; t2(x); y x~; y t2(x~)] under x ~ N(mu_x,
 // Sigma), y | x ~ Poisson(exp(eta)), eta = theta~' x~ (Kulkarni et al. 2021, Sec. 3.3.2; the paper's supplement with
-// its calculation is not available, E16). Exact, by exponential tilting (spec glm.md Sec. 3.3): with m = theta~' nu,
+// its calculation is not available, E16). Exact, by exponential tilting (docs/design-glm.md Sec. 3.3): with m = theta~' nu,
 // w = Sigma~ theta~ and q = theta~' Sigma~ theta~,
 //   E[f(x)] = E_{N(nu, Sigma~)}[f],   E[f(x) y] = e^{m + q/2} E_{N(nu + w, Sigma~)}[f],
 //   E[f(x) y^2] = e^{m + q/2} E_{N(nu + w, Sigma~)}[f] + e^{2m + 2q} E_{N(nu + 2w, Sigma~)}[f],
 // and the Gaussian moments of monomials of degree <= 4 by Stein's recursion (Isserlis' theorem with a mean).
-// With the adjoint of <A, mu> + <G, V> for hand-derived gradients (spec Sec. 3.5). The Poisson DP-GLM's noise-aware
+// With the adjoint of <A, mu> + <G, V> for hand-derived gradients (docs/design-glm.md Sec. 3.5). The Poisson DP-GLM's noise-aware
 // model (samplers/glm/poisson_moment_model.hpp) is built on them.
 #pragma once
 
@@ -118,7 +118,7 @@ inline void gaussian_monomial_moment_adjoint(const Eigen::VectorXd& m, const Eig
 }  // namespace detail
 
 /// The largest q = theta~' Sigma~ theta~ (and 2m + 2q) for which poisson_moments evaluates: e^{2m + 2q} must stay far
-/// from overflow (spec Sec. 3.3, "Guard").
+/// from overflow (docs/design-glm.md Sec. 3.3, "Guard").
 inline constexpr double poisson_moment_q_limit = 300.0;
 
 /// Workspace of poisson_moments and poisson_moments_adjoint for one layout (the tilted means, the means, the

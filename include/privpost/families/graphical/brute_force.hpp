@@ -1,6 +1,6 @@
 // privpost/families/graphical/brute_force.hpp
 // brute_force_inference: exact log partition function and node and edge marginals of a pairwise MRF by enumerating
-// every configuration (spec cgm.md Sec. 5.1; the reference the other inference back ends are tested against). For
+// every configuration (docs/design-cgm.md Sec. 5.1; the reference the other inference back ends are tested against). For
 // small models: prod_v K_v <= 2^24.
 #pragma once
 

@@ -1,5 +1,5 @@
 // privpost/families/graphical/contingency_tables.hpp
-// The released statistic of CGM (spec cgm.md Sec. 1.2-1.3): the contingency table of every edge of a
+// The released statistic of CGM (docs/design-cgm.md Sec. 1.2-1.3): the contingency table of every edge of a
 // pairwise MRF, counted from discrete records, and its sensitivity under the library's replace-one-record neighbours
 // (2|E| in L1: a replaced record moves one count from one cell to another in every table; decision D1) or, to
 // reproduce the dissertation, add/remove neighbours (|E|). Release with any mechanism: mechanism.release(tables).

@@ -1,6 +1,6 @@
 // privpost/families/graphical/count_sampling.hpp
 // tree_count_sampler: exact node and edge tables of N records of a tree (forest) MRF, drawn without drawing records, by
-// conditional multinomials (spec cgm.md Sec. 5.6): each component's root table ~ Multinomial(N, mu_root), then for every
+// conditional multinomials (docs/design-cgm.md Sec. 5.6): each component's root table ~ Multinomial(N, mu_root), then for every
 // edge (u -> v) in breadth-first order and every state a of u, the row n_uv(a, .) ~ Multinomial(n_u(a), mu_uv(a, .)).
 // The law is exactly that of the tables of N independent records of the model (a tree MRF is the Markov chain along its
 // breadth-first edges), at O(sum over edges of K_u K_v) binomial draws whatever N: the studies at N = 10^7 cost what

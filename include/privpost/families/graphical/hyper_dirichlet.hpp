@@ -1,5 +1,5 @@
 // privpost/families/graphical/hyper_dirichlet.hpp
-// hyper_dirichlet: the conjugate prior of a tree (forest) MRF's marginals (Dawid & Lauritzen 1993; spec cgm.md Sec. 6),
+// hyper_dirichlet: the conjugate prior of a tree (forest) MRF's marginals (Dawid & Lauritzen 1993; docs/design-cgm.md Sec. 6),
 // the prior of the Bayesian CGM (families/graphical/tree_cgm_model.hpp). With equivalent sample size alpha_0 every
 // edge cell carries the pseudo-count alpha_0 / (K_u K_v) (so every node cell alpha_0 / K_v, consistently across edges);
 // a draw takes each component's root marginal ~ Dir(its pseudo-counts) and, for every edge (u -> v) directed away from

@@ -1,5 +1,5 @@
 // privpost/families/graphical/junction_tree.hpp
-// junction_tree: exact marginals and log Z of a pairwise MRF on any graph of small treewidth (spec cgm.md
+// junction_tree: exact marginals and log Z of a pairwise MRF on any graph of small treewidth (docs/design-cgm.md
 // Sec. 3.7, 5.1), the exact back end for the dissertation's third-order chains. Construction eliminates the variables
 // in a given order or by greedy min-fill (ties to the smaller id); variable v's elimination clique C_v = {v} and its
 // remaining neighbours, with the separator C_v \ {v} shared with the clique of the separator's first-eliminated

@@ -1,5 +1,5 @@
 // privpost/families/graphical/loopy_bp.hpp
-// loopy_bp: sum-product belief propagation on any pairwise graph (spec cgm.md Sec. 3.4, 3.7), the Bethe
+// loopy_bp: sum-product belief propagation on any pairwise graph (docs/design-cgm.md Sec. 3.4, 3.7), the Bethe
 // approximation for graphs with cycles: flooding schedule (every message from the previous sweep), log-domain damping
 // log m <- (1 - beta) log m_old + beta log m_new with each new message normalised to log-sum-exp 0; stopped when the
 // largest message change is below tol or at max_sweeps (reported as not converged, never thrown). The damped message is

@@ -1,5 +1,5 @@
 // privpost/families/graphical/moments.hpp
-// Moment maps of a pairwise MRF (spec cgm.md Sec. 3.2, 3.6, 5.4): the pseudo-moment MLE on forests (the
+// Moment maps of a pairwise MRF (docs/design-cgm.md Sec. 3.2, 3.6, 5.4): the pseudo-moment MLE on forests (the
 // closed-form M-step of CGM-EM), the Bethe entropy (exact on forests), and the exact KL divergence between two models
 // through any exact marginal-inference back end.
 #pragma once
@@ -51,8 +51,8 @@ inline std::uint64_t bethe_moment_parameters(const pairwise_graph& graph, const 
   return floors;
 }
 
-/// Pseudo-moment MLE on a forest (spec Sec. 3.6): the formula of bethe_moment_parameters, which for consistent positive
-/// marginals of a forest is the exact MLE: the model of theta has marginals mu. std::invalid_argument also for a graph
+/// Pseudo-moment MLE on a forest (docs/design-cgm.md Sec. 3.6): the formula of bethe_moment_parameters, which for consistent
+/// positive marginals of a forest is the exact MLE: the model of theta has marginals mu. std::invalid_argument also for a graph
 /// with a cycle (use bethe_moment_parameters for the Bethe approximation, or an exact M-step).
 inline std::uint64_t pseudo_moment_parameters(const pairwise_graph& graph, const Eigen::VectorXd& mu, Eigen::VectorXd& theta) {
   if (!graph.is_forest())
@@ -61,8 +61,8 @@ inline std::uint64_t pseudo_moment_parameters(const pairwise_graph& graph, const
   return bethe_moment_parameters(graph, mu, theta);
 }
 
-/// The marginals of MAP-EM's M-step and of the smoothed non-private fit (spec Sec. 3.6): mu = (n + alpha) / (N + alpha_0)
-/// with the consistent hyper-Dirichlet pseudo-counts alpha_0 / (K_u K_v) per edge cell and alpha_0 / K_v per node cell,
+/// The marginals of MAP-EM's M-step and of the smoothed non-private fit (docs/design-cgm.md Sec. 3.6): mu = (n + alpha) / (N +
+/// alpha_0) with the consistent hyper-Dirichlet pseudo-counts alpha_0 / (K_u K_v) per edge cell and alpha_0 / K_v per node cell,
 /// from full-layout counts n (each table summing to N). std::invalid_argument for a size mismatch, N not finite and > 0
 /// or alpha_0 not finite and >= 0.
 inline void pseudo_count_marginals(const pairwise_graph& graph, const Eigen::VectorXd& counts, double n_records, double alpha0,

@@ -1,5 +1,5 @@
 // privpost/families/graphical/pairwise_graph.hpp
-// pairwise_graph: the structure of a discrete pairwise Markov random field (spec cgm.md Sec. 1.1, 5.2):
+// pairwise_graph: the structure of a discrete pairwise Markov random field (docs/design-cgm.md Sec. 1.1, 5.2):
 // nodes with cardinalities K_v >= 2 and undirected edges, each edge stored as (u, v) with u < v; builders for chains,
 // stars, k-th order chains and connected Erdos-Renyi graphs; the breadth-first traversal of a forest; and table_layout,
 // the offsets of the node and edge tables in one flat parameter or marginal vector (node tables first, then edge tables; an edge
@@ -151,7 +151,7 @@ inline pairwise_graph kth_order_chain_graph(int nodes, int order, int k) {
   return pairwise_graph(std::vector<int>(static_cast<std::size_t>(nodes), k), std::move(edges));
 }
 
-/// A connected Erdos-Renyi graph (the dissertation's third graph family, spec cgm.md Sec. 4.1): every pair i < j joined
+/// A connected Erdos-Renyi graph (the dissertation's third graph family, docs/design-cgm.md Sec. 4.1): every pair i < j joined
 /// independently with probability p, redrawn until connected (rejection, so the law is G(nodes, p) conditioned on
 /// connectivity), every node with k states; edges in lexicographic order. At most max_tries draws: throws
 /// retry_limit_exceeded when none is connected (for example a small p on many nodes), std::invalid_argument for nodes
@@ -217,7 +217,7 @@ inline forest_traversal breadth_first_forest(const pairwise_graph& graph, std::s
 }
 
 /// Offsets of the node tables (K_v cells each) and edge tables (K_u K_v cells each) in one flat vector: node tables
-/// first in node order, then edge tables in edge order. The released tables are the edge tables (spec Sec. 1.3).
+/// first in node order, then edge tables in edge order. The released tables are the edge tables (docs/design-cgm.md Sec. 1.3).
 class table_layout {
  public:
   /// The layout of graph's node and edge tables.

@@ -1,5 +1,5 @@
 // privpost/families/graphical/tree_bp.hpp
-// tree_bp: exact sum-product belief propagation on a forest (spec cgm.md Sec. 5.1-5.4): one upward and one downward
+// tree_bp: exact sum-product belief propagation on a forest (docs/design-cgm.md Sec. 5.1-5.4): one upward and one downward
 // pass of log-space messages (log-sum-exp with a max shift), node and edge marginals and the exact log partition
 // function. Messages and beliefs live in buffers sized at construction: marginals() allocates nothing once mu has its
 // size.

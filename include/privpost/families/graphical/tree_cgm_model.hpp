@@ -1,5 +1,5 @@
 // privpost/families/graphical/tree_cgm_model.hpp
-// tree_cgm_model: the collective graphical model of a tree (forest) MRF as a statistic_model (spec cgm.md Sec. 6, the
+// tree_cgm_model: the collective graphical model of a tree (forest) MRF as a statistic_model (docs/design-cgm.md Sec. 6, the
 // Bayesian variant beyond the dissertation), so that the generic Gibbs-SS samples the posterior of the marginals given
 // noisy edge tables:
 //   mu ~ hyper_dirichlet(alpha_0);   n | mu ~ N(N mu_E, N Sigma_EE(mu)) (the CLT: Liu et al. 2014's GCGM);
@@ -36,11 +36,11 @@ namespace privpost {
 
 /// The valid set of the edge tables of n records of a forest: every count >= 0, every table summing to n and the tables
 /// consistent (every edge at a node gives that node the same counts), within tolerance() = 1e-6 max(n, 1) for the
-/// rounding of continuous draws. project() repairs any vector in breadth-first order (spec Sec. 6, step 3): each root
-/// edge table clipped at 0 and rescaled to n (uniform if nothing is left), then every row (x_u = a) of an edge directed
-/// away from the root clipped at 0 and rescaled to the parent's repaired count of a (uniform over the row if nothing is
-/// left: the support does not know the parameter, so this departs from the spec's P(. | a)). The result is consistent
-/// and non-negative. contains() and project() allocate nothing.
+/// rounding of continuous draws. project() repairs any vector in breadth-first order (docs/design-cgm.md Sec. 6, step 3): each
+/// root edge table clipped at 0 and rescaled to n (uniform if nothing is left), then every row (x_u = a) of an edge directed away
+/// from the root clipped at 0 and rescaled to the parent's repaired count of a (uniform over the row if nothing is left: the
+/// support does not know the parameter, so this departs from the spec's P(. | a)). The result is consistent and non-negative.
+/// contains() and project() allocate nothing.
 class tree_table_support {
  public:
   /// Tries of rejection sampling before projecting.

@@ -1,5 +1,5 @@
 // privpost/samplers/cgm/box_dual.hpp
-// The exact E-step of CGM-EM (spec cgm.md Sec. 3.5, decision D2): the approximate MAP problem
+// The exact E-step of CGM-EM (docs/design-cgm.md Sec. 3.5, decision D2): the approximate MAP problem
 //   max_{n in N M} theta^T n + H(n) + log p(y | n)
 // solved through its dual
 //   min_g D(g) = N A(theta + g) - <g, y> + q |g|^2 / 2,   |g_j| <= B,

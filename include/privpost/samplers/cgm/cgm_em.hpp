@@ -1,5 +1,5 @@
 // privpost/samplers/cgm/cgm_em.hpp
-// CGM-EM (spec cgm.md Sec. 3.6, decision D2): the parameters of a pairwise MRF learned from noisy edge
+// CGM-EM (docs/design-cgm.md Sec. 3.6, decision D2): the parameters of a pairwise MRF learned from noisy edge
 // tables with the true tables latent. One iteration is an E-step (the box dual of box_dual.hpp, warm-started from the
 // previous dual point) and an M-step:
 //  - MAP-EM with pseudo-count alpha_0 (default 10): mu = (n_t + alpha) / (N + alpha_0) with the consistent pseudo-counts

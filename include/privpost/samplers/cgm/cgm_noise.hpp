@@ -1,5 +1,5 @@
 // privpost/samplers/cgm/cgm_noise.hpp
-// The evidence term log p(y | n) of released contingency tables for CGM-EM (spec cgm.md Sec. 3.3, 3.5):
+// The evidence term log p(y | n) of released contingency tables for CGM-EM (docs/design-cgm.md Sec. 3.3, 3.5):
 // Laplace noise of scale b (the default release, b = 2|E| / epsilon) and Gaussian noise of standard deviation sigma.
 // Each models the cgm_noise concept: value, supergradient, and the dual pieces of the box-dual E-step.
 #pragma once
@@ -99,7 +99,7 @@ inline gaussian_cgm_noise laplace_gaussian_surrogate(const laplace_cgm_noise& no
 /// Whether MAP-EM should fit a Laplace release of graph's edge tables (scale b, N records) through the Gaussian surrogate:
 /// with an exact back end (exact_inference: tree BP on forests, the junction tree, brute force), when every edge table's
 /// mean cell count N / (K_u K_v) is at least 2 b. Not with loopy BP: there the surrogate's unbounded dual let one of the
-/// four Erdos-Renyi releases of the spec's AT-7 row (N = 10^4, epsilon 0.1) oscillate, no E-step converging. Why the
+/// four Erdos-Renyi releases of docs/design-cgm.md's AT-7 row (N = 10^4, epsilon 0.1) oscillate, no E-step converging. Why the
 /// counts: the MAP E-step under the Laplace density
 /// is an L1 fit whose optimum sets n_j = y_j exactly on most released cells once the counts dominate the noise (measured
 /// on the dissertation's chain, 10 nodes x 3 states, Laplace at 2|E| / epsilon: on 53-69% of the cells at N / 9 = 6-617 b,

@@ -1,6 +1,6 @@
 // privpost/samplers/cgm/m_step.hpp
 // exact_moment_matching: the exact MLE of a pairwise MRF on any graph, theta = argmax <theta, mu_bar> - A(theta), for
-// target marginals mu_bar in the interior of the marginal polytope (spec cgm.md Sec. 3.6-3.7: CGM's M-step with
+// target marginals mu_bar in the interior of the marginal polytope (docs/design-cgm.md Sec. 3.6-3.7: CGM's M-step with
 // pseudo-counts on graphs with cycles, run with an exact back end such as junction_tree). On forests the closed form of
 // moments.hpp is exact and this solver is not needed; with loopy_bp the closed form is the Bethe MLE.
 //

@@ -1,5 +1,5 @@
 // privpost/samplers/cgm/naive_mle.hpp
-// The naive baseline of CGM (spec cgm.md Sec. 2.1-2.2, 5.4): the noisy tables y are used as if they were
+// The naive baseline of CGM (docs/design-cgm.md Sec. 2.1-2.2, 5.4): the noisy tables y are used as if they were
 // the true counts. Targets mu~ = y / N per edge table, raw or (default) each table projected onto the probability simplex
 // (Duchi et al. 2008); then the edge log-potentials maximise the per-record objective
 //   f(theta) = <theta, mu~> - A(theta) - lambda |theta|^2,   lambda > 0 (required: without it f is unbounded along gauge

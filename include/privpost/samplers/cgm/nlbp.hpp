@@ -1,5 +1,5 @@
 // privpost/samplers/cgm/nlbp.hpp
-// Non-linear belief propagation, the E-step of the text (spec cgm.md Sec. 3.4, Algorithm 1; Sun et al. 2015),
+// Non-linear belief propagation, the E-step of the text (docs/design-cgm.md Sec. 3.4, Algorithm 1; Sun et al. 2015),
 // kept as the paper's method beside the exact box dual (box_dual.hpp, the default, decision D2):
 //   theta' = theta + grad_n log p(y | n)     (released cells only; Laplace: sign(y - n)/b, 0 at ties)
 //   n'     = N mu(theta')                    (one inference call)
@@ -7,7 +7,7 @@
 // Every iterate stays in N M (a convex combination of inference outputs; in the local polytope with loopy_bp). Its fixed
 // points n = N mu(theta + g), g in the evidence's superdifferential at n, are the KKT conditions of the E-step for the
 // back end's entropy: the exact one with an exact back end (tree_bp, junction_tree, brute force) on any graph, the Bethe
-// one with loopy_bp (spec Sec. 3.4, 3.7). With the Laplace kink a constant alpha
+// one with loopy_bp (docs/design-cgm.md Sec. 3.4, 3.7). With the Laplace kink a constant alpha
 // chatters around cells where n_j = y_j and never settles; the diminishing alpha_k = alpha_0 / (1 + k / kappa) (default)
 // averages the chatter. Stops when max over tables |n_(k+1),C - n_k,C|_1 / N < tol or at max_iterations (reported, not
 // thrown). Nothing certifies the result: compare it with the box dual.

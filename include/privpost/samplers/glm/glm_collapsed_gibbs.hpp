@@ -1,6 +1,6 @@
 // privpost/samplers/glm/glm_collapsed_gibbs.hpp
 // glm_collapsed_gibbs: the noise-aware DP-GLM posterior under any scale-mixture mechanism (Laplace, Gaussian), by the
-// partially collapsed Gibbs sampler of spec glm.md Sec. 5.10. Laplace noise is a Gaussian scale
+// partially collapsed Gibbs sampler of docs/design-glm.md Sec. 5.10. Laplace noise is a Gaussian scale
 // mixture, e_j | w_j ~ N(0, w_j), so given the latent variances w the release is z ~ N(N mu, N V + diag(w)) and the
 // Gaussian moment model applies unchanged. One sweep of gibbs_frame:
 //   1. the parameter block: NUTS on the model's parameters given w, with the exact sums s integrated out

@@ -1,5 +1,5 @@
 // privpost/samplers/glm/glm_moment_model.hpp
-// glm_moment_model: the noise-aware DP-GLM posterior (Kulkarni et al. 2021, Sec. 3-4.1; spec glm.md Sec. 3.1-3.6):
+// glm_moment_model: the noise-aware DP-GLM posterior (Kulkarni et al. 2021, Sec. 3-4.1; docs/design-glm.md Sec. 3.1-3.6):
 // z ~ N(N mu(theta, Sigma), N V(theta, Sigma) + sigma^2 I) with the paper's priors on an unconstrained vector, log
 // density and hand-derived gradient, a differentiable_model for nuts_sampler. The GLM enters through a moment map
 // (logistic_moment_map in logistic_moment_model.hpp, poisson_moment_map in poisson_moment_model.hpp):
@@ -38,7 +38,7 @@ namespace privpost {
 /// and the Gaussian noise sd sigma of every entry. sigma = 0 is the naive method (noise ignored) or, on the exact sums,
 /// the CLT model without noise.
 /// options: an intercept column of public constant c (coefficients theta~ = (theta_0, theta), linear predictor
-/// theta_0 c + theta' x) and a covariate mean mu_x (x ~ N(mu_x, Sigma)); both off is the paper's model (spec glm.md
+/// theta_0 c + theta' x) and a covariate mean mu_x (x ~ N(mu_x, Sigma)); both off is the paper's model (docs/design-glm.md
 /// Sec. 3.7; E14).
 ///
 /// Unconstrained vector u = (c (P), v (d), y (d(d-1)/2), m (d, with a covariate mean)), P = d (+ 1 with an
@@ -46,10 +46,10 @@ namespace privpost {
 /// coordinates than its (p, r)), tau = exp(v), L = cholesky_corr(y), mu_x = m.
 /// log_density_gradient returns the log posterior up to a constant with every Jacobian, -infinity (counted in
 /// failures()) where N V + diag(w) (w = sigma^2 unless set_noise_variances) is not positive definite or the map fails; it never
-/// jitters or clips (that would break the sampler's reversibility; spec Sec. 3.6). parameter_vector(u) is (theta~, tau, Omega_ij
-/// for i > j in row order, mu_x). Evaluation allocates nothing beyond what the map allocates (the logistic map: nothing;
-/// workspaces sized at construction): one copy per chain. What glm_moment_model needs of a moment map (the interface in this
-/// file's header comment).
+/// jitters or clips (that would break the sampler's reversibility; docs/design-glm.md Sec. 3.6). parameter_vector(u) is (theta~,
+/// tau, Omega_ij for i > j in row order, mu_x). Evaluation allocates nothing beyond what the map allocates (the logistic map:
+/// nothing; workspaces sized at construction): one copy per chain. What glm_moment_model needs of a moment map (the interface in
+/// this file's header comment).
 template <class M>
 concept glm_moment_map = std::constructible_from<M, int, std::optional<double>> &&
     requires(M& map, const M& cmap, const Eigen::VectorXd& x, const Eigen::MatrixXd& s, Eigen::VectorXd& out_v,
@@ -213,7 +213,7 @@ class glm_moment_model {
     const double log_j_corr = constrain_covariates(u);
     if (options_.covariate_mean) lp -= 0.5 * u.tail(d).squaredNorm() / (prior_.mean_scale * prior_.mean_scale);
 
-    // Prior and Jacobians (spec Sec. 3.4); the coefficients' part is in lp already.
+    // Prior and Jacobians (docs/design-glm.md Sec. 3.4); the coefficients' part is in lp already.
     const double ts2 = prior_.tau_scale * prior_.tau_scale;
     lp += (-0.5 * tau_.array().square() / ts2).sum() + v.sum();
     for (int i = 1; i < d; ++i) lp += lkj_coefficient(i) * std::log(l_(i, i));
@@ -241,7 +241,7 @@ class glm_moment_model {
     const double loglik = -0.5 * a_.dot(alpha_) - log_det_half - 0.5 * static_cast<double>(dd) * std::log(2.0 * std::numbers::pi);
     lp += loglik;
 
-    // Adjoints of the likelihood in mu and V (spec Sec. 3.5, step 1).
+    // Adjoints of the likelihood in mu and V (docs/design-glm.md Sec. 3.5, step 1).
     invert_from_cholesky();
     g_.noalias() = alpha_ * alpha_.transpose();
     g_ -= c_inv_;
@@ -418,7 +418,7 @@ class glm_moment_model {
 };
 
 /// A release simulated from the model's own approximation at the true parameters: s ~ N(N mu, N V), then
-/// z = s + N(0, sigma^2 I) with the model's N and sigma (the design of the simulation-based calibration, spec glm.md
+/// z = s + N(0, sigma^2 I) with the model's N and sigma (the design of the simulation-based calibration, docs/design-glm.md
 /// Sec. 5.7 F.1). For tests and studies; a real release sums records (glm_statistic).
 template <glm_moment_map Map, random_engine G>
 Eigen::VectorXd simulate_glm_release(const glm_moment_model<Map>& model, const glm_parameters& truth, G& g) {

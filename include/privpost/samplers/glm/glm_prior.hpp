@@ -1,5 +1,5 @@
 // privpost/samplers/glm/glm_prior.hpp
-// The DP-GLM priors (Kulkarni et al. 2021, Sec. 4.1; spec glm.md Sec. 3.4): glm_prior, draws of (theta, Sigma), and
+// The DP-GLM priors (Kulkarni et al. 2021, Sec. 4.1; docs/design-glm.md Sec. 3.4): glm_prior, draws of (theta, Sigma), and
 // glm_coefficient_transform, the coefficients' unconstrained parametrisation with its log density, Jacobian and reverse
 // pass, shared by the noise-aware moment model and the record-level (non-private) model.
 #pragma once
@@ -18,10 +18,10 @@
 
 namespace privpost {
 
-/// The paper's priors (Sec. 4.1; spec Sec. 3.4): theta = sqrt(rho) p / ||p|| with p ~ N(0, I) and rho ~ chi^2(d)
+/// The paper's priors (Sec. 4.1; docs/design-glm.md Sec. 3.4): theta = sqrt(rho) p / ||p|| with p ~ N(0, I) and rho ~ chi^2(d)
 /// truncated to (0, s_max) (a declared public constant: the paper's data-dependent choice is not DP, E7), covariate
 /// scales tau_j ~ half-normal(tau_scale), correlation Omega ~ LKJ(lkj_eta), Sigma = diag(tau) Omega diag(tau). With an
-/// intercept the same coefficient prior holds for (theta_0, theta) in dimension d + 1; with a covariate mean (spec
+/// intercept the same coefficient prior holds for (theta_0, theta) in dimension d + 1; with a covariate mean (docs/design-glm.md
 /// Sec. 3.7, beyond the paper) mu_x ~ N(0, mean_scale^2 I).
 struct glm_prior {
   /// The bound s_max on ||theta||^2, a declared public constant.
@@ -34,7 +34,7 @@ struct glm_prior {
   double mean_scale = 1.0;
 };
 
-/// Which covariate model and record layout (spec glm.md Sec. 3.7): an intercept column of public constant c (the
+/// Which covariate model and record layout (docs/design-glm.md Sec. 3.7): an intercept column of public constant c (the
 /// release's glm_statistic::logistic(d, R, c)) and whether the covariates have a mean mu_x to infer (otherwise they
 /// are modelled as zero-mean, the paper's model, E14). Real data need both.
 struct glm_model_options {
@@ -90,7 +90,7 @@ glm_parameters draw_glm_prior(G& g, int d, const glm_prior& prior, const glm_mod
 /// at v = 0), a smooth bijection of R^P onto the open ball ||theta||^2 < s_max. With the log density of v
 ///     -||theta||^2 / 2 + log sech^2(r) + (P - 1) log(tanh(r) / r),   r = ||v||   (the last two: log |det dtheta/dv|,
 /// up to a constant), theta ~ N(0, I) conditioned on ||theta||^2 < s_max: the paper's prior (p ~ N(0, I), rho ~
-/// chi^2(P) truncated to (0, s_max), theta = sqrt(rho) p / ||p||, spec glm.md Sec. 3.4) on other coordinates.
+/// chi^2(P) truncated to (0, s_max), theta = sqrt(rho) p / ||p||, docs/design-glm.md Sec. 3.4) on other coordinates.
 /// Why not the paper's (p, r): its ||p|| is a nuisance coordinate with a N(0, I) prior that scales the posterior's
 /// tight directions in p by a factor that varies about threefold (a mild funnel), and costs one dimension. On the
 /// benchmark's d = 6 logistic posterior (benchmarks/glm_bench.cpp) this map halved NUTS's leapfrog steps per draw

@@ -1,5 +1,5 @@
 // privpost/samplers/glm/glm_record_model.hpp
-// glm_record_model: the non-private baseline of the DP-GLM study (spec glm.md Sec. 4.2, "nonprivate"): the exact GLM
+// glm_record_model: the non-private baseline of the DP-GLM study (docs/design-glm.md Sec. 4.2, "nonprivate"): the exact GLM
 // posterior on the records, with the same coefficient prior as the noise-aware model, as a differentiable_model for
 // nuts_sampler. The GLM enters through a record likelihood (logistic_record_likelihood in logistic_record_model.hpp,
 // poisson_record_likelihood in poisson_record_model.hpp). It is the reference the private posteriors are compared

@@ -1,6 +1,6 @@
 // privpost/samplers/glm/logistic_moment_model.hpp
 // logistic_moment_model: the noise-aware DP-GLM posterior of logistic regression (Kulkarni et al. 2021, Sec. 3-4.1;
-// spec glm.md Sec. 3.1-3.6), glm_moment_model with the logistic moment map: the link's functionals kappa_0..5 at
+// docs/design-glm.md Sec. 3.1-3.6), glm_moment_model with the logistic moment map: the link's functionals kappa_0..5 at
 // (m_eta, q) (exact_logistic_link by default, or the paper's taylor_logistic_link) and the closed-form moments of
 // families/glm/logistic_moments.hpp.
 #pragma once

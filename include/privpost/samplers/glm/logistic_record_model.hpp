@@ -1,5 +1,5 @@
 // privpost/samplers/glm/logistic_record_model.hpp
-// logistic_record_model: the non-private baseline of the logistic DP-GLM (spec glm.md Sec. 4.2, "nonprivate"), the
+// logistic_record_model: the non-private baseline of the logistic DP-GLM (docs/design-glm.md Sec. 4.2, "nonprivate"), the
 // exact logistic-regression posterior on the records (glm_record_model with the logistic likelihood), and record
 // simulation.
 #pragma once

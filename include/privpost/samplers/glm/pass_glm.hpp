@@ -1,5 +1,5 @@
 // privpost/samplers/glm/pass_glm.hpp
-// The PASS-GLM closed form (Huggins, Adams & Broderick 2017; spec glm.md Sec. 1.1 and 4.2, "pass_naive"): the logistic
+// The PASS-GLM closed form (Huggins, Adams & Broderick 2017; docs/design-glm.md Sec. 1.1 and 4.2, "pass_naive"): the logistic
 // log-likelihood with its mapping function replaced by the order-2 Chebyshev projection b0 + b1 s + b2 s^2 on
 // [-R_s, R_s] is quadratic in theta, so with a N(0, I) prior the posterior given the released sums is Gaussian. Fed the
 // noisy release as if it were exact, it is a second naive reference beside the moment model with sigma = 0.

@@ -1,6 +1,6 @@
 // privpost/samplers/glm/poisson_moment_model.hpp
 // poisson_moment_model: the noise-aware DP-GLM posterior of Poisson regression (Kulkarni et al. 2021, Sec. 3.3.2, 4.1;
-// spec glm.md Sec. 3.3), glm_moment_model with the exact Poisson moments of families/glm/poisson_moments.hpp
+// docs/design-glm.md Sec. 3.3), glm_moment_model with the exact Poisson moments of families/glm/poisson_moments.hpp
 // (exponential tilting; no link approximation) over the release [x; t2(x); y x~; y t2(x~)] of
 // glm_statistic::poisson(d, R, R_y[, c]) with the y t2 block (the paper's release). The model's y is Poisson without
 // the release's clamp at R_y: declare R_y well above the counts the prior allows.

@@ -1,5 +1,5 @@
 // privpost/samplers/glm/poisson_record_model.hpp
-// poisson_record_model: the non-private baseline of the Poisson DP-GLM (spec glm.md Sec. 4.2, "nonprivate"), the exact
+// poisson_record_model: the non-private baseline of the Poisson DP-GLM (docs/design-glm.md Sec. 4.2, "nonprivate"), the exact
 // Poisson-regression posterior on the records (glm_record_model with the Poisson likelihood, log link), and record
 // simulation from the noise-aware model's generative story (x ~ N(mu_x, Sigma), y ~ Poisson(exp(theta~' x~))).
 #pragma once
