@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "privpost/inference/sample_aggregate.hpp"
+#include "privpost/inference/partition_posterior.hpp"
 #include "privpost/mechanisms/above_threshold.hpp"
 #include "privpost/mechanisms/partition_plan.hpp"
 #include "privpost/mechanisms/sample_aggregate.hpp"

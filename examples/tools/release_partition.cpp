@@ -1,5 +1,5 @@
 // privpost-release --partitions M for linear regression records: posterior probabilities of one coefficient at
-// cutoffs and its quantiles at levels by sample and aggregate (privpost/inference/sample_aggregate.hpp).
+// cutoffs and its quantiles at levels by sample and aggregate (privpost/inference/partition_posterior.hpp).
 #include <algorithm>
 #include <cmath>
 #include <iostream>

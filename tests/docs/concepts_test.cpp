@@ -24,7 +24,7 @@
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/inference/infer.hpp"
 #include "privpost/inference/run.hpp"
-#include "privpost/inference/sample_aggregate.hpp"
+#include "privpost/inference/partition_posterior.hpp"
 #include "privpost/inference/writers.hpp"
 #include "privpost/mechanisms/sample_aggregate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"

@@ -1,8 +1,8 @@
-// The W&M marginal-likelihood bounds (inference/fem_bounds.hpp) and the exact record-level posterior given a factored
-// exponential mechanism release (samplers/record_fem.hpp), on the coin of spec histogram-measurements.md B.7 and B.9-1,
-// -5: L <= p <= min(1, U) everywhere; the spec's computed error table and pointwise triples reproduced; the error
-// shrinking with kappa; the record-level sampler against the quadrature oracle; the lower-bound posterior's distance to
-// it (and its sampler); the acceptance floor e^-epsilon; and the argument errors.
+// The W&M marginal-likelihood bounds (mechanisms/fem_bounds.hpp, samplers/fem_bound_sampler.hpp) and the exact record-level
+// posterior given a factored exponential mechanism release (samplers/record_fem.hpp), on the coin of spec
+// histogram-measurements.md B.7 and B.9-1, -5: L <= p <= min(1, U) everywhere; the spec's computed error table and pointwise
+// triples reproduced; the error shrinking with kappa; the record-level sampler against the quadrature oracle; the lower-bound
+// posterior's distance to it (and its sampler); the acceptance floor e^-epsilon; and the argument errors.
 #include <catch2/catch.hpp>
 
 #include <Eigen/Core>
@@ -14,8 +14,9 @@
 #include <vector>
 
 #include "privpost/families/binomial.hpp"
-#include "privpost/inference/fem_bounds.hpp"
 #include "privpost/inference/infer.hpp"
+#include "privpost/mechanisms/fem_bounds.hpp"
+#include "privpost/samplers/fem_bound_sampler.hpp"
 #include "privpost/samplers/record_fem.hpp"
 #include "support/fem_coin.hpp"
 

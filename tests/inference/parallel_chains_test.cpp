@@ -11,7 +11,7 @@
 #include "privpost/core/random/poisson.hpp"
 #include "privpost/families/poisson.hpp"
 #include "privpost/inference/infer.hpp"
-#include "privpost/inference/sample_aggregate.hpp"
+#include "privpost/inference/partition_posterior.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/partition_plan.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"

@@ -1,6 +1,6 @@
 // The studies of sample-and-aggregate releases on simulated linear regression (privpost/testing/partition_study.hpp;
 // partition-release spec A.9 items 5 and 7), about 3 s on 2 threads: not run under the sanitizers (the unit tests of
-// sample_aggregate_test.cpp run the same code there). Properties:
+// mechanisms/sample_aggregate_test.cpp and partition_posterior_test.cpp run the same code there). Properties:
 //  1. Sec. 3.1 study, non-private part (n = 10^5, M = 1000, R = 40; spec A.7): the corrected normality combiner is
 //     unbiased within 0.02 at every cutoff, the thesis's Eq. 3.10 shows its sign pattern (<= -0.025 at k = -2, >= +0.025
 //     at k = +2), the thesis's full g-prior drives every combiner's LM above 0.95 at k = 0, Fisher within 0.04;

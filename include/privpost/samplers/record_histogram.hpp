@@ -177,7 +177,7 @@ inline void check_histogram_chain(const char* who, const Eigen::VectorXd& alpha,
 class histogram_gibbs {
  public:
   /// The most records a chain holds.
-  static constexpr double max_records = 1e7;
+  static constexpr double max_records = record_frame_max_records;
 
   /// alpha: D finite entries > 0 (D = every measurement's cell count, >= 2); n: the public number of records (a whole
   /// number in [1, 1e7]); at least one measurement. theta starts from the prior and the records from

@@ -23,7 +23,7 @@
 //
 //     record_regression chain(layout, nig_prior, niw_hyperprior{...}, box_x, box_y, laplace_mechanism(l1, eps), z, n, g);
 //     infer([&](auto& g) { return record_regression(layout, prior, covariate_law, bx, by, mechanism, z, n, g); }, o);
-// A trailing record_init::consistent moves the records towards the release before the first sweep (record_releases.hpp).
+// A trailing record_init::consistent moves the records towards the release before the first sweep (samplers/record_frame.hpp).
 #pragma once
 
 #include <Eigen/Cholesky>
@@ -139,7 +139,7 @@ class record_regression {
  public:
   /// @{
   /// The most records a chain holds (a sweep is O(n D)), and the most contributions n D it stores.
-  static constexpr double max_records = 1e7;
+  static constexpr double max_records = record_frame_max_records;
   static constexpr double max_stored_contributions = 1e8;
   /// @}
 

@@ -15,7 +15,7 @@
 #include "privpost/core/errors.hpp"
 #include "privpost/core/random/normal.hpp"
 #include "privpost/inference/infer.hpp"
-#include "privpost/inference/sample_aggregate.hpp"
+#include "privpost/inference/partition_posterior.hpp"
 #include "privpost/mechanisms/above_threshold.hpp"
 #include "privpost/mechanisms/partition_plan.hpp"
 #include "privpost/mechanisms/sample_aggregate.hpp"

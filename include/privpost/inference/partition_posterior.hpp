@@ -1,4 +1,4 @@
-// privpost/inference/sample_aggregate.hpp
+// privpost/inference/partition_posterior.hpp
 // Partition posteriors for sample-and-aggregate releases (Amitai 2018 Ch. 3-4): runs any posterior on each partition
 // of a partition_plan, in parallel threads, and returns its CDF at cutoffs or its quantiles at levels.
 #pragma once

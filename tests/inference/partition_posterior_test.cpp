@@ -1,4 +1,4 @@
-// Tests of privpost/inference/sample_aggregate.hpp (the studies of spec A.9 items 5 and 7 are in
+// Tests of privpost/inference/partition_posterior.hpp (the studies of spec A.9 items 5 and 7 are in
 // partition_study_test.cpp). Properties:
 //  1. regression_coefficient_posterior equals the conjugate update computed independently: the NIG Student-t
 //     marginal (nig_regression_prior::update), the known-variance normal, a tempered update (likelihood power w equals
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "privpost/families/regression/normal_inverse_gamma_regression.hpp"
-#include "privpost/inference/sample_aggregate.hpp"
+#include "privpost/inference/partition_posterior.hpp"
 #include "privpost/mechanisms/sample_aggregate.hpp"
 #include "privpost/samplers/conjugate.hpp"
 
