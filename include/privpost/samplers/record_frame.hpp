@@ -74,7 +74,10 @@ concept block_record_update = requires(M& m, typename M::parameter_type& theta,
 /// may depend on the record's index (draw_record(theta, i, g)), the record's contribution to the released statistic,
 /// which may depend on its index too (contribution(x, i), of the model's vector_type: what a release that names no
 /// rule of its own sums), theta as a vector for the draws (parameter_vector), and theta given the records (a
-/// conjugate_record_update or a block_record_update). Optional: transport and log_prior (transported_record_model),
+/// conjugate_record_update or a block_record_update). Optional: draw_record(theta, i, g, out) and contribution(x, i,
+/// out), which write in place (records and contributions of run-time size: sweeps then allocate nothing);
+/// draw_start_record(pass, theta, i, g, out), the proposals of record_init::consistent's passes (default: the record
+/// law at a fresh prior draw); transport and log_prior (transported_record_model),
 /// contribution_sum_range (the range the summed contribution can take, for the reachability rule of
 /// mechanisms/reachable.hpp).
 template <class M>
@@ -168,7 +171,9 @@ auto contribute(const Model& model, const C& c, const typename Model::record_typ
 // contribution of run-time size, such as a record's score vector under the factored exponential mechanism).
 template <class Model, class C, class V>
 void contribute_into(const Model& model, const C& c, const typename Model::record_type& x, std::size_t i, V& out) {
-  if constexpr (requires { c(x, i, out); })
+  if constexpr (std::same_as<C, family_statistic> && requires { model.contribution(x, i, out); })
+    model.contribution(x, i, out);
+  else if constexpr (requires { c(x, i, out); })
     c(x, i, out);
   else if constexpr (requires { c(x, out); })
     c(x, out);
@@ -276,16 +281,16 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
   /// min(1, exp(log_acceptance(i, x*))) (no uniform is drawn when that is 1). Returns whether it was accepted.
   template <random_engine G>
   bool update_record(std::size_t i, G& g) {
-    const record_type x = model_.draw_record(theta_, i, g);
+    draw_into(theta_, i, g, proposal_);
     ++proposed_;
     bool changed = false;
-    const double log_alpha = evaluate(i, x, changed);
+    const double log_alpha = evaluate(i, proposal_, changed);
     if (changed) {
       smallest_log_alpha_ = std::min(smallest_log_alpha_, log_alpha);
       if (log_alpha < 0.0 && !(std::log(draw_uniform(g)) < log_alpha)) return false;
     }
     ++accepted_;
-    replace(i, x);
+    replace(i, proposal_);
     return true;
   }
 
@@ -349,6 +354,7 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
     records_.resize(count);
     if constexpr (conjugate) statistics_.resize(count);
     for (std::size_t i = 0; i < count; ++i) records_[i] = model_.draw_record(theta_, i, g);
+    proposal_ = records_[0];  // sized like a record: in-place draws allocate nothing
     for_each_release([&](auto& rel, auto& st, std::size_t r) {
       using V = std::remove_cvref_t<decltype(st.sum)>;
       const std::string which = release_name(r) + " z";
@@ -411,6 +417,15 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
     (std::index_sequence_for<Releases...>{});
   }
 
+  // x ~ f(. | theta) into out: in place where the model draws so (a record of run-time size), else by value.
+  template <random_engine G>
+  void draw_into(const parameter_type& theta, std::size_t i, G& g, record_type& out) {
+    if constexpr (requires { model_.draw_record(theta, i, g, out); })
+      model_.draw_record(theta, i, g, out);
+    else
+      out = model_.draw_record(theta, i, g);
+  }
+
   // (a): the conjugate update on T, or the model's own step.
   template <random_engine G>
   void update_parameter(G& g) {
@@ -463,11 +478,14 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
       const parameter_type proposal_theta = model_.draw_prior(g);
       bool moved = false;
       for (std::size_t i = 0; i < records_.size(); ++i) {
-        const record_type x = model_.draw_record(proposal_theta, i, g);
+        if constexpr (requires { model_.draw_start_record(pass, proposal_theta, i, g, proposal_); })
+          model_.draw_start_record(pass, proposal_theta, i, g, proposal_);
+        else
+          draw_into(proposal_theta, i, g, proposal_);
         bool changed = false;
-        const double log_alpha = evaluate(i, x, changed);
+        const double log_alpha = evaluate(i, proposal_, changed);
         if (changed && log_alpha >= 0.0) {  // ties move too (plateaus of the L1 density), but only rises count
-          replace(i, x);
+          replace(i, proposal_);
           moved = moved || log_alpha > 0.0;
         }
       }
@@ -610,6 +628,7 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
   double n_;
   parameter_type theta_{};
   std::vector<record_type> records_;
+  record_type proposal_{};
   std::vector<statistic_type> statistics_;
   statistic_type total_{};
   std::uint64_t proposed_ = 0, accepted_ = 0;
