@@ -15,8 +15,8 @@
 //   (b) every record in turn: x* ~ f(. | theta) from the model's record law, accepted with
 //       alpha = min(1, prod_r p_r(z_r | S_r - c_r(x_i, i) + c_r(x*, i)) / p_r(z_r | S_r))
 //       (the f terms cancel; a release whose contribution did not change contributes 1 without a density evaluation);
-//   (d) the sums are recomputed from the records, so rounding never accumulates (integer sums are exact and keep their
-//       running values; only the densities are recomputed).
+//   (d) real-valued sums are summed afresh from the records' stored contributions, so rounding never accumulates
+//       (integer sums are exact and keep their running values; only the densities are recomputed).
 // For eps_r-DP Laplace releases whose contributions stay in their declared ranges every alpha in (b) is at least
 // exp(-sum_r eps_r), the acceptance floor the tests check.
 //
@@ -257,7 +257,7 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
     if constexpr (transported) transport_move(g);
     for (std::size_t i = 0; i < records_.size(); ++i) update_record(i, g);
     if (!whole_sums_)
-      resum();
+      resum(false);
     else
       resync();
   }
@@ -490,7 +490,7 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
         }
       }
       if (!whole_sums_)
-        resum();
+        resum(false);
       else
         resync();
       idle = moved ? 0 : idle + 1;
@@ -601,12 +601,15 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
     return true;
   }
 
-  void resum() {
+  // The sums and log densities from the records: with recompute, every statistic and contribution evaluated anew (the
+  // records were replaced wholesale); without, the stored ones summed afresh (they are exact per record, so this alone
+  // keeps rounding from accumulating, at no model evaluation).
+  void resum(bool recompute = true) {
     whole_sums_ = true;
     if constexpr (conjugate) {
       total_.setZero();
       for (std::size_t i = 0; i < records_.size(); ++i) {
-        statistics_[i] = model_.statistic(records_[i], i);
+        if (recompute) statistics_[i] = model_.statistic(records_[i], i);
         total_ += statistics_[i];
         whole_sums_ = whole_sums_ && whole(statistics_[i]);
       }
@@ -614,7 +617,7 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
     for_each_release([&](const auto& rel, auto& st, std::size_t) {
       st.sum.setZero();
       for (std::size_t i = 0; i < records_.size(); ++i) {
-        detail::contribute_into(model_, rel.contribution, records_[i], i, st.contributions[i]);
+        if (recompute) detail::contribute_into(model_, rel.contribution, records_[i], i, st.contributions[i]);
         st.sum += st.contributions[i];
         whole_sums_ = whole_sums_ && whole(st.contributions[i]);
       }
