@@ -5,7 +5,8 @@
 // by at most Delta_u = hi - lo, so the numerator and the normaliser each move by at most e^{kappa Delta_u}: with
 // kappa = epsilon / (2 Delta_u) the release is epsilon-DP. (The paper's "epsilon" is kappa here, and it counts
 // add/remove neighbours.) u is record-additive, so the record-level sampler (samplers/record_fem.hpp) conditions on a
-// release exactly, and the W&M bounds (mechanisms/fem_bounds.hpp, samplers/fem_bound_sampler.hpp) give a cheap approximation of its likelihood.
+// release exactly, and the W&M bounds (mechanisms/fem_bounds.hpp, samplers/fem_bound_sampler.hpp) give a cheap approximation of
+// its likelihood.
 //
 // The score is evaluated in floating point, and the release draws the Gumbel-max of kappa u_z + G_z in floating point:
 // like every floating-point exponential mechanism it does not realise the stated distribution exactly (e.g. Ilvento
