@@ -1,4 +1,4 @@
-// Benchmarks of the histogram sampler (samplers/record_histogram.hpp; spec histogram-measurements.md B.11): one sweep
+// Benchmarks of the histogram sampler (samplers/record_histogram.hpp; docs/histogram-measurements.md B.11): one sweep
 // at n = 10^5 records of a 10 x 10 x 10 table (D = 1000 cells) given its three 2-way marginals (K = 3, 300 queries,
 // Laplace epsilon 1), target at most 3 ms; the record-level binomial sweep (samplers/record_augmented.hpp) at the same
 // n beside it, target: the histogram's per-record cost within 3 times the binomial's; both again with privpost's

@@ -1,5 +1,5 @@
 // housevotes_marginals: posteriors from noisy marginals of a table, and one joint posterior when a second release of
-// the same records arrives (Williams & McSherry 2010; spec histogram-measurements.md B.8.1, B.10).
+// the same records arrives (Williams & McSherry 2010; docs/histogram-measurements.md B.8.1, B.10).
 // The 1984 House votes (435 representatives) restricted to the party and four votes, V3 (budget resolution), V4
 // (physician fee freeze), V8 (aid to the Nicaraguan contras) and V9 (MX missile), each vote y, n or missing (a third
 // level, so every record is used and n = 435 is public): a table of 2 x 3^4 = 162 cells.

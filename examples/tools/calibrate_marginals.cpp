@@ -1,4 +1,4 @@
-// privpost-calibrate, marginals (spec histogram-measurements.md B.9-4): a table of --nodes columns with --categories
+// privpost-calibrate, marginals (docs/histogram-measurements.md B.9-4): a table of --nodes columns with --categories
 // levels each, theta ~ Dirichlet(1) over its cells, --n records, and one release of its 1-way marginals (--queries
 // one-way, the default) or of the whole histogram (--queries identity), Laplace at L1 2K / epsilon (or the analytic
 // Gaussian at sqrt(2K)). Methods: records (the record-level histogram sampler, exact) and naive (identity only: the

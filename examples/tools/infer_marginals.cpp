@@ -1,7 +1,7 @@
 // privpost-infer for marginal-table releases (model marginals) and, with --method records, for a pairwise-tables
 // release read as the marginals it is (its edge tables): the joint posterior of the table's cell probabilities given
 // one or several releases of the same records, by the record-level histogram sampler (samplers/record_histogram.hpp;
-// spec histogram-measurements.md B.8.1): exact, no CLT; a sweep moves every record once.
+// docs/histogram-measurements.md B.8.1): exact, no CLT; a sweep moves every record once.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

@@ -1,5 +1,5 @@
-// privpost-release for declared marginal tables of a contingency table (model marginals; spec
-// histogram-measurements.md B.8.1).
+// privpost-release for declared marginal tables of a contingency table (model marginals; docs/histogram-measurements.md,
+// B.8.1).
 #include <algorithm>
 #include <cstddef>
 #include <string>

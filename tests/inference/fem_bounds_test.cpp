@@ -1,6 +1,6 @@
 // The W&M marginal-likelihood bounds (mechanisms/fem_bounds.hpp, samplers/fem_bound_sampler.hpp) and the exact record-level
-// posterior given a factored exponential mechanism release (samplers/record_fem.hpp), on the coin of spec
-// histogram-measurements.md B.7 and B.9-1, -5: L <= p <= min(1, U) everywhere; the spec's computed error table and pointwise
+// posterior given a factored exponential mechanism release (samplers/record_fem.hpp), on the coin of
+// docs/histogram-measurements.md B.7 and B.9-1, -5: L <= p <= min(1, U) everywhere; the spec's computed error table and pointwise
 // triples reproduced; the error shrinking with kappa; the record-level sampler against the quadrature oracle; the lower-bound
 // posterior's distance to it (and its sampler); the acceptance floor e^-epsilon; and the argument errors.
 #include <catch2/catch.hpp>

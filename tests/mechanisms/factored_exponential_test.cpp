@@ -1,4 +1,4 @@
-// factored_exponential_mechanism (mechanisms/factored_exponential.hpp; spec histogram-measurements.md B.2, B.5,
+// factored_exponential_mechanism (mechanisms/factored_exponential.hpp; docs/histogram-measurements.md B.2, B.5,
 // B.9-2): privacy exhaustively over the coin's sufficient statistic (substitution moves k by at most 1), with a
 // mechanism whose exponent is twice too large as the negative control; the Gumbel-max release against softmax by a
 // chi-square test; the clamped recipe's degeneracy and the rescaled score's peak (spec B.5's computed values); clamping,

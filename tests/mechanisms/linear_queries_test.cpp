@@ -1,4 +1,4 @@
-// linear_queries (mechanisms/linear_queries.hpp; spec histogram-measurements.md B.8.1) and alias_table
+// linear_queries (mechanisms/linear_queries.hpp; docs/histogram-measurements.md B.8.1) and alias_table
 // (core/random/categorical.hpp): the marginals' layout and sensitivities (2 K and sqrt(2 K), the exact pairwise maxima
 // against the bound above 1024 cells), the release's refusal of a mechanism weaker than Q, the alias table's
 // probabilities exactly and its draws by a chi-square goodness-of-fit test, and the argument errors.

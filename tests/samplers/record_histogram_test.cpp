@@ -1,4 +1,4 @@
-// histogram_gibbs (samplers/record_histogram.hpp; spec histogram-measurements.md B.8.1, B.9-3, -4, -6): the
+// histogram_gibbs (samplers/record_histogram.hpp; docs/histogram-measurements.md B.8.1, B.9-3, -4, -6): the
 // per-coordinate kernels against the mechanisms' log_likelihood; one record update leaves the target invariant; the
 // acceptance floor exp(-sum eps); the posterior of a 2 x 2 table from its two 1-way marginals against the enumeration
 // oracle (the spec's computed values reproduced first); the same count released twice against the exact mixture, with

@@ -1,4 +1,4 @@
-// Test support: the coin of Williams & McSherry (2010) Sec. 3.2 (spec histogram-measurements.md B.6-1, B.7): Bernoulli
+// Test support: the coin of Williams & McSherry (2010) Sec. 3.2 (docs/histogram-measurements.md B.6-1, B.7): Bernoulli
 // records, candidates z = 0.1 .. 0.9 (index j is 0.1 (j + 1)), scores from the likelihood ln p(x | z) either clamped
 // into [-1, 0] (the paper's recipe) or rescaled by ln 10 into [-1, -0.046] (spec B.5), and the exact marginal
 // likelihood p(z | theta) = sum_k Bin(k; n, theta) softmax_z(kappa u(k)), u_z(k) = k l(z, 1) + (n - k) l(z, 0), which

@@ -1,5 +1,5 @@
 // privpost/mechanisms/factored_exponential.hpp
-// The factored exponential mechanism (Williams & McSherry 2010, Sec. 3; spec histogram-measurements.md B.2, B.8.2):
+// The factored exponential mechanism (Williams & McSherry 2010, Sec. 3; docs/histogram-measurements.md B.2, B.8.2):
 // a candidate z of a finite set Z is released with probability softmax_z(kappa u(X)), where u_z(X) = sum_i l(z, x_i)
 // sums a per-record score clamped to a declared interval [lo, hi]. Under substitution of one record every u_z moves
 // by at most Delta_u = hi - lo, so the numerator and the normaliser each move by at most e^{kappa Delta_u}: with

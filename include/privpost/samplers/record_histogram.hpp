@@ -1,7 +1,7 @@
 // privpost/samplers/record_histogram.hpp
 // histogram_gibbs: the record-level sampler (as record_gibbs, docs/record-level.md) for records that are cells
 // of a table, theta ~ Dirichlet(alpha) over the D cells, given one or several releases of linear queries of the same
-// records (noisy marginals; spec histogram-measurements.md B.8.1). The target is
+// records (noisy marginals; docs/histogram-measurements.md B.8.1). The target is
 //     p(theta) prod_i theta_{x_i} prod_r p_r(z_r | Q_r h),   h the histogram of the latent records,
 // and a sweep draws theta | h ~ Dirichlet(alpha + h), builds an alias table for Categorical(theta) and then updates
 // every record by Metropolis-Hastings with x* ~ Categorical(theta) as the proposal: the theta_{x} terms cancel, so

@@ -1,5 +1,5 @@
 // privpost/testing/histogram_study.hpp
-// The simulation-based calibration study of noisy marginals (spec histogram-measurements.md B.9-4): per trial the cell
+// The simulation-based calibration study of noisy marginals (docs/histogram-measurements.md B.9-4): per trial the cell
 // probabilities theta ~ Dirichlet(alpha) of a table with the given levels, n records ~ Categorical(theta), and one
 // release of the table's declared queries (its marginals, or the histogram itself); methods: records (histogram_gibbs,
 // exact), sharded (sharded_histogram_gibbs, the records in `shards` shards; Laplace and Gaussian releases) and, for
