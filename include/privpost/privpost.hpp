@@ -49,6 +49,7 @@
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/linear_queries.hpp"
 #include "privpost/mechanisms/mechanism_variant.hpp"
+#include "privpost/mechanisms/noise_views.hpp"
 #include "privpost/mechanisms/partition_plan.hpp"
 #include "privpost/mechanisms/privacy_accountant.hpp"
 #include "privpost/mechanisms/published_bounds.hpp"

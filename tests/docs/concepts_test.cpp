@@ -6,7 +6,9 @@
 //  3. a differentiable model sampled by NUTS;
 //  4. a calibration study run by run_calibration;
 //  5. a writer composed by run with the library's summary writer;
-//  6. a closed-form partition posterior run on every partition of a sample-and-aggregate release.
+//  6. a closed-form partition posterior run on every partition of a sample-and-aggregate release;
+//  7. a mechanism written outside the library, given its coordinate view by noise_traits, under the histogram,
+//     sharded and record samplers (draw for draw the chains of the library's own Laplace mechanism).
 // Each run's answer is checked against a value known in closed form.
 #include <catch2/catch.hpp>
 
@@ -26,9 +28,36 @@
 #include "privpost/inference/partition_posterior.hpp"
 #include "privpost/inference/run.hpp"
 #include "privpost/inference/writers.hpp"
+#include "privpost/mechanisms/laplace.hpp"
+#include "privpost/mechanisms/linear_queries.hpp"
+#include "privpost/mechanisms/noise_views.hpp"
 #include "privpost/mechanisms/sample_aggregate.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/nuts.hpp"
+#include "privpost/samplers/record_histogram.hpp"
+#include "privpost/samplers/record_releases.hpp"
+#include "privpost/samplers/record_sharded_histogram.hpp"
+
+//! [coordinate view]
+namespace their {
+// A Laplace mechanism written outside privpost, parametrised by its rate lambda = 1 / b, that knows nothing of the
+// library: it reaches the samplers through a specialisation of noise_traits (below) and its own log_likelihood.
+struct laplace_by_rate {
+  double rate;
+  double log_likelihood(const Eigen::VectorXd& z, const Eigen::VectorXd& s) const {
+    return static_cast<double>(z.size()) * std::log(0.5 * rate) - rate * (z - s).cwiseAbs().sum();
+  }
+};
+}  // namespace their
+
+template <>
+struct privpost::noise_traits<their::laplace_by_rate> {
+  static privpost::coordinate_noise coordinate(const their::laplace_by_rate& m) {
+    return privpost::coordinate_noise::laplace(1.0 / m.rate);
+  }
+};
+static_assert(privpost::coordinatewise_mechanism<their::laplace_by_rate>);
+//! [coordinate view]
 
 namespace docs {
 
@@ -101,6 +130,49 @@ static_assert(privpost::differentiable_model<correlated_normal>);
 //! [model]
 
 }  // namespace docs
+
+TEST_CASE("docs/concepts.md: a user's mechanism reaches the histogram, sharded and record samplers", "[docs]") {
+  using namespace privpost;
+  // their::laplace_by_rate at rate 1/2 is Laplace noise of scale 2 exactly, so each chain must equal, draw for draw,
+  // the chain of the same release through laplace_mechanism::published(2): marginal tables (the table path), queries
+  // that are not aligned (the scatter path), K = 2 shards, and record_gibbs_releases.
+  const their::laplace_by_rate theirs{0.5};
+  const auto ours = laplace_mechanism::published(2.0);
+  CHECK(coordinate_view(theirs).log_kernel(3.0, 1.0) == coordinate_view(ours).log_kernel(3.0, 1.0));
+  const auto tables = linear_queries::marginals({2, 2}, {{0}, {1}});
+  const linear_queries mixed(2, 4, {{0, 0, 1.0}, {0, 1, 1.0}, {1, 1, 0.5}, {1, 3, 1.0}});
+  for (const auto& q : {tables, mixed}) {
+    const Eigen::VectorXd z = Eigen::VectorXd::LinSpaced(q.rows(), 3.0, 7.0);
+    auto chains = [&](const auto& mechanism) {
+      std::vector<histogram_measurement> m;
+      m.emplace_back(q, mechanism, z);
+      std::mt19937_64 g(11), h(12);
+      histogram_gibbs serial(Eigen::VectorXd::Ones(4), 12.0, m, g);
+      sharded_histogram_gibbs sharded(Eigen::VectorXd::Ones(4), 12.0, m, h, record_sharding{2});
+      for (int sweep = 0; sweep < 30; ++sweep) {
+        serial.step(g);
+        sharded.step(h);
+      }
+      CHECK(std::isinf(m.front().budget().epsilon));  // a kernel without a budget is of unknown cost
+      return std::pair(serial.parameter_vector(), sharded.parameter_vector());
+    };
+    const auto [serial_theirs, sharded_theirs] = chains(theirs);
+    const auto [serial_ours, sharded_ours] = chains(ours);
+    CHECK(serial_theirs == serial_ours);
+    CHECK(sharded_theirs == sharded_ours);
+  }
+  auto binomial_chain = [](const auto& mechanism) {
+    std::mt19937_64 g(13);
+    record_gibbs_releases chain(beta_prior(1.0, 1.0), 20.0, g, record_release(mechanism, Eigen::VectorXd::Constant(1, 6.5)));
+    for (int sweep = 0; sweep < 30; ++sweep) chain.step(g);
+    return chain.parameter_vector();
+  };
+  CHECK(binomial_chain(theirs) == binomial_chain(ours));
+  // The view refuses what no noise is.
+  CHECK_THROWS_WITH(coordinate_noise::laplace(0.0), Catch::Contains("Laplace scale b") && Catch::Contains("0"));
+  CHECK_THROWS_WITH(coordinate_noise::gaussian(1.0, -1.0), Catch::Contains("granularity"));
+  CHECK_THROWS_AS(coordinate_noise::laplace(1e-320), std::invalid_argument);
+}
 
 TEST_CASE("docs/concepts.md: a user's mechanism under Gibbs-SS", "[docs]") {
   //! [mechanism use]

@@ -15,6 +15,7 @@
 #include "privpost/core/random/discrete_noise.hpp"
 #include "privpost/core/random/os_random_engine.hpp"
 #include "privpost/mechanisms/lattice.hpp"
+#include "privpost/mechanisms/noise_views.hpp"
 
 namespace privpost {
 
@@ -84,6 +85,9 @@ class discrete_gaussian_mechanism {
   /// The continuous view's variance per coordinate, (gamma sigma)^2 (the discrete noise's own is below it,
   /// CKS Cor. 9).
   double noise_variance() const noexcept { return sigma_ * sigma_; }
+
+  /// The coordinate view (noise_views.hpp): Gaussian-type noise of variance sigma^2 on the lattice of granularity gamma.
+  coordinate_noise coordinate_kernel() const { return coordinate_noise::gaussian(lattice_variance_, lattice_.granularity); }
 
   /// z = gamma (k + Y), Y drawn exactly from the given engine (tests and simulation studies).
   template <class Derived, random_engine G>

@@ -17,6 +17,7 @@
 #include "privpost/core/random/os_random_engine.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/lattice.hpp"
+#include "privpost/mechanisms/noise_views.hpp"
 
 namespace privpost {
 
@@ -116,6 +117,9 @@ class discrete_laplace_mechanism {
     }
     return total;
   }
+
+  /// The coordinate view (noise_views.hpp): Laplace-type noise of scale t on the lattice of granularity gamma.
+  coordinate_noise coordinate_kernel() const { return coordinate_noise::laplace(lattice_scale_, lattice_.granularity); }
 
   /// A draw of one coordinate's latent variance from its prior Exp(rate 1/(2 (gamma t)^2)) (the continuous view,
   /// laplace_scale_mixture).

@@ -13,6 +13,7 @@
 #include "privpost/core/random/normal.hpp"
 #include "privpost/core/random/os_random_engine.hpp"
 #include "privpost/mechanisms/analytic_gaussian.hpp"
+#include "privpost/mechanisms/noise_views.hpp"
 
 namespace privpost {
 
@@ -126,6 +127,9 @@ class gaussian_mechanism {
     // (a - b)(a + b) rather than a^2 - b^2: no cancellation, and exactly 0 for a coordinate that did not change.
     return 0.5 * ((z - s) - (z - s_new)).cwiseProduct((z - s) + (z - s_new)).sum() / (sigma_ * sigma_);
   }
+
+  /// The coordinate view (noise_views.hpp): Gaussian noise of variance sigma^2 on the real line.
+  coordinate_noise coordinate_kernel() const { return coordinate_noise::gaussian(sigma_ * sigma_); }
 
   /// The (fixed) noise variance sigma^2; the engine is not used.
   template <random_engine G>

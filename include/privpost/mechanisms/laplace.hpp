@@ -10,8 +10,8 @@
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
 #include "privpost/core/random/exponential.hpp"
-#include "privpost/core/random/inverse_gaussian.hpp"
 #include "privpost/core/random/os_random_engine.hpp"
+#include "privpost/mechanisms/noise_views.hpp"
 
 namespace privpost {
 
@@ -29,30 +29,6 @@ double laplace_log_likelihood(const char* who, const Eigen::MatrixBase<DerivedZ>
 }
 
 }  // namespace detail
-
-/// Laplace noise of scale b as a Gaussian scale mixture, Lap(0, b) = N(0, w) with w ~ Exp(rate 1/(2 b^2)) (Park &
-/// Casella 2008; dissertation App. B.2): the scale-mixture view that laplace_mechanism declares, and that
-/// discrete_laplace_mechanism declares for its continuous view (its scale gamma t).
-struct laplace_scale_mixture {
-  /// The scale b.
-  double scale;
-  /// w from its prior Exp(rate 1/(2 b^2)).
-  template <random_engine G>
-  double draw_variance(G& g) const {
-    return 2.0 * scale * scale * draw_exponential(g);
-  }
-  /// w given the residual z_j - s_j: 1/w ~ InverseGaussian(1 / (b |residual|), 1 / b^2). A residual whose product with
-  /// the scale overflows has no representable variance: std::domain_error naming the caller `who` and the residual.
-  template <random_engine G>
-  double redraw_variance(const char* who, double residual, G& g) const {
-    const double r = std::abs(residual);
-    const double mu = (r > 0.0) ? 1.0 / (scale * r) : std::numeric_limits<double>::infinity();
-    if (!(mu > 0.0))
-      throw_domain(who, "residual", residual,
-                   "|residual| * scale below the largest double (the release is too far from every statistic the model allows)");
-    return 1.0 / draw_inverse_gaussian(g, mu, 1.0 / (scale * scale));
-  }
-};
 
 /// The Laplace mechanism: epsilon-DP for statistics whose L1 sensitivity is at most `l1_sensitivity`.
 class laplace_mechanism {
@@ -136,6 +112,9 @@ class laplace_mechanism {
     // A coordinate that did not change contributes |a| - |a| = 0 exactly.
     return ((z - s).cwiseAbs() - (z - s_new).cwiseAbs()).sum() / scale_;
   }
+
+  /// The coordinate view (noise_views.hpp): Laplace noise of scale b on the real line.
+  coordinate_noise coordinate_kernel() const { return coordinate_noise::laplace(scale_); }
 
   /// A draw of one coordinate's latent variance from its prior Exp(rate 1/(2 b^2)) (laplace_scale_mixture).
   template <random_engine G>

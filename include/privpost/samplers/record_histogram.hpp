@@ -24,7 +24,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -38,81 +37,34 @@
 #include "privpost/core/random/categorical.hpp"
 #include "privpost/core/random/dirichlet.hpp"
 #include "privpost/core/random/uniform.hpp"
-#include "privpost/mechanisms/discrete_gaussian.hpp"
-#include "privpost/mechanisms/discrete_laplace.hpp"
-#include "privpost/mechanisms/gaussian.hpp"
-#include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/linear_queries.hpp"
-#include "privpost/mechanisms/mechanism_variant.hpp"
+#include "privpost/mechanisms/noise_views.hpp"
 #include "privpost/mechanisms/reachable.hpp"
 #include "privpost/samplers/record_releases.hpp"
 
 namespace privpost {
 
-/// The log density of one coordinate of a release with independent noise per coordinate, up to a constant: what
-/// histogram_gibbs evaluates on the few coordinates a record update changes. Built from the mechanism, it mirrors the
-/// mechanism's log_likelihood term by term: -|z - s| / b (Laplace), -(z - s)^2 / (2 sigma^2) (Gaussian), and on the
-/// lattice of granularity gamma -|z / gamma - round(s / gamma)| / t (discrete Laplace) or -(z / gamma - round(s /
-/// gamma))^2 / (2 sigma_l^2) (discrete Gaussian).
-class coordinate_noise {
- public:
-  /// Laplace noise of scale b.
-  explicit coordinate_noise(const laplace_mechanism& m) : absolute_(true), granularity_(0.0), inverse_(1.0 / m.scale()) {}
-  /// Gaussian noise of sd sigma.
-  explicit coordinate_noise(const gaussian_mechanism& m)
-      : absolute_(false), granularity_(0.0), inverse_(1.0 / (m.sigma() * m.sigma())) {}
-  /// Discrete Laplace noise on the mechanism's lattice.
-  explicit coordinate_noise(const discrete_laplace_mechanism& m)
-      : absolute_(true), granularity_(m.granularity()), inverse_(1.0 / m.lattice_scale()) {}
-  /// Discrete Gaussian noise on the mechanism's lattice.
-  explicit coordinate_noise(const discrete_gaussian_mechanism& m)
-      : absolute_(false), granularity_(m.granularity()), inverse_(1.0 / m.lattice_variance()) {}
-
-  /// log p(z | s) of one coordinate, up to a constant that does not depend on s.
-  double log_kernel(double z, double s) const noexcept {
-    const double r = granularity_ > 0.0 ? z / granularity_ - std::floor(s / granularity_ + 0.5) : z - s;
-    return absolute_ ? -std::abs(r) * inverse_ : -0.5 * r * r * inverse_;
-  }
-  /// Whether the noise lives on a lattice (the discrete mechanisms).
-  bool lattice() const noexcept { return granularity_ > 0.0; }
-  /// For continuous noise, log_kernel(z, s) = -(a |z - s| + (z - s)^2 q / 2) with a = absolute_weight() (1 / b for
-  /// Laplace, else 0) and q = squared_weight() (1 / sigma^2 for Gaussian, else 0): the form from which
-  /// histogram_gibbs's marginal-table path computes a row's kernel changes in closed form, without a branch.
-  double absolute_weight() const noexcept { return absolute_ ? inverse_ : 0.0; }
-  /// See absolute_weight().
-  double squared_weight() const noexcept { return absolute_ ? 0.0 : inverse_; }
-
- private:
-  bool absolute_;
-  double granularity_;
-  double inverse_;
-};
-
-/// A mechanism whose release of linear queries histogram_gibbs can condition on: noise independent per coordinate,
-/// of the four kinds coordinate_noise mirrors.
-template <class M>
-concept coordinatewise_mechanism = std::same_as<M, laplace_mechanism> || std::same_as<M, gaussian_mechanism> ||
-    std::same_as<M, discrete_laplace_mechanism> || std::same_as<M, discrete_gaussian_mechanism>;
-
 /// One release of linear queries of the records: the queries Q, the released z = Q h + noise, the mechanism's
 /// per-coordinate noise and its privacy cost.
 class histogram_measurement {
  public:
-  /// The release z of queries q through mechanism m. std::invalid_argument if z's length is not Q's rows, an entry of
-  /// z is not finite (or, for a discrete mechanism, not on its lattice), or the mechanism's declared sensitivity is
-  /// below Q's (such a release was not private as declared).
+  /// The release z of queries q through mechanism m (any coordinatewise_mechanism: a built-in one, one built from its
+  /// published noise scale, or a user's). std::invalid_argument if z's length is not Q's rows, an entry of z is not
+  /// finite (or, for a lattice mechanism, not on its lattice), or the mechanism reports a sensitivity below Q's (such a
+  /// release was not private as declared). A mechanism that reports no budget() counts as one of unknown cost
+  /// (epsilon +infinity), as a published one.
   template <coordinatewise_mechanism M>
   histogram_measurement(linear_queries q, const M& m, Eigen::VectorXd z)
-      : queries_(std::move(q)), z_(std::move(z)), noise_(m), budget_(m.budget()), scale_(noise_scale(m)) {
+      : queries_(std::move(q)), z_(std::move(z)), noise_(coordinate_view(m)) {
     constexpr const char* who = "histogram_measurement";
-    check_queries_covered(who, queries_, m);
+    if constexpr (
+        requires { m.l1_sensitivity(); } || requires { m.l2_sensitivity(); })
+      check_queries_covered(who, queries_, m);
+    if constexpr (requires { m.budget(); }) budget_ = m.budget();
     check_size_match(who, "z", z_.size(), "the queries' rows", static_cast<std::int64_t>(queries_.rows()));
     check_finite(who, "z", z_);
-    // A discrete mechanism's log_likelihood refuses a z off its lattice; the statistic's value does not matter here.
-    if constexpr (std::same_as<M, discrete_laplace_mechanism> || std::same_as<M, discrete_gaussian_mechanism>)
-      (void)m.log_likelihood(z_, Eigen::VectorXd::Zero(z_.size()));
-    else
-      continuous_.emplace(m);
+    // A lattice mechanism's log_likelihood refuses a z off its lattice; the statistic's value does not matter here.
+    if (noise_.lattice()) (void)m.log_likelihood(z_, Eigen::VectorXd::Zero(z_.size()));
   }
 
   /// The queries Q.
@@ -123,21 +75,14 @@ class histogram_measurement {
   const coordinate_noise& noise() const noexcept { return noise_; }
   /// The privacy cost of this release.
   const privacy_budget& budget() const noexcept { return budget_; }
-  /// The mechanism's noise scale (for the reachability check).
-  double scale() const noexcept { return scale_; }
-  /// The Laplace or Gaussian mechanism of the release, whose noise splits exactly over shards
-  /// (sharded_histogram_gibbs); empty for the lattice mechanisms.
-  const std::optional<mechanism_variant<laplace_mechanism, gaussian_mechanism>>& continuous_mechanism() const noexcept {
-    return continuous_;
-  }
+  /// The noise scale in the statistic's units (for the reachability check).
+  double scale() const noexcept { return noise_.scale(); }
 
  private:
   linear_queries queries_;
   Eigen::VectorXd z_;
-  std::optional<mechanism_variant<laplace_mechanism, gaussian_mechanism>> continuous_;
   coordinate_noise noise_;
-  privacy_budget budget_;
-  double scale_;
+  privacy_budget budget_{std::numeric_limits<double>::infinity(), 0.0};
 };
 
 namespace detail {

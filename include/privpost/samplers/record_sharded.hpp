@@ -137,7 +137,12 @@ double shard_acceptance(const Shards& shards) noexcept {
 
 // Steps 2 and 3 of the split (the file comment) and the shards' kernel, for a release of `dimension` coordinates
 // split into K shares: w_j | z_j - S_j, then every shard's share e_k = (z - S) / K + xi_k - mean(xi) of the residual.
-template <exact_scale_mixture_noise Mechanism>
+// Mechanism is noise that is exactly a Gaussian scale mixture on the real line (an exact_scale_mixture_noise
+// mechanism, or a coordinate_noise view whose exact_split() the caller checked): only redraw_variance is used.
+template <class Mechanism>
+requires requires(const Mechanism& m, double residual, std::mt19937_64& g) {
+  { m.redraw_variance(residual, g) } -> std::convertible_to<double>;
+}
 class noise_split {
  public:
   noise_split(const Mechanism& mechanism, int shards, Eigen::Index dimension)

@@ -1,8 +1,8 @@
 // privpost/samplers/record_sharded_histogram.hpp
 // sharded_histogram_gibbs: the record-level sampler of cell records given noisy linear queries of their histogram
 // (samplers/record_histogram.hpp) with the records in K shards, by the noise split of samplers/record_sharded.hpp,
-// for releases through the Laplace or Gaussian mechanism (histogram_measurement::continuous_mechanism; lattice
-// releases do not split exactly and are refused). A sweep: theta | h ~ Dirichlet(alpha + h) and its alias table, then
+// for releases whose coordinate view is noise on the real line, Laplace or Gaussian (coordinate_noise::exact_split;
+// lattice releases do not split exactly and are refused). A sweep: theta | h ~ Dirichlet(alpha + h) and its alias table, then
 // per release r the noise variances and every shard's share of z_r - Q_r h (all from the chain's engine, the same on
 // every process); then every shard's records at fixed shares, x* from the alias table (the shard's engine) and
 //     alpha = min(1, prod_r N(y_rk - Q_r h_k*; w_r / K) / N(y_rk - Q_r h_k; w_r / K)),
@@ -36,18 +36,16 @@
 #include "privpost/core/random/categorical.hpp"
 #include "privpost/core/random/dirichlet.hpp"
 #include "privpost/core/random/uniform.hpp"
-#include "privpost/mechanisms/gaussian.hpp"
-#include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/linear_queries.hpp"
-#include "privpost/mechanisms/mechanism_variant.hpp"
+#include "privpost/mechanisms/noise_views.hpp"
 #include "privpost/samplers/record_histogram.hpp"
 #include "privpost/samplers/record_sharded.hpp"
 
 namespace privpost {
 
 /// The record-level sampler over (theta, x_1..x_n) for cell records with a Dirichlet(alpha) prior, given one or more
-/// Laplace or Gaussian histogram_measurements of the same records, with the records in K shards (see the file
-/// comment). Combine totals this process's exact sums over the processes holding shards (local_shards in one process,
+/// histogram_measurements of the same records with Laplace or Gaussian noise on the real line, with the records in K shards (see
+/// the file comment). Combine totals this process's exact sums over the processes holding shards (local_shards in one process,
 /// distributed::shard_sums over MPI). Models privpost::sampler; the parameter vector is theta (D cell probabilities).
 /// Sweeps allocate nothing in one process.
 template <shard_combine Combine = local_shards>
@@ -58,8 +56,8 @@ class sharded_histogram_gibbs {
 
   /// As histogram_gibbs (alpha: D finite entries > 0; n: a whole number, here in [1, 1e9]; at least one measurement,
   /// every release within reach), with the sharding (K in [1, min(n, 2^20)], the process in [0, processes)) and every
-  /// measurement released through the Laplace or Gaussian mechanism. theta starts from the prior and the records from
-  /// Categorical(theta). std::invalid_argument naming the problem otherwise.
+  /// measurement's noise Laplace or Gaussian on the real line (coordinate_noise::exact_split). theta starts from the prior and
+  /// the records from Categorical(theta). std::invalid_argument naming the problem otherwise.
   template <random_engine G>
   sharded_histogram_gibbs(Eigen::VectorXd alpha, double n, std::vector<histogram_measurement> measurements, G& g,
                           record_sharding sharding, Combine combine = {})
@@ -70,11 +68,11 @@ class sharded_histogram_gibbs {
     constexpr const char* who = "sharded_histogram_gibbs";
     detail::check_histogram_chain(who, alpha_, n, max_records, "a whole number in [1, 1e9]", measurements_);
     for (std::size_t r = 0; r < measurements_.size(); ++r) {
-      const auto& m = measurements_[r].continuous_mechanism();
-      if (!m)
+      const auto& noise = measurements_[r].noise();
+      if (!noise.exact_split())
         throw_invalid(who, "measurement " + std::to_string(r + 1) + "'s mechanism", static_cast<double>(r + 1),
-                      "the Laplace or Gaussian mechanism (lattice noise does not split exactly over shards)");
-      splits_.emplace_back(*m, sharding_.shards, measurements_[r].z().size());
+                      "noise on the real line, Laplace or Gaussian (lattice noise does not split exactly over shards)");
+      splits_.emplace_back(noise, sharding_.shards, measurements_[r].z().size());
       sums_.emplace_back(measurements_[r].z().size());
     }
     const auto d = alpha_.size();
@@ -225,7 +223,7 @@ class sharded_histogram_gibbs {
   std::vector<histogram_measurement> measurements_;
   Combine combine_;
   record_sharding sharding_;
-  std::vector<detail::noise_split<mechanism_variant<laplace_mechanism, gaussian_mechanism>>> splits_;
+  std::vector<detail::noise_split<coordinate_noise>> splits_;
   std::vector<Eigen::VectorXd> sums_;  // Q_r h
   std::vector<shard> shards_;
   std::vector<exact_sum> cell_sums_;

@@ -52,6 +52,7 @@ struct histogram_study_settings {
 /// covering q's sensitivity), under a Dirichlet(alpha) prior. std::invalid_argument for an alpha of another length, an
 /// unknown method, naive with queries other than the identity, or bad settings.
 template <coordinatewise_mechanism M>
+requires release_mechanism<M>
 auto histogram_study(const linear_queries& q, const M& m, const Eigen::VectorXd& alpha, const histogram_study_settings& s) {
   constexpr const char* who = "histogram_study";
   check_size_match(who, "alpha", alpha.size(), "cells", static_cast<std::int64_t>(q.cells()));
