@@ -15,8 +15,9 @@
 //   (b) every record in turn: x* ~ f(. | theta) from the model's record law, accepted with
 //       alpha = min(1, prod_r p_r(z_r | S_r - c_r(x_i, i) + c_r(x*, i)) / p_r(z_r | S_r))
 //       (the f terms cancel; a release whose contribution did not change contributes 1 without a density evaluation);
-//   (d) real-valued sums are summed afresh from the records' stored contributions, so rounding never accumulates
-//       (integer sums are exact and keep their running values; only the densities are recomputed).
+//   (d) the sums are summed afresh from the records' stored contributions and the densities recomputed from them, so
+//       rounding never accumulates (n additions per release, no model evaluation: cheaper than deciding per record
+//       whether a sum is whole and exact).
 // For eps_r-DP Laplace releases whose contributions stay in their declared ranges every alpha in (b) is at least
 // exp(-sum_r eps_r), the acceptance floor the tests check.
 //
@@ -256,10 +257,7 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
     update_parameter(g);
     if constexpr (transported) transport_move(g);
     for (std::size_t i = 0; i < records_.size(); ++i) update_record(i, g);
-    if (!whole_sums_)
-      resum(false);
-    else
-      resync();
+    resum(false);
   }
 
   /// log alpha of replacing record i by x (before the min with 0): the sum over releases of log p_r(z_r | S_r*) -
@@ -281,17 +279,16 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
   /// min(1, exp(log_acceptance(i, x*))) (no uniform is drawn when that is 1). Returns whether it was accepted.
   template <random_engine G>
   bool update_record(std::size_t i, G& g) {
-    draw_into(theta_, i, g, proposal_);
-    ++proposed_;
-    bool changed = false;
-    const double log_alpha = evaluate(i, proposal_, changed);
-    if (changed) {
-      smallest_log_alpha_ = std::min(smallest_log_alpha_, log_alpha);
-      if (log_alpha < 0.0 && !(std::log(draw_uniform(g)) < log_alpha)) return false;
+    // A small record lives in a local, which the stores into the release states cannot alias; a record of run-time
+    // size is drawn into the member proposal_, so that sweeps allocate nothing.
+    if constexpr (std::is_trivially_copyable_v<record_type> && sizeof(record_type) <= 64) {
+      record_type x;
+      draw_into(theta_, i, g, x);
+      return decide(i, x, g);
+    } else {
+      draw_into(theta_, i, g, proposal_);
+      return decide(i, proposal_, g);
     }
-    ++accepted_;
-    replace(i, proposal_);
-    return true;
   }
 
   /// The model.
@@ -435,6 +432,21 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
       model_.update_parameter(theta_, records_, g);
   }
 
+  // update_record's Metropolis-Hastings decision for the drawn proposal x, and the replacement if accepted.
+  template <random_engine G>
+  bool decide(std::size_t i, const record_type& x, G& g) {
+    ++proposed_;
+    bool changed = false;
+    const double log_alpha = evaluate(i, x, changed);
+    if (changed) {
+      smallest_log_alpha_ = std::min(smallest_log_alpha_, log_alpha);
+      if (log_alpha < 0.0 && !(std::log(draw_uniform(g)) < log_alpha)) return false;
+    }
+    ++accepted_;
+    replace(i, x);
+    return true;
+  }
+
   // Fills every release state's c_new, changed, proposed and log_new for replacing record i by x; returns log alpha
   // (the sum of the changed releases' log-density changes) and sets changed when any contribution differs.
   double evaluate(std::size_t i, const record_type& x, bool& changed) {
@@ -454,15 +466,13 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
   void replace(std::size_t i, const record_type& x) {
     if constexpr (conjugate) {
       const statistic_type t_new = model_.statistic(x, i);
-      whole_sums_ = whole_sums_ && whole(t_new);
       total_ += t_new - statistics_[i];
       statistics_[i] = t_new;
     }
     for_each_release([&](const auto&, auto& st, std::size_t) {
       if (!st.changed) return;
-      whole_sums_ = whole_sums_ && whole(st.c_new);
       st.sum = st.proposed;
-      st.log_density = st.log_new;  // a running sum of changes only within a sweep (resync)
+      st.log_density = st.log_new;  // a running sum of changes only within a sweep (resum)
       st.contributions[i] = st.c_new;
     });
     records_[i] = x;
@@ -489,10 +499,7 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
           moved = moved || log_alpha > 0.0;
         }
       }
-      if (!whole_sums_)
-        resum(false);
-      else
-        resync();
+      resum(false);
       idle = moved ? 0 : idle + 1;
     }
     update_parameter(g);
@@ -588,30 +595,15 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
       theta(k) = value;
   }
 
-  // Recomputes every release's log density from its sum (end of a sweep: the changes added within it never drift).
-  void resync() {
-    for_each_release(
-        [&](const auto& rel, auto& st, std::size_t) { st.log_density = rel.mechanism.log_likelihood(st.z, st.sum); });
-  }
-
-  template <class V>
-  static bool whole(const V& v) {
-    for (Eigen::Index j = 0; j < v.size(); ++j)
-      if (!(std::floor(v(j)) == v(j) && std::abs(v(j)) < 4.5e15)) return false;
-    return true;
-  }
-
   // The sums and log densities from the records: with recompute, every statistic and contribution evaluated anew (the
   // records were replaced wholesale); without, the stored ones summed afresh (they are exact per record, so this alone
   // keeps rounding from accumulating, at no model evaluation).
   void resum(bool recompute = true) {
-    whole_sums_ = true;
     if constexpr (conjugate) {
       total_.setZero();
       for (std::size_t i = 0; i < records_.size(); ++i) {
         if (recompute) statistics_[i] = model_.statistic(records_[i], i);
         total_ += statistics_[i];
-        whole_sums_ = whole_sums_ && whole(statistics_[i]);
       }
     }
     for_each_release([&](const auto& rel, auto& st, std::size_t) {
@@ -619,7 +611,6 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
       for (std::size_t i = 0; i < records_.size(); ++i) {
         if (recompute) detail::contribute_into(model_, rel.contribution, records_[i], i, st.contributions[i]);
         st.sum += st.contributions[i];
-        whole_sums_ = whole_sums_ && whole(st.contributions[i]);
       }
       st.log_density = rel.mechanism.log_likelihood(st.z, st.sum);
     });
@@ -636,7 +627,6 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
   statistic_type total_{};
   std::uint64_t proposed_ = 0, accepted_ = 0;
   double smallest_log_alpha_ = 0.0;
-  bool whole_sums_ = true;
   const char* function_;
   numerical_events events_;
 };
