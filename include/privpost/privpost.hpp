@@ -41,6 +41,7 @@
 
 #include "privpost/mechanisms/above_threshold.hpp"
 #include "privpost/mechanisms/analytic_gaussian.hpp"
+#include "privpost/mechanisms/csprng_release.hpp"
 #include "privpost/mechanisms/discrete_gaussian.hpp"
 #include "privpost/mechanisms/discrete_laplace.hpp"
 #include "privpost/mechanisms/factored_exponential.hpp"

@@ -13,7 +13,7 @@
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
 #include "privpost/core/random/discrete_noise.hpp"
-#include "privpost/core/random/os_random_engine.hpp"
+#include "privpost/mechanisms/csprng_release.hpp"
 #include "privpost/mechanisms/lattice.hpp"
 #include "privpost/mechanisms/noise_views.hpp"
 
@@ -23,8 +23,10 @@ namespace privpost {
 /// sensitivity is at most `l2_sensitivity`; z = gamma (k + Y) with P(Y_j = y) proportional to exp(-y^2 / (2 sigma^2)).
 ///
 ///     const discrete_gaussian_mechanism m(std::sqrt(2.0), 1.0, 1e-6);  // multinomial counts, gamma = 1
-class discrete_gaussian_mechanism {
+class discrete_gaussian_mechanism : public detail::csprng_release<discrete_gaussian_mechanism> {
  public:
+  /// release(s): z = gamma (k + Y) with Y from the operating system's CSPRNG (the default for real releases).
+  using detail::csprng_release<discrete_gaussian_mechanism>::release;
   /// Marks a release mechanism.
   using mechanism_category = mechanism_tag;
   /// Type of the statistic and of the release.
@@ -99,13 +101,6 @@ class discrete_gaussian_mechanism {
       z(j) = lattice_.granularity * (k(j) + y);
     }
     return z;
-  }
-
-  /// z = gamma (k + Y) with Y from the operating system's CSPRNG (the default for real releases).
-  template <class Derived>
-  typename Derived::PlainObject release(const Eigen::MatrixBase<Derived>& s) const {
-    os_random_engine g;
-    return release(s, g);
   }
 
   /// log p(z | s) = sum_j [-(z_j / gamma - k_j)^2 / (2 sigma^2) - log N(sigma)], N(sigma) = sum_y exp(-y^2/(2 sigma^2)).

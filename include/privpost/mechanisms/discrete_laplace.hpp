@@ -14,7 +14,7 @@
 #include "privpost/core/random/discrete_noise.hpp"
 #include "privpost/core/random/exponential.hpp"
 #include "privpost/core/random/inverse_gaussian.hpp"
-#include "privpost/core/random/os_random_engine.hpp"
+#include "privpost/mechanisms/csprng_release.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/lattice.hpp"
 #include "privpost/mechanisms/noise_views.hpp"
@@ -26,8 +26,10 @@ namespace privpost {
 ///
 ///     const discrete_laplace_mechanism m(1.0, 0.5);  // counts, gamma = 1
 ///     const Eigen::VectorXd z = m.release(s);         // noise from the OS CSPRNG
-class discrete_laplace_mechanism {
+class discrete_laplace_mechanism : public detail::csprng_release<discrete_laplace_mechanism> {
  public:
+  /// release(s): z = gamma (k + Y) with Y from the operating system's CSPRNG (the default for real releases).
+  using detail::csprng_release<discrete_laplace_mechanism>::release;
   /// Marks a release mechanism.
   using mechanism_category = mechanism_tag;
   /// Type of the statistic and of the release.
@@ -93,13 +95,6 @@ class discrete_laplace_mechanism {
       z(j) = lattice_.granularity * (k(j) + y);
     }
     return z;
-  }
-
-  /// z = gamma (k + Y) with Y from the operating system's CSPRNG (the default for real releases).
-  template <class Derived>
-  typename Derived::PlainObject release(const Eigen::MatrixBase<Derived>& s) const {
-    os_random_engine g;
-    return release(s, g);
   }
 
   /// log p(z | s) = sum_j [log((1 - q) / (1 + q)) - |z_j / gamma - k_j| / t], k the lattice point of s (clamped at 2^44

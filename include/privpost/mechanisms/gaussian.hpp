@@ -11,8 +11,8 @@
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
 #include "privpost/core/random/normal.hpp"
-#include "privpost/core/random/os_random_engine.hpp"
 #include "privpost/mechanisms/analytic_gaussian.hpp"
+#include "privpost/mechanisms/csprng_release.hpp"
 #include "privpost/mechanisms/noise_views.hpp"
 
 namespace privpost {
@@ -45,8 +45,10 @@ enum class gaussian_calibration {
 
 /// The Gaussian mechanism. Built through classic() or analytic(), so its sigma carries its budget, or through
 /// published(sigma) for inference on someone else's release (no budget; release() refuses).
-class gaussian_mechanism {
+class gaussian_mechanism : public detail::csprng_release<gaussian_mechanism> {
  public:
+  /// release(s): z = s + noise from the operating system's CSPRNG (the default for real releases).
+  using detail::csprng_release<gaussian_mechanism>::release;
   /// Marks a release mechanism.
   using mechanism_category = mechanism_tag;
   /// Type of the statistic and of the release.
@@ -102,13 +104,6 @@ class gaussian_mechanism {
     typename Derived::PlainObject z(s.size());
     for (Eigen::Index j = 0; j < s.size(); ++j) z(j) = s(j) + sigma_ * draw_normal(g);
     return z;
-  }
-
-  /// z = s + noise from the operating system's CSPRNG (the default for real releases).
-  template <class Derived>
-  typename Derived::PlainObject release(const Eigen::MatrixBase<Derived>& s) const {
-    os_random_engine g;
-    return release(s, g);
   }
 
   /// log p(z | s) = sum_j [-log(sigma sqrt(2 pi)) - (z_j - s_j)^2 / (2 sigma^2)].

@@ -10,7 +10,7 @@
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
 #include "privpost/core/random/exponential.hpp"
-#include "privpost/core/random/os_random_engine.hpp"
+#include "privpost/mechanisms/csprng_release.hpp"
 #include "privpost/mechanisms/noise_views.hpp"
 
 namespace privpost {
@@ -31,8 +31,10 @@ double laplace_log_likelihood(const char* who, const Eigen::MatrixBase<DerivedZ>
 }  // namespace detail
 
 /// The Laplace mechanism: epsilon-DP for statistics whose L1 sensitivity is at most `l1_sensitivity`.
-class laplace_mechanism {
+class laplace_mechanism : public detail::csprng_release<laplace_mechanism> {
  public:
+  /// release(s): z = s + noise drawn from the operating system's CSPRNG (the default for real releases).
+  using detail::csprng_release<laplace_mechanism>::release;
   /// Marks a release mechanism.
   using mechanism_category = mechanism_tag;
   /// Type of the statistic and of the release.
@@ -87,13 +89,6 @@ class laplace_mechanism {
     typename Derived::PlainObject z(s.size());
     for (Eigen::Index j = 0; j < s.size(); ++j) z(j) = draw_laplace(g, s(j), scale_);
     return z;
-  }
-
-  /// z = s + noise drawn from the operating system's CSPRNG (the default for real releases).
-  template <class Derived>
-  typename Derived::PlainObject release(const Eigen::MatrixBase<Derived>& s) const {
-    os_random_engine g;
-    return release(s, g);
   }
 
   /// log p(z | s) = sum_j [-log(2 b) - |z_j - s_j| / b].
