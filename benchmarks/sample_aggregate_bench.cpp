@@ -11,6 +11,7 @@
 #include "privpost/mechanisms/above_threshold.hpp"
 #include "privpost/mechanisms/partition_plan.hpp"
 #include "privpost/mechanisms/sample_aggregate.hpp"
+#include "privpost/samplers/semi_conjugate_regression.hpp"
 #include "privpost/testing/partition_study.hpp"
 
 using namespace privpost;
@@ -56,8 +57,14 @@ BENCHMARK(partition_plan_csprng)->Unit(benchmark::kMillisecond)->UseRealTime();
 static void partition_quantiles_mcmc(benchmark::State& st) {
   const std::size_t n = 100000, m = 1000;
   const auto& data = records(n);
-  const semi_conjugate_regression_posterior posterior(
-      data.x, data.y, {Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity() * 100.0, 1.0, 1.0, 200, 2000}, 1);
+  run_options chain;
+  chain.inference.chains = 1;
+  chain.inference.burnin = 200;
+  chain.inference.draws = 2000;
+  const sampler_partition_posterior posterior(
+      semi_conjugate_regression_partitions(data.x, data.y,
+                                           {Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity() * 100.0, 1.0, 1.0}),
+      chain, 1);
   const std::vector<double> levels = {0.025, 0.5, 0.975};
   bound_search_options b;
   b.center = 2.0;

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include <Eigen/Core>
+#include <boost/math/distributions/normal.hpp>
 #include <cmath>
 #include <numbers>
 #include <random>
@@ -287,14 +288,10 @@ TEST_CASE("docs/concepts.md: a user's partition posterior", "[docs]") {
   //! [partition]
   // x_i ~ N(mu, 1) with mu ~ N(0, 10^2). Partition j's posterior is closed form: the prior raised to task.prior_power
   // q (N(0, 10^2 / q)), the likelihood to task.likelihood_power w, so N(w sum x / (q / 100 + w n_j), 1 / (q / 100 + w n_j)).
-  struct normal_marginal {  // a closed_form_marginal
-    double mean, sd;
-    double cdf(double b) const { return 0.5 * std::erfc(-(b - mean) / (sd * std::numbers::sqrt2)); }
-    double quantile(double p) const { return mean + sd * privpost::normal_quantile(p); }
-  };
+  // A Boost distribution is a closed_form_marginal as it is (its non-member cdf and quantile).
   struct normal_mean_posterior {  // a partition_posterior: reads only the task's members
     const std::vector<double>& x;
-    normal_marginal operator()(const privpost::partition_task& task, std::mt19937_64&) const {
+    boost::math::normal_distribution<double> operator()(const privpost::partition_task& task, std::mt19937_64&) const {
       double sum = 0.0;
       for (std::size_t i : task.members) sum += x[i];
       const double precision = task.prior_power / 100.0 + task.likelihood_power * static_cast<double>(task.members.size());
@@ -319,9 +316,9 @@ TEST_CASE("docs/concepts.md: a user's partition posterior", "[docs]") {
   const auto aggregate = privpost::aggregate_partition_probabilities(p.values, cutoffs.size(), o, fallbacks);
   double sum = 0.0;
   for (double v : x) sum += v;
-  const normal_marginal full{sum / (0.01 + 2000.0), 1.0 / std::sqrt(0.01 + 2000.0)};
+  const boost::math::normal_distribution<double> full(sum / (0.01 + 2000.0), 1.0 / std::sqrt(0.01 + 2000.0));
   for (std::size_t k = 0; k < cutoffs.size(); ++k)
-    CHECK(privpost::combined_probability(o, 20, aggregate[k]) == Approx(full.cdf(cutoffs[k])).margin(1e-9));
+    CHECK(privpost::combined_probability(o, 20, aggregate[k]) == Approx(cdf(full, cutoffs[k])).margin(1e-9));
   CHECK(fallbacks == 0);
   CHECK(p.failures == 0);
   REQUIRE(release.probability.size() == 3);

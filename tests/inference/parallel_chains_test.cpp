@@ -15,6 +15,7 @@
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/partition_plan.hpp"
 #include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/samplers/semi_conjugate_regression.hpp"
 
 using namespace privpost;
 
@@ -72,8 +73,12 @@ TEST_CASE("partition posteriors in threads: no data race, same outputs as one th
     y(i) = 1.0 + 2.0 * x(i, 1) + draw_normal(g);
   }
   const partition_plan plan(240, 12, g);
-  const semi_conjugate_regression_posterior gibbs(x, y, {Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity(), 2.0, 1.0, 50, 200},
-                                                  1);
+  run_options o;
+  o.inference.chains = 1;
+  o.inference.burnin = 50;
+  o.inference.draws = 200;
+  const sampler_partition_posterior gibbs(
+      semi_conjugate_regression_partitions(x, y, {Eigen::Vector2d::Zero(), Eigen::Matrix2d::Identity(), 2.0, 1.0}), o, 1);
   auto flaky = [&](const partition_task& task, std::mt19937_64& e) {
     if (task.partition % 5 == 2) throw std::runtime_error("failed");
     return gibbs(task, e);

@@ -23,6 +23,7 @@
 #include "privpost/diagnostics/calibration.hpp"
 #include "privpost/mechanisms/above_threshold.hpp"
 #include "privpost/mechanisms/sample_aggregate.hpp"
+#include "privpost/samplers/semi_conjugate_regression.hpp"
 #include "privpost/testing/partition_study.hpp"
 
 using namespace privpost;
@@ -139,7 +140,11 @@ TEST_CASE("semi-conjugate regression Gibbs: calibrated, and the tempered posteri
   // theta ~ prior, 20 records, the partition posterior of the slope; 400 trials of 1000 draws. The tempered posterior
   // (likelihood power 2) read as the posterior is too narrow by about sqrt(2): the negative control.
   constexpr int trials = 400;
-  semi_conjugate_regression_settings s{Eigen::Vector2d(0.5, -1.0), Eigen::Matrix2d::Identity(), 3.0, 2.0, 100, 1000};
+  const semi_conjugate_regression_prior s{Eigen::Vector2d(0.5, -1.0), Eigen::Matrix2d::Identity(), 3.0, 2.0};
+  run_options o;
+  o.inference.chains = 1;
+  o.inference.burnin = 100;
+  o.inference.draws = 1000;
   std::vector<double> ranks, tempered_ranks;
   int covered50 = 0, covered90 = 0, tempered90 = 0;
   for (int t = 0; t < trials; ++t) {
@@ -153,7 +158,7 @@ TEST_CASE("semi-conjugate regression Gibbs: calibrated, and the tempered posteri
       x(i, 1) = draw_normal(g);
       y(i) = x.row(i).dot(beta) + std::sqrt(sigma2) * draw_normal(g);
     }
-    const semi_conjugate_regression_posterior posterior(x, y, s, 1);
+    const sampler_partition_posterior posterior(semi_conjugate_regression_partitions(x, y, s), o, 1);
     std::vector<std::size_t> all(20);
     std::iota(all.begin(), all.end(), std::size_t{0});
     const Eigen::VectorXd draws = posterior(partition_task{0, all, 1.0, 1.0}, g);

@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 #include <ranges>
+#include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -585,6 +586,58 @@ concept calibration_study =
       { r.truth } -> std::convertible_to<Eigen::VectorXd>;
       { r.draws } -> std::convertible_to<Eigen::MatrixXd>;
     };
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Partition posteriors (sample and aggregate; docs/partition-release.md)
+// ---------------------------------------------------------------------------------------------------------------------
+
+/// What a partition posterior is asked to compute: the posterior given the partition's records only,
+/// p_j(theta) proportional to [prod_{i in members} p(x_i | theta)]^likelihood_power p(theta)^prior_power.
+struct partition_task {
+  /// The partition's index j.
+  std::size_t partition = 0;
+  /// The record positions of partition j (the only records it may read; everything else must be public).
+  std::span<const std::size_t> members;
+  /// 1 for probabilities (Amitai 2018 Ch. 3), n / n_j for quantiles (the tempered posterior of Eq. 4.1).
+  double likelihood_power = 1.0;
+  /// 1, or 1 / M for a fractional prior (the full prior in each of M partitions would count it M times).
+  double prior_power = 1.0;
+};
+
+/// A closed-form law of a scalar: non-member cdf(d, x) and quantile(d, p), found by argument-dependent lookup, so a
+/// Boost.Math distribution qualifies as it is (a user's type declares them as hidden friends). Optional: support(d),
+/// the pair of the support's ends, which Boost's distributions have; a cdf below or above it is then 0 or 1 without
+/// asking the distribution (Boost's throw there).
+template <class D>
+concept closed_form_marginal = requires(const D& d, double x) {
+  { cdf(d, x) } -> std::convertible_to<double>;
+  { quantile(d, x) } -> std::convertible_to<double>;
+};
+
+/// A partition posterior: f(task, g) returns draws of the scalar of interest (Eigen::VectorXd or std::vector<double>)
+/// or a closed_form_marginal. g is the partition's engine, chain_engine(seed, j) (inference/partition_posterior.hpp).
+template <class F>
+concept partition_posterior = std::invocable<F&, const partition_task&, std::mt19937_64&> &&
+    (closed_form_marginal<std::remove_cvref_t<std::invoke_result_t<F&, const partition_task&, std::mt19937_64&>>> ||
+     std::convertible_to<std::invoke_result_t<F&, const partition_task&, std::mt19937_64&>, Eigen::VectorXd> ||
+     std::convertible_to<std::invoke_result_t<F&, const partition_task&, std::mt19937_64&>, std::vector<double>>);
+
+/// A conjugate prior that can be raised to a power: prior_power(p, q), found by argument-dependent lookup, is the prior
+/// p(theta)^q renormalised, for q in (0, 1], as a value of the same type (Beta(a, b)^q = Beta(1 + q (a - 1),
+/// 1 + q (b - 1))). The fractional prior of a probability release (q = 1 / M) needs it; the built-in priors declare it
+/// as a hidden friend, and a user declares it beside their prior.
+template <class P>
+concept powered_prior = conjugate_prior<P> && requires(const P& p, double q) {
+  { prior_power(p, q) } -> std::same_as<P>;
+};
+
+/// Optional, for closed-form partition posteriors: parameter_marginal(p, k), found by argument-dependent lookup, is the
+/// closed_form_marginal of coordinate k of the parameter under the prior (or posterior) p (families/marginals.hpp has
+/// the built-in priors'; a Boost distribution is a valid answer). Without it, conjugate_partition_posterior draws.
+template <class P>
+concept prior_with_marginals = conjugate_prior<P> && requires(const P& p, int k) {
+  { parameter_marginal(p, k) } -> closed_form_marginal;
+};
 
 }  // namespace privpost
 // clang-format on

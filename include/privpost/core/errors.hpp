@@ -116,6 +116,11 @@ void check_finite(std::string_view function, std::string_view name, const Eigen:
       }
 }
 
+/// The power q of a prior raised to a power (prior_power, core/concepts.hpp) must be in (0, 1].
+inline void check_prior_power(double q) {
+  if (!(q > 0.0 && q <= 1.0)) throw_invalid("prior_power", "power", q, "a number in (0, 1]");
+}
+
 /// A number of records n must be finite and > 0 (a whole number is not required: the CLT treats it as real).
 inline void check_record_count(std::string_view function, double n) {
   if (!(std::isfinite(n) && n > 0.0)) throw_invalid(function, "n", n, "a finite number > 0");

@@ -102,6 +102,12 @@ class beta_prior {
   /// Prior mean a / (a + b).
   double mean() const { return a_ / (a_ + b_); }
 
+  /// Beta(a, b)^q = Beta(1 + q (a - 1), 1 + q (b - 1)) for q in (0, 1] (powered_prior).
+  friend beta_prior prior_power(const beta_prior& p, double q) {
+    check_prior_power(q);
+    return {1.0 + q * (p.a_ - 1.0), 1.0 + q * (p.b_ - 1.0)};
+  }
+
  private:
   double a_ = 1.0;
   double b_ = 1.0;

@@ -105,6 +105,12 @@ class exponential_gamma_prior {
     return lambda;
   }
 
+  /// Gamma(shape, rate)^q = Gamma(1 + q (shape - 1), q rate) for q in (0, 1] (powered_prior).
+  friend exponential_gamma_prior prior_power(const exponential_gamma_prior& p, double q) {
+    check_prior_power(q);
+    return {1.0 + q * (p.shape_ - 1.0), q * p.rate_};
+  }
+
  private:
   double shape_ = 1.0;
   double rate_ = 1.0;

@@ -117,6 +117,12 @@ class dirichlet_prior {
     return out;
   }
 
+  /// Dirichlet(alpha)^q = Dirichlet(1 + q (alpha - 1)) for q in (0, 1] (powered_prior).
+  friend dirichlet_prior prior_power(const dirichlet_prior& p, double q) {
+    check_prior_power(q);
+    return dirichlet_prior((1.0 + q * (p.alpha_.array() - 1.0)).matrix());
+  }
+
  private:
   Eigen::Matrix<double, K, 1> alpha_;
   struct unchecked {};

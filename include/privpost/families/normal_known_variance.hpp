@@ -115,6 +115,12 @@ class normal_mean_prior {
     return {mean0_ + sd0_ * draw_normal(g), sigma_};
   }
 
+  /// N(mean0, sd0^2)^q = N(mean0, sd0^2 / q) for q in (0, 1] (powered_prior).
+  friend normal_mean_prior prior_power(const normal_mean_prior& p, double q) {
+    check_prior_power(q);
+    return {p.mean0_, p.sd0_ / std::sqrt(q), p.sigma_};
+  }
+
  private:
   double mean0_ = 0.0;
   double sd0_ = 1.0;

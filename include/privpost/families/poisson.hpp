@@ -143,6 +143,12 @@ class poisson_gamma_prior {
     return lambda;
   }
 
+  /// Gamma(shape, rate)^q = Gamma(1 + q (shape - 1), q rate) for q in (0, 1] (powered_prior).
+  friend poisson_gamma_prior prior_power(const poisson_gamma_prior& p, double q) {
+    check_prior_power(q);
+    return {1.0 + q * (p.shape_ - 1.0), q * p.rate_};
+  }
+
  private:
   double shape_ = 1.0;
   double rate_ = 1.0;

@@ -14,6 +14,7 @@
 
 #include "privpost/core/errors.hpp"
 #include "privpost/core/random/normal.hpp"
+#include "privpost/families/regression/coefficient_posterior.hpp"
 #include "privpost/inference/infer.hpp"
 #include "privpost/inference/partition_posterior.hpp"
 #include "privpost/mechanisms/above_threshold.hpp"
@@ -147,7 +148,7 @@ inline std::vector<probability_study_row> probability_study(const partition_regr
       }
       for (std::size_t k = 0; k < kk; ++k) {
         auto& row = rows[ci * kk + k];
-        const double exact = full.cdf(cutoffs[k]);
+        const double exact = cdf(full, cutoffs[k]);
         row.mean_exact += exact;
         row.mean_released += released[k];
         row.mean_signed += exact - released[k];
@@ -205,7 +206,7 @@ inline std::vector<quantile_study_dataset> quantile_study(const partition_regres
     const auto data = simulate_partition_regression(d, g);
     const auto full = full_slope_posterior(data, d);
     quantile_study_dataset s;
-    for (double p : o.levels) s.full.push_back(full.quantile(p));
+    for (double p : o.levels) s.full.push_back(quantile(full, p));
     s.full_sd = full.scale;
     const partition_plan plan(d.n, d.partitions, g);
     const regression_coefficient_posterior posterior(data.x, data.y, prior, 1);
@@ -289,7 +290,7 @@ inline std::vector<reliability_bin> reliability_study(const partition_regression
     }
     std::vector<std::size_t> all(d.n);
     std::iota(all.begin(), all.end(), std::size_t{0});
-    const double exact = posterior(partition_task{0, all, 1.0, 1.0}, g).cdf(d.slope);
+    const double exact = cdf(posterior(partition_task{0, all, 1.0, 1.0}, g), d.slope);
     auto& bin = bins[std::min(static_cast<std::size_t>(released * o.bins), static_cast<std::size_t>(o.bins - 1))];
     ++bin.trials;
     bin.mean_released += released;
