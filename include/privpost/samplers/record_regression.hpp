@@ -173,10 +173,9 @@ class regression_record_model {
     hierarchical_.emplace(layout_, covariate_prior, g);
     factor_covariate_law();
   }
-  /// x ~ N(law.mean, law.covariance) in every sweep. std::invalid_argument for a wrong size, a non-finite mean or a
-  /// covariance that is not symmetric positive definite.
-  void set_fixed(const normal_covariate_law& law) {
-    constexpr const char* f = "record_regression";
+  /// x ~ N(law.mean, law.covariance) in every sweep. std::invalid_argument naming the sampler `f` for a wrong size, a
+  /// non-finite mean or a covariance that is not symmetric positive definite.
+  void set_fixed(const normal_covariate_law& law, const char* f = "record_regression") {
     check_size_match(f, "covariate law mean", law.mean.size(), "covariates d", layout_.covariates());
     check_finite(f, "covariate law mean", law.mean);
     check_symmetric_positive_definite(f, "covariate law covariance", law.covariance);
@@ -218,13 +217,17 @@ class regression_record_model {
   /// hierarchical law.
   template <random_engine G>
   void update_parameter(parameter_type& p, const std::vector<record_type>& records, G& g) {
-    const int q = layout_.columns();
     gram_into(records, gram_);
-    const auto n = static_cast<double>(records.size());
-    prior_.update(gram_.topLeftCorner(q, q), gram_.col(q).head(q), gram_(q, q), n, posterior_);
+    update_from_gram(p, gram_, static_cast<double>(records.size()), g);
+  }
+  /// The same from the Gram matrix [X~ y]^T [X~ y] of n records (the sharded sampler's, combined over its shards).
+  template <random_engine G>
+  void update_from_gram(parameter_type& p, const Eigen::MatrixXd& gram, double n, G& g) {
+    const int q = layout_.columns();
+    prior_.update(gram.topLeftCorner(q, q), gram.col(q).head(q), gram(q, q), n, posterior_);
     posterior_.draw(g, p);
     if (hierarchical_) {
-      hierarchical_->update(layout_, gram_, n, g);
+      hierarchical_->update(layout_, gram, n, g);
       factor_covariate_law();
     }
   }

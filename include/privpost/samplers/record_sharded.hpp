@@ -86,22 +86,6 @@ struct local_shards {
 static_assert(shard_combine<local_shards>);
 
 namespace detail {
-// Checks n (a whole number in [1, max_records], named by `accepted`) and the sharding (K in [1, min(n, 2^20)], the
-// process index in [0, processes)); returns the sharding (for member initialisers: nothing is sized by K before this).
-inline record_sharding checked_sharding(const char* f, const record_sharding& sharding, double n, double max_records,
-                                        const char* accepted) {
-  check_record_count(f, n);
-  if (!(std::floor(n) == n && n <= max_records)) throw_invalid(f, "n", n, accepted);
-  const double shard_cap = std::min(n, static_cast<double>(1 << 20));
-  if (!(sharding.shards >= 1 && sharding.shards <= shard_cap))
-    throw_invalid(f, "shards", sharding.shards, "a whole number in [1, min(n, 2^20)] = [1, " + format_value(shard_cap) + "]");
-  if (!(sharding.processes >= 1)) throw_invalid(f, "processes", sharding.processes, "at least 1");
-  if (!(sharding.process >= 0 && sharding.process < sharding.processes))
-    throw_invalid(f, "process", sharding.process,
-                  "an index in [0, processes - 1] = [0, " + std::to_string(sharding.processes - 1) + "]");
-  return sharding;
-}
-
 // Shard k of K holds records [k n / K, (k + 1) n / K): sizes differ by at most one.
 inline std::size_t shard_size(int k, double n, int shards) {
   const auto count = static_cast<std::uint64_t>(n), index = static_cast<std::uint64_t>(k),
@@ -124,16 +108,96 @@ struct shard_seeds {
   }
 };
 
-// Accepted / proposed record updates over the shards (1 before any).
-template <class Shards>
-double shard_acceptance(const Shards& shards) noexcept {
+// The members every shard has: its global index, its engine (seeded from the chain's engine and the index, the same
+// on every process) and its record proposals made and accepted.
+struct shard_base {
+  int index = 0;
+  std::mt19937_64 engine;
   std::uint64_t proposed = 0, accepted = 0;
-  for (const auto& sh : shards) {
-    proposed += sh.proposed;
-    accepted += sh.accepted;
+};
+
+// Where a sharded chain's records live, written once for every sharded sampler: the sharding, the shards this process
+// holds (shard k when k mod processes == process), their seeding, the noise shares' delivery to them and the exact
+// combine of their sums. Shard derives from shard_base.
+template <class Shard, shard_combine Combine>
+class shard_placement {
+ public:
+  // The most records a sharded chain holds over all its shards.
+  static constexpr double max_records = 1e9;
+
+  // std::invalid_argument naming the value unless n is a whole number in [1, 1e9], K in [1, min(n, 2^20)] and the
+  // process index in [0, processes).
+  shard_placement(const char* who, const record_sharding& sharding, double n, Combine combine)
+      : sharding_(sharding), combine_(std::move(combine)), n_(n) {
+    check_record_count(who, n);
+    if (!(std::floor(n) == n && n <= max_records)) throw_invalid(who, "n", n, "a whole number in [1, 1e9]");
+    const double shard_cap = std::min(n, static_cast<double>(1 << 20));
+    if (!(sharding.shards >= 1 && sharding.shards <= shard_cap))
+      throw_invalid(who, "shards", sharding.shards, "a whole number in [1, min(n, 2^20)] = [1, " + format_value(shard_cap) + "]");
+    if (!(sharding.processes >= 1)) throw_invalid(who, "processes", sharding.processes, "at least 1");
+    if (!(sharding.process >= 0 && sharding.process < sharding.processes))
+      throw_invalid(who, "process", sharding.process,
+                    "an index in [0, processes - 1] = [0, " + std::to_string(sharding.processes - 1) + "]");
   }
-  return proposed == 0 ? 1.0 : static_cast<double>(accepted) / static_cast<double>(proposed);
-}
+
+  // Seeds the shards from two words of the chain's engine g, then makes this process's in order of their index:
+  // fill(sh, size) sizes shard sh and draws its records from sh.engine.
+  template <random_engine G, class Fill>
+  void place(G& g, Fill&& fill) {
+    const shard_seeds seeds(g);
+    for (int k = sharding_.process; k < sharding_.shards; k += sharding_.processes) {
+      Shard sh;
+      sh.index = k;
+      seeds.seed(sh.engine, k);
+      fill(sh, shard_size(k, n_, sharding_.shards));
+      shards_.push_back(std::move(sh));
+    }
+  }
+
+  // split.redraw (noise_split) of the release z given the records' sum, every shard's share drawn from g on every
+  // process and written into share_of(sh)(j) of the held ones.
+  template <class Split, class Z, class S, random_engine G, class ShareOf>
+  void redraw_shares(Split& split, const Z& z, const S& sum, G& g, ShareOf&& share_of) {
+    split.redraw(
+        z, sum, g, [&](int k) { return k % sharding_.processes == sharding_.process; },
+        [&](int k, Eigen::Index j, double share) {
+          share_of(shards_[static_cast<std::size_t>(k / sharding_.processes)])(j) = share;
+        });
+  }
+
+  // The exact totals over every shard of every process: add(sh, put) passes shard sh's values to put in a fixed order
+  // (put(v) adds v to the next of `sums`); then combine totals them over the processes.
+  template <class Add>
+  void combine(std::span<exact_sum> sums, Add&& add) {
+    for (auto& x : sums) x = exact_sum();
+    for (const Shard& sh : shards_) {
+      std::size_t at = 0;
+      add(sh, [&](double v) { sums[at++].add(v); });
+    }
+    combine_(sums);
+  }
+
+  std::vector<Shard>& shards() noexcept { return shards_; }
+  const std::vector<Shard>& shards() const noexcept { return shards_; }
+  const Shard& held(std::size_t h) const { return shards_.at(h); }
+  const record_sharding& sharding() const noexcept { return sharding_; }
+
+  // Accepted / proposed record updates over this process's shards (1 before any).
+  double acceptance() const noexcept {
+    std::uint64_t proposed = 0, accepted = 0;
+    for (const Shard& sh : shards_) {
+      proposed += sh.proposed;
+      accepted += sh.accepted;
+    }
+    return proposed == 0 ? 1.0 : static_cast<double>(accepted) / static_cast<double>(proposed);
+  }
+
+ private:
+  record_sharding sharding_;
+  Combine combine_;
+  double n_;
+  std::vector<Shard> shards_;
+};
 
 // Steps 2 and 3 of the split (the file comment) and the shards' kernel, for a release of `dimension` coordinates
 // split into K shares: w_j | z_j - S_j, then every shard's share e_k = (z - S) / K + xi_k - mean(xi) of the residual.
@@ -221,10 +285,9 @@ class sharded_record_gibbs {
                        record_sharding sharding, Contribution contribution = {}, Combine combine = {})
       : prior_(prior),
         contribution_(std::move(contribution)),
-        combine_(std::move(combine)),
         n_(n),
-        sharding_(detail::checked_sharding("sharded_record_gibbs", sharding, n, max_records, "a whole number in [1, 1e9]")),
-        split_(mechanism, sharding_.shards, family::dimension) {
+        place_("sharded_record_gibbs", sharding, n, std::move(combine)),
+        split_(mechanism, place_.sharding().shards, family::dimension) {
     constexpr const char* f = "sharded_record_gibbs";
     check_size_match(f, "z", z.size(), "the family's statistic size", family::dimension);
     check_finite(f, "z", z);
@@ -235,19 +298,13 @@ class sharded_record_gibbs {
     }
     z_ = z;
     theta_ = prior_.draw(g);
-    const detail::shard_seeds seeds(g);
-    for (int k = sharding.process; k < sharding.shards; k += sharding.processes) {
-      shard sh;
-      sh.index = k;
-      seeds.seed(sh.engine, k);
-      const std::size_t size = detail::shard_size(k, n, sharding.shards);
+    place_.place(g, [&](shard& sh, std::size_t size) {
       sh.records.resize(size);
       sh.statistics.resize(size);
       sh.contributions.resize(size);
       for (auto& x : sh.records) x = family::draw_record(theta_, sh.engine);
       resum(sh);
-      shards_.push_back(std::move(sh));
-    }
+    });
     combine_sums();
   }
 
@@ -256,12 +313,8 @@ class sharded_record_gibbs {
   template <random_engine G>
   void step(G& g) {
     theta_ = prior_.update(total_, n_).draw(g);
-    split_.redraw(
-        z_, release_sum_, g, [&](int k) { return k % sharding_.processes == sharding_.process; },
-        [&](int k, Eigen::Index j, double share) {
-          shards_[static_cast<std::size_t>(k / sharding_.processes)].share(j) = share;
-        });
-    for (auto& sh : shards_) sweep(sh);
+    place_.redraw_shares(split_, z_, release_sum_, g, [](shard& sh) -> vector_type& { return sh.share; });
+    for (auto& sh : place_.shards()) sweep(sh);
     combine_sums();
   }
 
@@ -269,7 +322,7 @@ class sharded_record_gibbs {
   /// w: sum_j K / (2 w_j) (e_j^2 - (e_j - delta_j)^2), e the shard's share y_k - s_k, delta the change of its
   /// contribution (0 when unchanged). The kernel tests use it.
   double log_acceptance(std::size_t h, std::size_t i, const record_type& x) const {
-    const shard& sh = shards_.at(h);
+    const shard& sh = place_.held(h);
     const vector_type delta = contribution_(x) - sh.contributions.at(i);
     return split_.log_alpha(sh.share, delta);
   }
@@ -285,28 +338,25 @@ class sharded_record_gibbs {
   /// The noise variances w of the last sweep (sigma^2 for the Gaussian; 0 before any sweep).
   const Eigen::VectorXd& noise_variances() const noexcept { return split_.variances(); }
   /// How the records are split.
-  const record_sharding& sharding() const noexcept { return sharding_; }
+  const record_sharding& sharding() const noexcept { return place_.sharding(); }
   /// The number of shards this process holds.
-  std::size_t held_shards() const noexcept { return shards_.size(); }
+  std::size_t held_shards() const noexcept { return place_.shards().size(); }
   /// The global index of held shard h (0-based among this process's shards).
-  int shard_index(std::size_t h) const { return shards_.at(h).index; }
+  int shard_index(std::size_t h) const { return place_.held(h).index; }
   /// The records of held shard h.
-  const std::vector<record_type>& shard_records(std::size_t h) const { return shards_.at(h).records; }
+  const std::vector<record_type>& shard_records(std::size_t h) const { return place_.held(h).records; }
   /// y_k - s_k, held shard h's share of the release noise at the last sweep (0 before any).
-  const vector_type& shard_share(std::size_t h) const { return shards_.at(h).share; }
+  const vector_type& shard_share(std::size_t h) const { return place_.held(h).share; }
   /// Accepted / proposed record updates of this process's shards so far (1 before any).
-  double record_acceptance() const noexcept { return detail::shard_acceptance(shards_); }
+  double record_acceptance() const noexcept { return place_.acceptance(); }
   /// Nothing is ever repaired or retried: all zero.
   const numerical_events& events() const noexcept { return events_; }
 
  private:
-  struct shard {
-    int index = 0;
-    std::mt19937_64 engine;
+  struct shard : detail::shard_base {
     std::vector<record_type> records;
     std::vector<vector_type> statistics, contributions;
     vector_type t = vector_type::Zero(), s = vector_type::Zero(), share = vector_type::Zero();
-    std::uint64_t proposed = 0, accepted = 0;
     bool whole = true;  // every statistic and contribution a whole number: the running sums are exact
   };
 
@@ -353,13 +403,10 @@ class sharded_record_gibbs {
   // T and S over every shard: this process's shards added exactly, then the total over processes.
   void combine_sums() {
     constexpr auto d = static_cast<std::size_t>(family::dimension);
-    for (auto& x : sums_) x = exact_sum();
-    for (const auto& sh : shards_)
-      for (std::size_t j = 0; j < d; ++j) {
-        sums_[j].add(sh.t(static_cast<Eigen::Index>(j)));
-        sums_[d + j].add(sh.s(static_cast<Eigen::Index>(j)));
-      }
-    combine_(std::span<exact_sum>(sums_));
+    place_.combine(std::span<exact_sum>(sums_), [](const shard& sh, auto put) {
+      for (Eigen::Index j = 0; j < family::dimension; ++j) put(sh.t(j));
+      for (Eigen::Index j = 0; j < family::dimension; ++j) put(sh.s(j));
+    });
     for (std::size_t j = 0; j < d; ++j) {
       total_(static_cast<Eigen::Index>(j)) = sums_[j].value();
       release_sum_(static_cast<Eigen::Index>(j)) = sums_[d + j].value();
@@ -374,13 +421,11 @@ class sharded_record_gibbs {
 
   Prior prior_;
   Contribution contribution_;
-  Combine combine_;
   double n_;
-  record_sharding sharding_;
+  detail::shard_placement<shard, Combine> place_;
   detail::noise_split<Mechanism> split_;
   Eigen::VectorXd z_;
   parameter_type theta_{};
-  std::vector<shard> shards_;
   std::array<exact_sum, 2 * static_cast<std::size_t>(family::dimension)> sums_{};
   vector_type total_ = vector_type::Zero(), release_sum_ = vector_type::Zero();
   numerical_events events_;

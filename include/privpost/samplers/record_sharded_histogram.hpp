@@ -63,8 +63,7 @@ class sharded_histogram_gibbs {
                           record_sharding sharding, Combine combine = {})
       : alpha_(std::move(alpha)),
         measurements_(std::move(measurements)),
-        combine_(std::move(combine)),
-        sharding_(detail::checked_sharding("sharded_histogram_gibbs", sharding, n, max_records, "a whole number in [1, 1e9]")) {
+        place_("sharded_histogram_gibbs", sharding, n, std::move(combine)) {
     constexpr const char* who = "sharded_histogram_gibbs";
     detail::check_histogram_chain(who, alpha_, n, max_records, "a whole number in [1, 1e9]", measurements_);
     for (std::size_t r = 0; r < measurements_.size(); ++r) {
@@ -72,7 +71,7 @@ class sharded_histogram_gibbs {
       if (!noise.exact_split())
         throw_invalid(who, "measurement " + std::to_string(r + 1) + "'s mechanism", static_cast<double>(r + 1),
                       "noise on the real line, Laplace or Gaussian (lattice noise does not split exactly over shards)");
-      splits_.emplace_back(noise, sharding_.shards, measurements_[r].z().size());
+      splits_.emplace_back(noise, place_.sharding().shards, measurements_[r].z().size());
       sums_.emplace_back(measurements_[r].z().size());
     }
     const auto d = alpha_.size();
@@ -93,20 +92,15 @@ class sharded_histogram_gibbs {
     changes_.reserve(2 * widest);
     draw_dirichlet(g, alpha_, theta_);
     alias_.build(std::span<const double>(theta_.data(), static_cast<std::size_t>(d)));
-    const detail::shard_seeds seeds(g);
-    for (int k = sharding_.process; k < sharding_.shards; k += sharding_.processes) {
-      shard sh;
-      sh.index = k;
-      seeds.seed(sh.engine, k);
-      sh.records.resize(detail::shard_size(k, n, sharding_.shards));
+    place_.place(g, [&](shard& sh, std::size_t size) {
+      sh.records.resize(size);
       sh.histogram = Eigen::VectorXd::Zero(d);
       for (auto& x : sh.records) {
         x = static_cast<std::uint32_t>(alias_.draw(sh.engine));
         sh.histogram(x) += 1.0;
       }
       for (const auto& m : measurements_) sh.shares.push_back(Eigen::VectorXd::Zero(m.z().size()));
-      shards_.push_back(std::move(sh));
-    }
+    });
     combine_histograms();
   }
 
@@ -118,13 +112,10 @@ class sharded_histogram_gibbs {
     alias_.build(std::span<const double>(theta_.data(), static_cast<std::size_t>(theta_.size())));
     for (std::size_t r = 0; r < measurements_.size(); ++r) {
       measurements_[r].queries().apply(histogram_, sums_[r]);
-      splits_[r].redraw(
-          measurements_[r].z(), sums_[r], g, [&](int k) { return k % sharding_.processes == sharding_.process; },
-          [&](int k, Eigen::Index j, double share) {
-            shards_[static_cast<std::size_t>(k / sharding_.processes)].shares[r](j) = share;
-          });
+      place_.redraw_shares(splits_[r], measurements_[r].z(), sums_[r], g,
+                           [r](shard& sh) -> Eigen::VectorXd& { return sh.shares[r]; });
     }
-    for (auto& sh : shards_) sweep(sh);
+    for (auto& sh : place_.shards()) sweep(sh);
     combine_histograms();
   }
 
@@ -135,24 +126,21 @@ class sharded_histogram_gibbs {
   /// The number of cells D.
   std::size_t cells() const noexcept { return static_cast<std::size_t>(theta_.size()); }
   /// How the records are split.
-  const record_sharding& sharding() const noexcept { return sharding_; }
+  const record_sharding& sharding() const noexcept { return place_.sharding(); }
   /// The number of shards this process holds.
-  std::size_t held_shards() const noexcept { return shards_.size(); }
+  std::size_t held_shards() const noexcept { return place_.shards().size(); }
   /// The records' cells of held shard h.
-  const std::vector<std::uint32_t>& shard_records(std::size_t h) const { return shards_.at(h).records; }
+  const std::vector<std::uint32_t>& shard_records(std::size_t h) const { return place_.held(h).records; }
   /// Accepted / proposed record updates of this process's shards so far (1 before any).
-  double record_acceptance() const noexcept { return detail::shard_acceptance(shards_); }
+  double record_acceptance() const noexcept { return place_.acceptance(); }
   /// Nothing is ever repaired or retried: all zero.
   const numerical_events& events() const noexcept { return events_; }
 
  private:
-  struct shard {
-    int index = 0;
-    std::mt19937_64 engine;
+  struct shard : detail::shard_base {
     std::vector<std::uint32_t> records;
     Eigen::VectorXd histogram;            // h_k
     std::vector<Eigen::VectorXd> shares;  // per release: y_rk - Q_r h_k
-    std::uint64_t proposed = 0, accepted = 0;
   };
   struct change {
     std::uint32_t measurement, row;
@@ -212,20 +200,17 @@ class sharded_histogram_gibbs {
   }
 
   void combine_histograms() {
-    for (auto& c : cell_sums_) c = exact_sum();
-    for (const auto& sh : shards_)
-      for (Eigen::Index c = 0; c < sh.histogram.size(); ++c) cell_sums_[static_cast<std::size_t>(c)].add(sh.histogram(c));
-    combine_(std::span<exact_sum>(cell_sums_));
+    place_.combine(std::span<exact_sum>(cell_sums_), [](const shard& sh, auto put) {
+      for (Eigen::Index c = 0; c < sh.histogram.size(); ++c) put(sh.histogram(c));
+    });
     for (Eigen::Index c = 0; c < histogram_.size(); ++c) histogram_(c) = cell_sums_[static_cast<std::size_t>(c)].value();
   }
 
   Eigen::VectorXd alpha_;
   std::vector<histogram_measurement> measurements_;
-  Combine combine_;
-  record_sharding sharding_;
+  detail::shard_placement<shard, Combine> place_;
   std::vector<detail::noise_split<coordinate_noise>> splits_;
   std::vector<Eigen::VectorXd> sums_;  // Q_r h
-  std::vector<shard> shards_;
   std::vector<exact_sum> cell_sums_;
   std::vector<change> changes_;
   std::vector<double> scratch_;

@@ -14,15 +14,12 @@
 //     // over MPI: distributed::sharded_regression_records (distributed/mpi.hpp)
 #pragma once
 
-#include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <random>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,8 +60,7 @@ class sharded_record_regression {
                             record_sharding sharding, Combine combine = {})
       : sharded_record_regression(layout, prior, covariate_bounds, response_bounds, mechanism, z, n, sharding,
                                   std::move(combine)) {
-    hierarchical_.emplace(layout_, covariate_prior, g);
-    factor_covariate_law();
+    model_.set_hierarchical(covariate_prior, g);
     start(g);
   }
 
@@ -75,26 +71,16 @@ class sharded_record_regression {
                             const Eigen::VectorXd& z, double n, G& g, record_sharding sharding, Combine combine = {})
       : sharded_record_regression(layout, prior, covariate_bounds, response_bounds, mechanism, z, n, sharding,
                                   std::move(combine)) {
-    constexpr const char* f = "sharded_record_regression";
-    check_size_match(f, "covariate law mean", law.mean.size(), "covariates d", layout_.covariates());
-    check_finite(f, "covariate law mean", law.mean);
-    check_symmetric_positive_definite(f, "covariate law covariance", law.covariance);
-    mu_x_ = law.mean;
-    sigma_x_ = law.covariance;
-    factor_covariate_law();
+    model_.set_fixed(law, "sharded_record_regression");
     start(g);
   }
 
   /// One sweep (see the file comment).
   template <random_engine G>
   void step(G& g) {
-    update_parameters(g);
-    split_.redraw(
-        z_, release_sum_, g, [&](int k) { return k % sharding_.processes == sharding_.process; },
-        [&](int k, Eigen::Index j, double share) {
-          shards_[static_cast<std::size_t>(k / sharding_.processes)].share(j) = share;
-        });
-    for (auto& sh : shards_) sweep(sh);
+    model_.update_from_gram(theta_, gram_, n_, g);
+    place_.redraw_shares(split_, z_, release_sum_, g, [](shard& sh) -> Eigen::VectorXd& { return sh.share; });
+    for (auto& sh : place_.shards()) sweep(sh);
     combine_sums();
   }
 
@@ -114,30 +100,27 @@ class sharded_record_regression {
   const Eigen::VectorXd& noise_variances() const noexcept { return split_.variances(); }
   /// @{
   /// The covariate law's current mean and covariance.
-  const Eigen::VectorXd& covariate_mean() const noexcept { return hierarchical_ ? hierarchical_->mean() : mu_x_; }
-  const Eigen::MatrixXd& covariate_covariance() const noexcept { return hierarchical_ ? hierarchical_->covariance() : sigma_x_; }
+  const Eigen::VectorXd& covariate_mean() const noexcept { return model_.covariate_mean(); }
+  const Eigen::MatrixXd& covariate_covariance() const noexcept { return model_.covariate_covariance(); }
   /// @}
   /// How the records are split.
-  const record_sharding& sharding() const noexcept { return sharding_; }
+  const record_sharding& sharding() const noexcept { return place_.sharding(); }
   /// The number of shards this process holds.
-  std::size_t held_shards() const noexcept { return shards_.size(); }
+  std::size_t held_shards() const noexcept { return place_.shards().size(); }
   /// @{
   /// The latent covariates (d x n_k) and responses of held shard h.
-  const Eigen::MatrixXd& shard_covariates(std::size_t h) const { return shards_.at(h).x; }
-  const Eigen::VectorXd& shard_responses(std::size_t h) const { return shards_.at(h).y; }
+  const Eigen::MatrixXd& shard_covariates(std::size_t h) const { return place_.held(h).x; }
+  const Eigen::VectorXd& shard_responses(std::size_t h) const { return place_.held(h).y; }
   /// @}
   /// Accepted / proposed record updates of this process's shards so far (1 before any).
-  double record_acceptance() const noexcept { return detail::shard_acceptance(shards_); }
+  double record_acceptance() const noexcept { return place_.acceptance(); }
   /// Nothing is ever repaired or retried: all zero.
   const numerical_events& events() const noexcept { return events_; }
 
  private:
-  struct shard {
-    int index = 0;
-    std::mt19937_64 engine;
+  struct shard : detail::shard_base {
     Eigen::MatrixXd x, contributions, gram;  // d x n_k, D x n_k, (p + 1) x (p + 1) unclamped
     Eigen::VectorXd y, s, share;
-    std::uint64_t proposed = 0, accepted = 0;
   };
 
   // The checks (record_regression's, and the sharding's) and the storage shared by both constructors.
@@ -145,21 +128,17 @@ class sharded_record_regression {
                             const std::vector<interval>& covariate_bounds, interval response_bounds, const Mechanism& mechanism,
                             const Eigen::VectorXd& z, double n, record_sharding sharding, Combine combine)
       : layout_(layout),
-        prior_(prior),
-        posterior_(prior),
-        covariate_bounds_(covariate_bounds),
-        response_bounds_(response_bounds),
-        combine_(std::move(combine)),
+        model_(layout, prior, covariate_bounds, response_bounds),
         n_(n),
-        sharding_(detail::checked_sharding("sharded_record_regression", sharding, n, max_records, "a whole number in [1, 1e9]")),
-        split_(mechanism, sharding_.shards, layout.size()) {
+        place_("sharded_record_regression", sharding, n, std::move(combine)),
+        split_(mechanism, place_.sharding().shards, layout.size()) {
     constexpr const char* f = "sharded_record_regression";
-    detail::check_regression_release(f, layout_, prior_, covariate_bounds, response_bounds, z);
+    detail::check_regression_release(f, layout_, prior, covariate_bounds, response_bounds, z);
     detail::check_regression_reachable(f, layout_, covariate_bounds, response_bounds, z, n, noise_scale(mechanism));
     // Each held record keeps its D contributions, as record_regression's records do: at most 1e8 stored a process.
     double held = 0.0;
-    for (int k = sharding_.process; k < sharding_.shards; k += sharding_.processes)
-      held += static_cast<double>(detail::shard_size(k, n, sharding_.shards));
+    const record_sharding& sh = place_.sharding();
+    for (int k = sh.process; k < sh.shards; k += sh.processes) held += static_cast<double>(detail::shard_size(k, n, sh.shards));
     if (!(held * static_cast<double>(layout_.size()) <= record_regression<Mechanism>::max_stored_contributions))
       throw_invalid(f, "records held by this process", held,
                     "at most 1e8 / " + std::to_string(layout_.size()) +
@@ -169,39 +148,26 @@ class sharded_record_regression {
     gram_.setZero(p + 1, p + 1);
     release_sum_.setZero(layout_.size());
     sums_.resize(static_cast<std::size_t>((p + 1) * (p + 2) / 2 + layout_.size()));
-    x_new_.resize(layout_.covariates());
-    e_.resize(layout_.covariates());
+    proposal_.x.resize(layout_.covariates());
     u_.resize(p + 1);
     c_new_.resize(layout_.size());
     delta_.resize(layout_.size());
   }
 
-  void factor_covariate_law() {
-    llt_x_.compute(covariate_covariance());
-    if (llt_x_.info() != Eigen::Success)
-      throw std::domain_error("sharded_record_regression: the covariate covariance is not positive definite");
-  }
-
-  // A record (x_new_, returned y) from the model at the current parameters and covariate law, drawn from the shard's
-  // engine; its contribution into c_new_.
-  double draw_proposal(std::mt19937_64& engine) {
-    const double y_new =
-        detail::draw_regression_record(layout_, llt_x_, covariate_mean(), theta_.theta, theta_.variance, e_, x_new_, engine);
-    detail::clamped_regression_contribution(layout_, covariate_bounds_, response_bounds_, x_new_, y_new, u_, c_new_);
-    return y_new;
+  // A record (proposal_) from the model at the current parameters and covariate law, drawn from the shard's engine;
+  // its contribution into c_new_.
+  void draw_proposal(std::mt19937_64& engine) {
+    model_.draw_record(theta_, 0, engine, proposal_);
+    model_.contribution(proposal_, 0, c_new_);
   }
 
   // theta from the prior, then each held shard's records from the model (its own engine), then the sums.
   template <random_engine G>
   void start(G& g) {
-    prior_.draw(g, theta_);
-    const detail::shard_seeds seeds(g);
+    theta_ = model_.draw_prior(g);
     const int d = layout_.covariates(), p = layout_.columns();
-    for (int k = sharding_.process; k < sharding_.shards; k += sharding_.processes) {
-      shard sh;
-      sh.index = k;
-      seeds.seed(sh.engine, k);
-      const auto size = static_cast<Eigen::Index>(detail::shard_size(k, n_, sharding_.shards));
+    place_.place(g, [&](shard& sh, std::size_t n_k) {
+      const auto size = static_cast<Eigen::Index>(n_k);
       sh.x.resize(d, size);
       sh.y.resize(size);
       sh.contributions.resize(layout_.size(), size);
@@ -209,31 +175,20 @@ class sharded_record_regression {
       sh.s.setZero(layout_.size());
       sh.share.setZero(layout_.size());
       for (Eigen::Index i = 0; i < size; ++i) {
-        sh.y(i) = draw_proposal(sh.engine);
-        sh.x.col(i) = x_new_;
+        draw_proposal(sh.engine);
+        sh.x.col(i) = proposal_.x;
+        sh.y(i) = proposal_.y;
       }
       resum(sh);
-      shards_.push_back(std::move(sh));
-    }
+    });
     combine_sums();
-  }
-
-  template <random_engine G>
-  void update_parameters(G& g) {
-    const int p = layout_.columns();
-    prior_.update(gram_.topLeftCorner(p, p), gram_.col(p).head(p), gram_(p, p), n_, posterior_);
-    posterior_.draw(g, theta_);
-    if (hierarchical_) {
-      hierarchical_->update(layout_, gram_, n_, g);
-      factor_covariate_law();
-    }
   }
 
   // Every record of the shard at fixed y_k, then its sums recomputed from its records (rounding never accumulates, and a
   // shard's sums depend on its records alone).
   void sweep(shard& sh) {
     for (Eigen::Index i = 0; i < sh.y.size(); ++i) {
-      const double y_new = draw_proposal(sh.engine);
+      draw_proposal(sh.engine);
       ++sh.proposed;
       if (!(c_new_ == sh.contributions.col(i))) {
         delta_ = c_new_ - sh.contributions.col(i);
@@ -244,8 +199,8 @@ class sharded_record_regression {
         sh.contributions.col(i) = c_new_;
       }
       ++sh.accepted;
-      sh.x.col(i) = x_new_;
-      sh.y(i) = y_new;
+      sh.x.col(i) = proposal_.x;
+      sh.y(i) = proposal_.y;
     }
     resum(sh);
   }
@@ -254,8 +209,10 @@ class sharded_record_regression {
     sh.gram.setZero();
     sh.s.setZero();
     for (Eigen::Index i = 0; i < sh.y.size(); ++i) {
-      detail::add_regression_row(layout_, sh.x.col(i), sh.y(i), u_, sh.gram);
-      detail::clamped_regression_contribution(layout_, covariate_bounds_, response_bounds_, sh.x.col(i), sh.y(i), u_, c_new_);
+      proposal_.x = sh.x.col(i);  // (into its storage: no allocation)
+      proposal_.y = sh.y(i);
+      detail::add_regression_row(layout_, proposal_.x, proposal_.y, u_, sh.gram);
+      model_.contribution(proposal_, 0, c_new_);
       sh.contributions.col(i) = c_new_;
       sh.s += c_new_;
     }
@@ -264,15 +221,12 @@ class sharded_record_regression {
   // The Gram matrix's lower triangle and S over every shard: this process's shards added exactly, then the total over
   // processes.
   void combine_sums() {
-    for (auto& x : sums_) x = exact_sum();
     const Eigen::Index p1 = layout_.columns() + 1;
-    for (const auto& sh : shards_) {
-      std::size_t at = 0;
+    place_.combine(std::span<exact_sum>(sums_), [p1](const shard& sh, auto put) {
       for (Eigen::Index j = 0; j < p1; ++j)
-        for (Eigen::Index i = j; i < p1; ++i) sums_[at++].add(sh.gram(i, j));
-      for (Eigen::Index k = 0; k < sh.s.size(); ++k) sums_[at++].add(sh.s(k));
-    }
-    combine_(std::span<exact_sum>(sums_));
+        for (Eigen::Index i = j; i < p1; ++i) put(sh.gram(i, j));
+      for (Eigen::Index k = 0; k < sh.s.size(); ++k) put(sh.s(k));
+    });
     std::size_t at = 0;
     for (Eigen::Index j = 0; j < p1; ++j)
       for (Eigen::Index i = j; i < p1; ++i) gram_(i, j) = gram_(j, i) = sums_[at++].value();
@@ -280,23 +234,16 @@ class sharded_record_regression {
   }
 
   regression_layout layout_;
-  nig_regression_prior prior_, posterior_;
-  std::vector<interval> covariate_bounds_;
-  interval response_bounds_;
-  Combine combine_;
+  regression_record_model model_;  // the prior, the covariate law and the record law: record_regression's
   double n_;
-  record_sharding sharding_;
+  detail::shard_placement<shard, Combine> place_;
   detail::noise_split<Mechanism> split_;
   Eigen::VectorXd z_;
-  std::optional<hierarchical_normal_covariates> hierarchical_;
-  Eigen::VectorXd mu_x_;               // the fixed law's mean (unused with a hierarchical law)
-  Eigen::MatrixXd sigma_x_;            // the fixed law's covariance (unused with a hierarchical law)
-  Eigen::LLT<Eigen::MatrixXd> llt_x_;  // the current covariance's Cholesky factor
   regression_parameter theta_;
-  std::vector<shard> shards_;
+  regression_record proposal_;
   std::vector<exact_sum> sums_;
   Eigen::MatrixXd gram_;
-  Eigen::VectorXd release_sum_, x_new_, e_, u_, c_new_, delta_;
+  Eigen::VectorXd release_sum_, u_, c_new_, delta_;
   numerical_events events_;
 };
 
