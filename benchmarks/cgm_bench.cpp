@@ -68,8 +68,8 @@ void estep_cold(benchmark::State& st) {
   int iterations = 0;
   for (auto _ : st) {
     g.resize(0);
-    iterations =
-        solver.solve(bp, Eigen::VectorXd::Zero(r.theta.size()), r.y, r.n_records, laplace_cgm_noise(r.scale), g, n).iterations;
+    iterations = solver.solve(bp, Eigen::VectorXd::Zero(r.theta.size()), r.y, r.n_records, cgm_evidence::laplace(r.scale), g, n)
+                     .iterations;
     benchmark::DoNotOptimize(n.data());
   }
   st.counters["fista_iterations"] = iterations;
@@ -87,11 +87,11 @@ void estep_warm(benchmark::State& st) {
   std::mt19937_64 h(3);
   std::normal_distribution<double> z(0.0, 0.01);
   for (Eigen::Index i = 0; i < nearby.size(); ++i) nearby(i) += z(h);
-  solver.solve(bp, nearby, r.y, r.n_records, laplace_cgm_noise(r.scale), start, n);
+  solver.solve(bp, nearby, r.y, r.n_records, cgm_evidence::laplace(r.scale), start, n);
   int iterations = 0;
   for (auto _ : st) {
     g = start;
-    iterations = solver.solve(bp, r.theta, r.y, r.n_records, laplace_cgm_noise(r.scale), g, n).iterations;
+    iterations = solver.solve(bp, r.theta, r.y, r.n_records, cgm_evidence::laplace(r.scale), g, n).iterations;
     benchmark::DoNotOptimize(n.data());
   }
   st.counters["fista_iterations"] = iterations;
@@ -108,7 +108,7 @@ void map_em_fit(benchmark::State& st) {
   int iterations = 0;
   bool converged = false;
   for (auto _ : st) {
-    with_map_em_evidence(evidence, laplace_cgm_noise(r.scale), r.graph, r.n_records, true, [&](auto noise) {
+    with_map_em_evidence(evidence, cgm_evidence::laplace(r.scale), r.graph, r.n_records, true, [&](auto noise) {
       cgm_em em(r.graph, r.y, r.n_records, noise, tree_bp(r.graph), options);
       const fit_result f = fit(em, fit_options{2000});
       iterations = f.iterations;

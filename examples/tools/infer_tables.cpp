@@ -430,12 +430,12 @@ template <class Inference>
 int with_evidence(const release_record& rec, const options& o, const pairwise_graph& graph, const Eigen::VectorXd& y,
                   const char* back_end, table_fits& fits) {
   if (rec.mechanism != "laplace")
-    return run_tables<Inference>(rec, o, graph, y, gaussian_cgm_noise(rec.noise), back_end, "Gaussian evidence", fits);
+    return run_tables<Inference>(rec, o, graph, y, cgm_evidence::gaussian(rec.noise), back_end, "Gaussian evidence", fits);
   const map_em_evidence choice = o.map_em_evidence == "gaussian" ? map_em_evidence::gaussian_surrogate
                                  : o.map_em_evidence == "exact"  ? map_em_evidence::exact
                                                                  : map_em_evidence::automatic;
-  return with_map_em_evidence(choice, laplace_cgm_noise(rec.noise), graph, rec.n, Inference::is_exact, [&](auto noise) {
-    constexpr bool gaussian = std::is_same_v<decltype(noise), gaussian_cgm_noise>;
+  return with_map_em_evidence(choice, cgm_evidence::laplace(rec.noise), graph, rec.n, Inference::is_exact, [&](auto noise) {
+    const bool gaussian = noise.is_gaussian();
     return run_tables<Inference>(rec, o, graph, y, noise, back_end,
                                  gaussian ? "Gaussian surrogate of the Laplace evidence" : "Laplace evidence", fits);
   });

@@ -29,10 +29,13 @@
 #include "privpost/inference/partition_posterior.hpp"
 #include "privpost/inference/run.hpp"
 #include "privpost/inference/writers.hpp"
+#include "privpost/mechanisms/discrete_laplace.hpp"
+#include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/mechanisms/linear_queries.hpp"
 #include "privpost/mechanisms/noise_views.hpp"
 #include "privpost/mechanisms/sample_aggregate.hpp"
+#include "privpost/samplers/cgm/cgm_noise.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/nuts.hpp"
 #include "privpost/samplers/record_histogram.hpp"
@@ -132,7 +135,7 @@ static_assert(privpost::differentiable_model<correlated_normal>);
 
 }  // namespace docs
 
-TEST_CASE("docs/concepts.md: a user's mechanism reaches the histogram, sharded and record samplers", "[docs]") {
+TEST_CASE("docs/concepts.md: a user's mechanism reaches the histogram, sharded and record samplers and CGM-EM", "[docs]") {
   using namespace privpost;
   // their::laplace_by_rate at rate 1/2 is Laplace noise of scale 2 exactly, so each chain must equal, draw for draw,
   // the chain of the same release through laplace_mechanism::published(2): marginal tables (the table path), queries
@@ -169,6 +172,14 @@ TEST_CASE("docs/concepts.md: a user's mechanism reaches the histogram, sharded a
     return chain.parameter_vector();
   };
   CHECK(binomial_chain(theirs) == binomial_chain(ours));
+  // CGM-EM's evidence term is read from the same view: the same Laplace term, refused for noise on a lattice.
+  const cgm_evidence cgm_theirs = make_cgm_noise(theirs), cgm_ours = make_cgm_noise(ours);
+  const Eigen::VectorXd y = Eigen::VectorXd::LinSpaced(4, 3.0, 7.0), counts = Eigen::VectorXd::Constant(4, 5.0);
+  CHECK(!cgm_theirs.is_gaussian());
+  CHECK(cgm_theirs.scale() == cgm_ours.scale());
+  CHECK(cgm_theirs.log_likelihood(y, counts) == cgm_ours.log_likelihood(y, counts));
+  CHECK(cgm_evidence(gaussian_mechanism::published(3.0)).dual_quadratic() == Approx(9.0));
+  CHECK_THROWS_WITH(cgm_evidence(discrete_laplace_mechanism(1.0, 1.0)), Catch::Contains("granularity"));
   // The view refuses what no noise is.
   CHECK_THROWS_WITH(coordinate_noise::laplace(0.0), Catch::Contains("Laplace scale b") && Catch::Contains("0"));
   CHECK_THROWS_WITH(coordinate_noise::gaussian(1.0, -1.0), Catch::Contains("granularity"));

@@ -185,13 +185,13 @@ TEST_CASE("adversarial releases: CGM-EM and the naive MLE", "[adversarial][error
       const Eigen::VectorXd y_cycle = Eigen::VectorXd::Constant(cycle_cells, yv);
       test::run_adversarial(
           [&] {
-            cgm_em<tree_bp, laplace_cgm_noise> em(chain, y, n, laplace_cgm_noise(2.0), tree_bp(chain));
+            cgm_em<tree_bp, cgm_evidence> em(chain, y, n, cgm_evidence::laplace(2.0), tree_bp(chain));
             fit_finite(em);
           },
           t);
       test::run_adversarial(
           [&] {
-            cgm_em<tree_bp, gaussian_cgm_noise> em(chain, y, n, gaussian_cgm_noise(3.0), tree_bp(chain));
+            cgm_em<tree_bp, cgm_evidence> em(chain, y, n, cgm_evidence::gaussian(3.0), tree_bp(chain));
             fit_finite(em);
           },
           t);
@@ -199,7 +199,7 @@ TEST_CASE("adversarial releases: CGM-EM and the naive MLE", "[adversarial][error
           [&] {
             cgm_em_options literal;
             literal.pseudo_count = 0.0;  // the text's Algorithm 2
-            cgm_em<tree_bp, laplace_cgm_noise> em(chain, y, n, laplace_cgm_noise(2.0), tree_bp(chain), literal);
+            cgm_em<tree_bp, cgm_evidence> em(chain, y, n, cgm_evidence::laplace(2.0), tree_bp(chain), literal);
             fit_finite(em);
           },
           t);
@@ -207,13 +207,13 @@ TEST_CASE("adversarial releases: CGM-EM and the naive MLE", "[adversarial][error
           [&] {
             cgm_em_options nlbp;
             nlbp.method = estep_method::nlbp;
-            cgm_em<tree_bp, laplace_cgm_noise> em(chain, y, n, laplace_cgm_noise(2.0), tree_bp(chain), nlbp);
+            cgm_em<tree_bp, cgm_evidence> em(chain, y, n, cgm_evidence::laplace(2.0), tree_bp(chain), nlbp);
             fit_finite(em);
           },
           t);
       test::run_adversarial(
           [&] {
-            cgm_em<junction_tree, laplace_cgm_noise> em(cycle, y_cycle, n, laplace_cgm_noise(2.0), junction_tree(cycle));
+            cgm_em<junction_tree, cgm_evidence> em(cycle, y_cycle, n, cgm_evidence::laplace(2.0), junction_tree(cycle));
             fit_finite(em);
           },
           t);
@@ -239,13 +239,13 @@ TEST_CASE("adversarial releases: CGM-EM and the naive MLE", "[adversarial][error
     INFO("noise scale " << scale);
     test::run_adversarial(
         [&] {
-          cgm_em<tree_bp, laplace_cgm_noise> em(chain, y, 100.0, laplace_cgm_noise(scale), tree_bp(chain));
+          cgm_em<tree_bp, cgm_evidence> em(chain, y, 100.0, cgm_evidence::laplace(scale), tree_bp(chain));
           fit_finite(em);
         },
         t);
     test::run_adversarial(
         [&] {
-          cgm_em<tree_bp, gaussian_cgm_noise> em(chain, y, 100.0, gaussian_cgm_noise(scale), tree_bp(chain));
+          cgm_em<tree_bp, cgm_evidence> em(chain, y, 100.0, cgm_evidence::gaussian(scale), tree_bp(chain));
           fit_finite(em);
         },
         t);

@@ -380,7 +380,7 @@ TEST_CASE("box-dual E-steps and naive MLE iterations allocate nothing once their
   Eigen::VectorXd y(bp.layout().released_size());
   for (Eigen::Index j = 0; j < y.size(); ++j) y(j) = 100.0 + 20.0 * draw_normal(g);
   box_dual_estep solver(chain);
-  const laplace_cgm_noise noise(10.0);
+  const auto noise = cgm_evidence::laplace(10.0);
   Eigen::VectorXd dual, n;
   solver.solve(bp, theta, y, 900.0, noise, dual, n);  // sizes the work vectors
   dual.setZero();

@@ -128,7 +128,7 @@ TEST_CASE("box-dual E-step: certified optimum of the Laplace MAP problem (chain 
   tree_bp bp(chain);
   std::mt19937_64 g(5);
   const double n_rec = 100.0, b = 5.0;
-  const laplace_cgm_noise noise(b);
+  const auto noise = cgm_evidence::laplace(b);
   for (int trial = 0; trial < 5; ++trial) {
     const Eigen::VectorXd theta = random_theta(layout, g, 1.0);
     const Eigen::MatrixXi x = chain_records(chain, theta, 100, g);
@@ -187,7 +187,7 @@ TEST_CASE("box-dual E-step with Gaussian noise: gap >= 0 at every point and KKT 
   tree_bp bp(graph);
   std::mt19937_64 g(17);
   const double n_rec = 500.0, sigma = 8.0;
-  const gaussian_cgm_noise noise(sigma);
+  const auto noise = cgm_evidence::gaussian(sigma);
   const Eigen::VectorXd theta = random_theta(layout, g, 1.0);
   Eigen::VectorXd mu;
   bp.marginals(random_theta(layout, g, 1.0), mu);
@@ -248,7 +248,7 @@ TEST_CASE("EM fixed point of one table: literal EM reaches n = y and mu-hat = y 
   y << 40.0, 10.0, 20.0, 30.0;
   cgm_em_options options;
   options.pseudo_count = 0.0;  // default tol 1e-7: EM's change cannot fall below the E-step's gap precision
-  cgm_em em(edge, y, 100.0, laplace_cgm_noise(4.0), tree_bp(edge), options);
+  cgm_em em(edge, y, 100.0, cgm_evidence::laplace(4.0), tree_bp(edge), options);
   const fit_result r = fit(em, fit_options{5000});
   CHECK(r.converged);
   tree_bp bp(edge);
@@ -297,13 +297,13 @@ TEST_CASE("cgm_em on a graph with cycles (exact back end, literal EM) and its re
   y << 30, 20, 10, 40, 25, 15, 35, 25, 28, 12, 22, 38;
   cgm_em_options options;
   options.pseudo_count = 0.0;
-  cgm_em em(triangle, y, 100.0, laplace_cgm_noise(6.0), brute_force_inference(triangle), options);
+  cgm_em em(triangle, y, 100.0, cgm_evidence::laplace(6.0), brute_force_inference(triangle), options);
   const fit_result r = fit(em, fit_options{200});
   CHECK(r.iterations >= 1);
   CHECK(r.parameter.allFinite());
   for (std::size_t t = 1; t < em.trace().size(); ++t) CHECK(em.trace()[t].residual_l1 <= em.trace()[t - 1].residual_l1 + 1e-3);
   // MAP-EM (pseudo-count 10) on the cycle: the exact M-step leaves theta-hat at the MLE of the smoothed tables n_t.
-  cgm_em map_em(triangle, y, 100.0, laplace_cgm_noise(6.0), brute_force_inference(triangle));
+  cgm_em map_em(triangle, y, 100.0, cgm_evidence::laplace(6.0), brute_force_inference(triangle));
   const fit_result m = fit(map_em, fit_options{500});
   CHECK(m.converged);
   CHECK(m.events.inner_solver_nonconverged == 0);
@@ -326,7 +326,7 @@ TEST_CASE("a capped box-dual E-step returns a consistent point no worse than its
   Eigen::VectorXd mu;
   bp.marginals(theta, mu);
   const double n_rec = 1e4, b = 90.0;
-  const laplace_cgm_noise noise(b);
+  const auto noise = cgm_evidence::laplace(b);
   Eigen::VectorXd y = n_rec * mu.tail(layout.released_size());
   std::exponential_distribution<double> e(1.0 / b);
   for (Eigen::Index j = 0; j < y.size(); ++j) y(j) += (g() % 2 == 0 ? 1.0 : -1.0) * e(g);
@@ -363,7 +363,7 @@ TEST_CASE("MAP-EM where the noise dominates: the stall watch tightens the E-step
   const chain_study_release release = release_study_chain(chain, 2017, 10000, neighbour_relation::add_remove, 0.01);
   const Eigen::VectorXd& truth = release.truth;
   const Eigen::VectorXd& y = release.y;
-  const laplace_cgm_noise noise(release.scale);
+  const auto noise = cgm_evidence::laplace(release.scale);
   cgm_em_options options;
   options.keep_trace = false;
   cgm_em watched(chain, y, 1e4, noise, tree_bp(chain), options);
@@ -385,51 +385,52 @@ TEST_CASE("MAP-EM where the noise dominates: the stall watch tightens the E-step
 TEST_CASE("CGM-EM error paths name the value", "[cgm]") {
   const pairwise_graph chain = chain_graph(3, 2);
   const Eigen::VectorXd y = Eigen::VectorXd::Constant(8, 25.0);
-  using em_t = cgm_em<tree_bp, laplace_cgm_noise>;
-  CHECK_THROWS_AS(em_t(chain, Eigen::VectorXd::Constant(7, 1.0), 100.0, laplace_cgm_noise(1.0), tree_bp(chain)),
+  using em_t = cgm_em<tree_bp, cgm_evidence>;
+  CHECK_THROWS_AS(em_t(chain, Eigen::VectorXd::Constant(7, 1.0), 100.0, cgm_evidence::laplace(1.0), tree_bp(chain)),
                   std::invalid_argument);
   Eigen::VectorXd bad = y;
   bad(3) = std::nan("");
-  CHECK_THROWS_WITH(em_t(chain, bad, 100.0, laplace_cgm_noise(1.0), tree_bp(chain)), Catch::Contains("y_j"));
-  CHECK_THROWS_WITH(em_t(chain, y, 0.0, laplace_cgm_noise(1.0), tree_bp(chain)), Catch::Contains("N"));
+  CHECK_THROWS_WITH(em_t(chain, bad, 100.0, cgm_evidence::laplace(1.0), tree_bp(chain)), Catch::Contains("y_j"));
+  CHECK_THROWS_WITH(em_t(chain, y, 0.0, cgm_evidence::laplace(1.0), tree_bp(chain)), Catch::Contains("N"));
   cgm_em_options negative;
   negative.pseudo_count = -1.0;
-  CHECK_THROWS_WITH(em_t(chain, y, 100.0, laplace_cgm_noise(1.0), tree_bp(chain), negative), Catch::Contains("pseudo_count"));
-  CHECK_THROWS_AS(em_t(chain, y, 100.0, laplace_cgm_noise(1.0), tree_bp(chain_graph(4, 2))), std::invalid_argument);
+  CHECK_THROWS_WITH(em_t(chain, y, 100.0, cgm_evidence::laplace(1.0), tree_bp(chain), negative), Catch::Contains("pseudo_count"));
+  CHECK_THROWS_AS(em_t(chain, y, 100.0, cgm_evidence::laplace(1.0), tree_bp(chain_graph(4, 2))), std::invalid_argument);
   cgm_em_options relax;
   relax.estep_relax = -0.5;
-  CHECK_THROWS_WITH(em_t(chain, y, 100.0, laplace_cgm_noise(1.0), tree_bp(chain), relax), Catch::Contains("estep_relax"));
+  CHECK_THROWS_WITH(em_t(chain, y, 100.0, cgm_evidence::laplace(1.0), tree_bp(chain), relax), Catch::Contains("estep_relax"));
   relax.estep_relax = std::nan("");
-  CHECK_THROWS_WITH(em_t(chain, y, 100.0, laplace_cgm_noise(1.0), tree_bp(chain), relax), Catch::Contains("estep_relax"));
-  CHECK_THROWS_AS(laplace_cgm_noise(0.0), std::invalid_argument);
-  CHECK_THROWS_AS(gaussian_cgm_noise(std::nan("")), std::invalid_argument);
+  CHECK_THROWS_WITH(em_t(chain, y, 100.0, cgm_evidence::laplace(1.0), tree_bp(chain), relax), Catch::Contains("estep_relax"));
+  CHECK_THROWS_AS(cgm_evidence::laplace(0.0), std::invalid_argument);
+  CHECK_THROWS_AS(cgm_evidence::gaussian(std::nan("")), std::invalid_argument);
   CHECK_THROWS_AS(box_dual_estep(chain, estep_options{0.0, 10}), std::invalid_argument);
   CHECK_THROWS_AS(box_dual_estep(chain, estep_options{1e-8, 0}), std::invalid_argument);
   {
     tree_bp bp(chain);
     Eigen::VectorXd warm = Eigen::VectorXd::Zero(8), n;
     warm(2) = std::nan("");
-    CHECK_THROWS_WITH(box_dual_estep(chain).solve(bp, Eigen::VectorXd::Zero(14), y, 100.0, laplace_cgm_noise(1.0), warm, n),
+    CHECK_THROWS_WITH(box_dual_estep(chain).solve(bp, Eigen::VectorXd::Zero(14), y, 100.0, cgm_evidence::laplace(1.0), warm, n),
                       Catch::Contains("g_j"));
     warm.setZero();
     for (const double scale : {0.0, -0.5, std::nan(""), std::numeric_limits<double>::infinity()})
       CHECK_THROWS_WITH(
-          box_dual_estep(chain).solve(bp, Eigen::VectorXd::Zero(14), y, 100.0, laplace_cgm_noise(1.0), warm, n, scale),
+          box_dual_estep(chain).solve(bp, Eigen::VectorXd::Zero(14), y, 100.0, cgm_evidence::laplace(1.0), warm, n, scale),
           Catch::Contains("tolerance_scale") && Catch::Contains("> 0"));
   }
   cgm_em_options tighten;
   for (const double bad : {0.0, 1.5, std::nan("")}) {
     tighten.estep_tighten = bad;
-    CHECK_THROWS_WITH(em_t(chain, y, 100.0, laplace_cgm_noise(1.0), tree_bp(chain), tighten), Catch::Contains("estep_tighten"));
+    CHECK_THROWS_WITH(em_t(chain, y, 100.0, cgm_evidence::laplace(1.0), tree_bp(chain), tighten),
+                      Catch::Contains("estep_tighten"));
   }
-  em_t em(chain, y, 100.0, laplace_cgm_noise(1.0), tree_bp(chain));
+  em_t em(chain, y, 100.0, cgm_evidence::laplace(1.0), tree_bp(chain));
   CHECK_THROWS_AS(fit(em, fit_options{0}), std::invalid_argument);
   // A capped E-step is counted, not thrown; fit reports the cap.
   cgm_em_options capped;
   capped.estep.max_iterations = 1;
   Eigen::VectorXd skewed = y;
   skewed(0) = 90.0;
-  em_t short_em(chain, skewed, 100.0, laplace_cgm_noise(1.0), tree_bp(chain), capped);
+  em_t short_em(chain, skewed, 100.0, cgm_evidence::laplace(1.0), tree_bp(chain), capped);
   int calls = 0;
   const fit_result r = fit(short_em, fit_options{3}, [&](const fit_progress& p) { calls = p.iteration; });
   CHECK(calls == 3);
@@ -452,7 +453,7 @@ TEST_CASE("NLBP (the text's E-step) agrees with the box dual; a constant damping
     const table_layout layout(in.graph);
     tree_bp bp(in.graph);
     const Eigen::VectorXd theta = in.dirichlet ? dirichlet_theta(in.graph, g) : random_theta(layout, g, 1.0);
-    const laplace_cgm_noise noise(in.b);
+    const auto noise = cgm_evidence::laplace(in.b);
     Eigen::VectorXd y = edge_tables(in.graph, chain_records(in.graph, theta, static_cast<int>(in.n_rec), g));
     std::exponential_distribution<double> e(1.0 / in.b);
     for (Eigen::Index j = 0; j < y.size(); ++j) y(j) += (g() % 2 == 0 ? 1.0 : -1.0) * e(g);
@@ -523,7 +524,7 @@ TEST_CASE("NLBP on graphs with cycles: the exact E-step with an exact back end, 
   brute_force_inference brute(third);
   Eigen::VectorXd mu;
   brute.marginals(theta, mu);
-  const laplace_cgm_noise noise(12.0);
+  const auto noise = cgm_evidence::laplace(12.0);
   Eigen::VectorXd y = n_rec * mu.tail(layout.released_size());
   std::exponential_distribution<double> e(1.0 / 12.0);
   for (Eigen::Index j = 0; j < y.size(); ++j) y(j) += (g() % 2 == 0 ? 1.0 : -1.0) * e(g);
@@ -599,8 +600,8 @@ TEST_CASE("box dual and CGM-EM through loopy BP: uncertified on cycles, equal to
   tight.tol = 1e-13;
   loopy_bp loopy(chain, tight);
   Eigen::VectorXd g_tree, n_tree, g_loopy, n_loopy;
-  const estep_result rt = box_dual_estep(chain).solve(tree, theta, y, 500.0, laplace_cgm_noise(8.0), g_tree, n_tree);
-  const estep_result rl = box_dual_estep(chain).solve(loopy, theta, y, 500.0, laplace_cgm_noise(8.0), g_loopy, n_loopy);
+  const estep_result rt = box_dual_estep(chain).solve(tree, theta, y, 500.0, cgm_evidence::laplace(8.0), g_tree, n_tree);
+  const estep_result rl = box_dual_estep(chain).solve(loopy, theta, y, 500.0, cgm_evidence::laplace(8.0), g_loopy, n_loopy);
   CHECK(rt.certified);
   CHECK(rl.converged);
   CHECK_FALSE(rl.certified);
@@ -708,7 +709,7 @@ TEST_CASE("CGM-EM with Gaussian noise converges: the E-step's gap tolerance for 
     for (Eigen::Index j = 0; j < y.size(); ++j) y(j) += noise(g);
     cgm_em_options options;
     options.estep.quadratic_gap_tol = quadratic_gap_tol;
-    cgm_em em(graph, y, 435.0, gaussian_cgm_noise(4.0), std::move(inference), options);
+    cgm_em em(graph, y, 435.0, cgm_evidence::gaussian(4.0), std::move(inference), options);
     return fit(em, fit_options{500});
   };
   const pairwise_graph chain = chain_graph(4, 3);
@@ -778,8 +779,10 @@ TEST_CASE("SQUAREM: MAP-EM's fixed point in fewer iterations; the Gaussian surro
   const Eigen::VectorXd& truth = release.truth;
   const Eigen::VectorXd& y = release.y;
   REQUIRE(map_em_prefers_gaussian(chain, 1e5, release.scale, true));
-  const gaussian_cgm_noise surrogate = laplace_gaussian_surrogate(laplace_cgm_noise(release.scale));
-  CHECK(surrogate.sigma() == Approx(std::sqrt(2.0) * release.scale));
+  const cgm_evidence surrogate = laplace_gaussian_surrogate(cgm_evidence::laplace(release.scale));
+  CHECK(surrogate.is_gaussian());
+  CHECK(surrogate.scale() == Approx(std::sqrt(2.0) * release.scale));
+  CHECK_THROWS_AS(laplace_gaussian_surrogate(surrogate), std::invalid_argument);
   cgm_em_options options;
   options.keep_trace = false;
   options.accelerate = false;
@@ -797,20 +800,13 @@ TEST_CASE("SQUAREM: MAP-EM's fixed point in fewer iterations; the Gaussian surro
   CHECK(std::abs(kl_squarem - kl_plain) <= 1e-3 * kl_plain);
   CHECK((squarem.counts() - plain.counts()).lpNorm<1>() <= 1e-3 * 1e5);
 
-  // with_map_em_evidence's callable must take either evidence term and return one type for both.
-  auto generic = [](auto noise) { return noise.dual_quadratic(); };
-  auto laplace_only = [](const laplace_cgm_noise& noise) { return noise.scale(); };
-  auto mixed_returns = [](auto noise) {
-    if constexpr (std::is_same_v<decltype(noise), laplace_cgm_noise>)
-      return 1;
-    else
-      return 1.0;
-  };
+  // with_map_em_evidence's callable takes the evidence term it chose.
+  auto generic = [](const cgm_evidence& noise) { return noise.dual_quadratic(); };
+  auto by_number = [](double scale) { return scale; };
   static_assert(map_em_fit<decltype(generic)>);
-  static_assert(!map_em_fit<decltype(laplace_only)>);
-  static_assert(!map_em_fit<decltype(mixed_returns)>);
-  CHECK(with_map_em_evidence(map_em_evidence::gaussian_surrogate, laplace_cgm_noise(release.scale), chain, 1e5, true, generic) ==
-        Approx(2.0 * release.scale * release.scale));
+  static_assert(!map_em_fit<decltype(by_number)>);
+  CHECK(with_map_em_evidence(map_em_evidence::gaussian_surrogate, cgm_evidence::laplace(release.scale), chain, 1e5, true,
+                             generic) == Approx(2.0 * release.scale * release.scale));
 
   // The rule: exact back ends only, every table's mean cell count at least 2 b.
   CHECK(map_em_prefers_gaussian(chain, 1e5, 5555.0, true));

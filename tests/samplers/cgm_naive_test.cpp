@@ -388,7 +388,7 @@ at7_medians at7_row(std::uint64_t seed, MakeGraph&& make_graph, bool with_nlbp =
       const Eigen::VectorXd y = mechanism.release(tables, g);
       cgm_em_options em_options;
       em_options.keep_trace = false;
-      const laplace_cgm_noise exact_noise = make_cgm_noise(mechanism);
+      const cgm_evidence exact_noise = make_cgm_noise(mechanism);
       bool surrogate = false;
       const fit_result fitted = with_map_em_evidence(
           map_em_evidence::automatic, exact_noise, graph, 1e4, Inference::is_exact,

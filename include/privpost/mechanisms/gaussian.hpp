@@ -17,24 +17,6 @@
 
 namespace privpost {
 
-namespace detail {
-
-// log p(z | s) = sum_j [-log(sigma sqrt(2 pi)) - (z_j - s_j)^2 / (2 sigma^2)]: the one Gaussian density of the
-// mechanism and of the evidence terms that model its releases (CGM's gaussian_cgm_noise). `who` names the caller.
-template <class DerivedZ, class DerivedS>
-double gaussian_log_likelihood(const char* who, const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s,
-                               double sigma) {
-  check_size_match(who, "z", z.size(), "s", s.size());
-  check_finite(who, "z", z);  // NaN in, NaN out otherwise (found by fuzzing)
-  check_finite(who, "s", s);
-  // residuals scaled before squaring: (z - s)^2 overflowed for sigma near 1e154 although (z - s)^2 / sigma^2 is small
-  // (found by fuzzing)
-  return -static_cast<double>(z.size()) * std::log(sigma * std::sqrt(2.0 * std::numbers::pi)) -
-         0.5 * ((z - s) / sigma).squaredNorm();
-}
-
-}  // namespace detail
-
 /// How the Gaussian mechanism's sigma was chosen.
 enum class gaussian_calibration {
   classic,

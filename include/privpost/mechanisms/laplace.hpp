@@ -15,21 +15,6 @@
 
 namespace privpost {
 
-namespace detail {
-
-// log p(z | s) = sum_j [-log(2 b) - |z_j - s_j| / b]: the one Laplace density of the mechanism and of the evidence
-// terms that model its releases (CGM's laplace_cgm_noise). `who` names the caller in errors.
-template <class DerivedZ, class DerivedS>
-double laplace_log_likelihood(const char* who, const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s,
-                              double scale) {
-  check_size_match(who, "z", z.size(), "s", s.size());
-  check_finite(who, "z", z);  // NaN in, NaN out otherwise (found by fuzzing)
-  check_finite(who, "s", s);
-  return -static_cast<double>(z.size()) * std::log(2.0 * scale) - (z - s).template lpNorm<1>() / scale;
-}
-
-}  // namespace detail
-
 /// The Laplace mechanism: epsilon-DP for statistics whose L1 sensitivity is at most `l1_sensitivity`.
 class laplace_mechanism : public detail::csprng_release<laplace_mechanism> {
  public:

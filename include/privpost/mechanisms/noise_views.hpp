@@ -9,9 +9,11 @@
 //     coordinate_kernel(); a mechanism the user does not own, by specialising noise_traits.
 #pragma once
 
+#include <Eigen/Core>
 #include <cmath>
 #include <concepts>
 #include <limits>
+#include <numbers>
 
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
@@ -19,6 +21,35 @@
 #include "privpost/core/random/inverse_gaussian.hpp"
 
 namespace privpost {
+
+namespace detail {
+
+// log p(z | s) = sum_j [-log(2 b) - |z_j - s_j| / b]: the one Laplace density of the mechanism and of the evidence
+// terms that model its releases (CGM's cgm_evidence). `who` names the caller in errors.
+template <class DerivedZ, class DerivedS>
+double laplace_log_likelihood(const char* who, const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s,
+                              double scale) {
+  check_size_match(who, "z", z.size(), "s", s.size());
+  check_finite(who, "z", z);  // NaN in, NaN out otherwise (found by fuzzing)
+  check_finite(who, "s", s);
+  return -static_cast<double>(z.size()) * std::log(2.0 * scale) - (z - s).template lpNorm<1>() / scale;
+}
+
+// log p(z | s) = sum_j [-log(sigma sqrt(2 pi)) - (z_j - s_j)^2 / (2 sigma^2)]: the one Gaussian density of the
+// mechanism and of the evidence terms that model its releases (CGM's cgm_evidence). `who` names the caller.
+template <class DerivedZ, class DerivedS>
+double gaussian_log_likelihood(const char* who, const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s,
+                               double sigma) {
+  check_size_match(who, "z", z.size(), "s", s.size());
+  check_finite(who, "z", z);  // NaN in, NaN out otherwise (found by fuzzing)
+  check_finite(who, "s", s);
+  // residuals scaled before squaring: (z - s)^2 overflowed for sigma near 1e154 although (z - s)^2 / sigma^2 is small
+  // (found by fuzzing)
+  return -static_cast<double>(z.size()) * std::log(sigma * std::sqrt(2.0 * std::numbers::pi)) -
+         0.5 * ((z - s) / sigma).squaredNorm();
+}
+
+}  // namespace detail
 
 /// Laplace noise of scale b as a Gaussian scale mixture, Lap(0, b) = N(0, w) with w ~ Exp(rate 1/(2 b^2)) (Park &
 /// Casella 2008; dissertation App. B.2): the scale-mixture view that laplace_mechanism declares, and that

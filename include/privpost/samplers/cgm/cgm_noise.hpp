@@ -1,7 +1,7 @@
 // privpost/samplers/cgm/cgm_noise.hpp
-// The evidence term log p(y | n) of released contingency tables for CGM-EM (docs/design-cgm.md Sec. 3.3, 3.5):
-// Laplace noise of scale b (the default release, b = 2|E| / epsilon) and Gaussian noise of standard deviation sigma.
-// Each models the cgm_noise concept: value, supergradient, and the dual pieces of the box-dual E-step.
+// The evidence term log p(y | n) of released contingency tables for CGM-EM (docs/design-cgm.md Sec. 3.3, 3.5), read
+// from the mechanism's coordinate view: Laplace noise of scale b (the default release, b = 2|E| / epsilon) or Gaussian
+// noise of standard deviation sigma; MAP-EM's Gaussian surrogate of Laplace noise.
 #pragma once
 
 #include <Eigen/Core>
@@ -12,88 +12,94 @@
 
 #include "privpost/core/errors.hpp"
 #include "privpost/families/graphical/pairwise_graph.hpp"
-#include "privpost/mechanisms/gaussian.hpp"
-#include "privpost/mechanisms/laplace.hpp"
+#include "privpost/mechanisms/noise_views.hpp"
 
 namespace privpost {
 
-/// Laplace evidence: log p(y | n) = -d log(2b) - |y - n|_1 / b, the Laplace mechanism's own density. The dual box is |g_j| <=
-/// 1/b, and the duality gap at residual r and dual point g is sum_j |r_j| / b - g_j r_j (>= 0 inside the box).
-class laplace_cgm_noise {
+/// The evidence term log p(y | n) of released tables with independent noise per cell on the real line, read from the
+/// mechanism's coordinate view (mechanisms/noise_views.hpp), so any coordinatewise mechanism reaches CGM-EM:
+///   Laplace of scale b:        log p = -d log(2b) - |y - n|_1 / b; the dual box |g_j| <= 1/b; the duality gap at
+///                              residual r and dual point g, sum_j |r_j| / b - g_j r_j (>= 0 inside the box);
+///   Gaussian of sd sigma:      log p = -d log(sigma sqrt(2 pi)) - |y - n|^2 / (2 sigma^2); no box, the dual's
+///                              quadratic term sigma^2 |g|^2 / 2 and the gap sum_j (r_j - sigma^2 g_j)^2 / (2 sigma^2).
+/// Models the cgm_noise concept: value, supergradient, and the dual pieces of the box-dual E-step.
+class cgm_evidence {
  public:
-  /// std::invalid_argument unless scale is finite and > 0.
-  explicit laplace_cgm_noise(double scale) : scale_(scale) { check_positive_finite("laplace_cgm_noise", "scale b", scale); }
-  /// The Laplace scale b.
+  /// Laplace noise of scale b (std::invalid_argument unless finite and > 0).
+  static cgm_evidence laplace(double b) {
+    check_positive_finite("cgm_evidence", "scale b", b);
+    return cgm_evidence(false, b);
+  }
+  /// Gaussian noise of standard deviation sigma (std::invalid_argument unless finite and > 0).
+  static cgm_evidence gaussian(double sigma) {
+    check_positive_finite("cgm_evidence", "sigma", sigma);
+    return cgm_evidence(true, sigma);
+  }
+  /// The evidence of a release by mechanism m (its coordinate view; a user's mechanism declares it, docs/concepts.md).
+  /// std::invalid_argument for noise on a lattice (the discrete mechanisms: their tables are not modelled here).
+  template <coordinatewise_mechanism M>
+  explicit cgm_evidence(const M& m) : cgm_evidence(from_view(coordinate_view(m))) {}
+
+  /// Whether the noise is Gaussian (else Laplace).
+  bool is_gaussian() const noexcept { return gaussian_; }
+  /// The Laplace scale b or the Gaussian sd sigma.
   double scale() const noexcept { return scale_; }
   /// log p(y | n); std::invalid_argument when the sizes differ or a value is not finite.
   double log_likelihood(const Eigen::VectorXd& y, const Eigen::VectorXd& n) const {
-    return detail::laplace_log_likelihood("laplace_cgm_noise::log_likelihood", y, n, scale_);
+    return gaussian_ ? detail::gaussian_log_likelihood("cgm_evidence::log_likelihood", y, n, scale_)
+                     : detail::laplace_log_likelihood("cgm_evidence::log_likelihood", y, n, scale_);
   }
-  /// sign(y_j - n_j) / b, 0 at ties (a member of the subdifferential).
+  /// Gaussian: the gradient (y - n) / sigma^2. Laplace: sign(y_j - n_j) / b, 0 at ties (a member of the
+  /// subdifferential). std::invalid_argument when the sizes differ.
   void supergradient(const Eigen::VectorXd& y, const Eigen::VectorXd& n, Eigen::VectorXd& g) const {
-    check_size_match("laplace_cgm_noise::supergradient", "y", y.size(), "n", n.size());
+    check_size_match("cgm_evidence::supergradient", "y", y.size(), "n", n.size());
+    if (gaussian_) {
+      g = (y - n) / (scale_ * scale_);
+      return;
+    }
     g.resize(y.size());
     for (Eigen::Index j = 0; j < y.size(); ++j) {
       const double r = y(j) - n(j);
       g(j) = r > 0.0 ? 1.0 / scale_ : (r < 0.0 ? -1.0 / scale_ : 0.0);
     }
   }
-  /// The dual box's half-width, 1 / b.
-  double dual_box() const noexcept { return 1.0 / scale_; }
-  /// The dual's quadratic coefficient: 0 (none).
-  double dual_quadratic() const noexcept { return 0.0; }
+  /// The dual box's half-width: 1 / b, or +infinity (no box) for Gaussian noise.
+  double dual_box() const noexcept { return gaussian_ ? std::numeric_limits<double>::infinity() : 1.0 / scale_; }
+  /// The dual's quadratic coefficient: sigma^2, or 0 (none) for Laplace noise.
+  double dual_quadratic() const noexcept { return gaussian_ ? scale_ * scale_ : 0.0; }
   /// The duality gap at residual r and dual point g (class comment).
   template <class R, class G>
   double duality_gap(const R& r, const G& g) const {
     double gap = 0.0;
-    for (Eigen::Index j = 0; j < r.size(); ++j) gap += std::abs(r(j)) / scale_ - g(j) * r(j);
+    if (gaussian_) {
+      const double s2 = scale_ * scale_;
+      for (Eigen::Index j = 0; j < r.size(); ++j) gap += (r(j) - s2 * g(j)) * (r(j) - s2 * g(j)) / (2.0 * s2);
+    } else {
+      for (Eigen::Index j = 0; j < r.size(); ++j) gap += std::abs(r(j)) / scale_ - g(j) * r(j);
+    }
     return gap;
   }
 
  private:
+  cgm_evidence(bool gaussian, double scale) : gaussian_(gaussian), scale_(scale) {}
+  static cgm_evidence from_view(const coordinate_noise& v) {
+    if (v.lattice())
+      throw_invalid("cgm_evidence", "noise granularity", v.granularity(), "0 (noise on the real line: Laplace or Gaussian)");
+    return v.absolute_weight() > 0.0 ? laplace(v.scale()) : gaussian(v.scale());
+  }
+
+  bool gaussian_;
   double scale_;
-};
-
-/// Gaussian evidence: log p(y | n) = -d log(sigma sqrt(2 pi)) - |y - n|^2 / (2 sigma^2), the Gaussian mechanism's own
-/// density. No box; the dual has the
-/// quadratic term sigma^2 |g|^2 / 2 and the gap sum_j (r_j - sigma^2 g_j)^2 / (2 sigma^2).
-class gaussian_cgm_noise {
- public:
-  /// std::invalid_argument unless sigma is finite and > 0.
-  explicit gaussian_cgm_noise(double sigma) : sigma_(sigma) { check_positive_finite("gaussian_cgm_noise", "sigma", sigma); }
-  /// The Gaussian noise sd sigma.
-  double sigma() const noexcept { return sigma_; }
-  /// log p(y | n); std::invalid_argument when the sizes differ or a value is not finite.
-  double log_likelihood(const Eigen::VectorXd& y, const Eigen::VectorXd& n) const {
-    return detail::gaussian_log_likelihood("gaussian_cgm_noise::log_likelihood", y, n, sigma_);
-  }
-  /// The gradient (y - n) / sigma^2; std::invalid_argument when the sizes differ.
-  void supergradient(const Eigen::VectorXd& y, const Eigen::VectorXd& n, Eigen::VectorXd& g) const {
-    check_size_match("gaussian_cgm_noise::supergradient", "y", y.size(), "n", n.size());
-    g = (y - n) / (sigma_ * sigma_);
-  }
-  /// No dual box: +infinity.
-  double dual_box() const noexcept { return std::numeric_limits<double>::infinity(); }
-  /// The dual's quadratic coefficient, sigma^2.
-  double dual_quadratic() const noexcept { return sigma_ * sigma_; }
-  /// The duality gap at residual r and dual point g (class comment).
-  template <class R, class G>
-  double duality_gap(const R& r, const G& g) const {
-    const double s2 = sigma_ * sigma_;
-    double gap = 0.0;
-    for (Eigen::Index j = 0; j < r.size(); ++j) gap += (r(j) - s2 * g(j)) * (r(j) - s2 * g(j)) / (2.0 * s2);
-    return gap;
-  }
-
- private:
-  double sigma_;
 };
 
 /// The Gaussian of the Laplace noise's variance (sd sqrt(2) b): MAP-EM's surrogate evidence where the counts dominate the
 /// noise (map_em_prefers_gaussian says why). Only MAP-EM's point estimate is concerned: the Bayesian CGM's sampler always
 /// models the exact mechanism.
-inline gaussian_cgm_noise laplace_gaussian_surrogate(const laplace_cgm_noise& noise) {
-  return gaussian_cgm_noise(std::sqrt(2.0) * noise.scale());
+/// std::invalid_argument for Gaussian evidence (it is its own).
+inline cgm_evidence laplace_gaussian_surrogate(const cgm_evidence& noise) {
+  if (noise.is_gaussian())
+    throw_invalid("laplace_gaussian_surrogate", "Gaussian evidence of sd", noise.scale(), "Laplace evidence");
+  return cgm_evidence::gaussian(std::sqrt(2.0) * noise.scale());
 }
 
 /// Whether MAP-EM should fit a Laplace release of graph's edge tables (scale b, N records) through the Gaussian surrogate:
@@ -129,29 +135,27 @@ inline bool map_em_prefers_gaussian(const pairwise_graph& graph, double n_record
 /// (gaussian_surrogate), or as map_em_prefers_gaussian decides (automatic).
 enum class map_em_evidence { automatic, exact, gaussian_surrogate };
 
-/// A callable with_map_em_evidence can hand either evidence term: invocable with laplace_cgm_noise and with
-/// gaussian_cgm_noise, returning the same type for both (one return type whichever term is chosen).
+/// A callable with_map_em_evidence can hand the evidence term it chose (cgm_evidence::is_gaussian() tells which).
 template <class Fit>
-concept map_em_fit = std::invocable<Fit&, laplace_cgm_noise> && std::invocable<Fit&, gaussian_cgm_noise> &&
-    std::same_as<std::invoke_result_t<Fit&, laplace_cgm_noise>, std::invoke_result_t<Fit&, gaussian_cgm_noise>>;
+concept map_em_fit = std::invocable<Fit&, cgm_evidence>;
 
 /// Calls fit(evidence) with the evidence term choice selects for a Laplace release (noise) of graph's edge tables from
 /// N records fitted through a back end that is exact or not; returns what fit returns. Whether it took the surrogate is
-/// written to *surrogate when given. std::invalid_argument as map_em_prefers_gaussian.
+/// written to *surrogate when given. std::invalid_argument as map_em_prefers_gaussian, or for Gaussian evidence.
 template <map_em_fit Fit>
-decltype(auto) with_map_em_evidence(map_em_evidence choice, const laplace_cgm_noise& noise, const pairwise_graph& graph,
+decltype(auto) with_map_em_evidence(map_em_evidence choice, const cgm_evidence& noise, const pairwise_graph& graph,
                                     double n_records, bool exact_inference, Fit&& fit, bool* surrogate = nullptr) {
   const bool gaussian =
       choice == map_em_evidence::gaussian_surrogate ||
       (choice == map_em_evidence::automatic && map_em_prefers_gaussian(graph, n_records, noise.scale(), exact_inference));
   if (surrogate != nullptr) *surrogate = gaussian;
-  if (gaussian) return fit(laplace_gaussian_surrogate(noise));
-  return fit(noise);
+  return fit(gaussian ? laplace_gaussian_surrogate(noise) : noise);
 }
 
-/// The evidence term of a release made by a Laplace mechanism (b = its scale).
-inline laplace_cgm_noise make_cgm_noise(const laplace_mechanism& m) { return laplace_cgm_noise(m.scale()); }
-/// The evidence term of a release made by a Gaussian mechanism (its sigma).
-inline gaussian_cgm_noise make_cgm_noise(const gaussian_mechanism& m) { return gaussian_cgm_noise(m.sigma()); }
+/// The evidence term of a release made by mechanism m: cgm_evidence(m).
+template <coordinatewise_mechanism M>
+cgm_evidence make_cgm_noise(const M& m) {
+  return cgm_evidence(m);
+}
 
 }  // namespace privpost
