@@ -160,7 +160,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (which == 7) {
           cgm_em_options options;
           options.pseudo_count = a;
-          cgm_em<tree_bp, laplace_cgm_noise> em(chain, y, n, laplace_cgm_noise(b), tree_bp(chain), options);
+          cgm_em<tree_bp, cgm_evidence> em(chain, y, n, cgm_evidence::laplace(b), tree_bp(chain), options);
           iterations(em);
         } else {
           naive_mle_options options;
