@@ -80,7 +80,8 @@ concept block_record_update = requires(M& m, typename M::parameter_type& theta,
 /// draw_start_record(pass, theta, i, g, out), the proposals of record_init::consistent's passes (default: the record
 /// law at a fresh prior draw); transport and log_prior (transported_record_model),
 /// contribution_sum_range (the range the summed contribution can take, for the reachability rule of
-/// mechanisms/reachable.hpp).
+/// mechanisms/reachable.hpp); static constexpr bool whole_contributions = true when the statistic and the model's own
+/// contribution are whole numbers (counts: the sweep then keeps its running sums, exact, without summing afresh).
 template <class M>
 concept record_model = requires(const M& m, const typename M::parameter_type& theta, const typename M::record_type& x,
                                 std::size_t i, std::mt19937_64& g) {
@@ -216,6 +217,349 @@ inline constexpr int record_init_passes = 20;
 /// The most records a record-level chain holds.
 inline constexpr double record_frame_max_records = 1e7;
 
+namespace detail {
+// Whether release rule C sums whole numbers for model M, so that the running sums stay exact (below 2^53): the model
+// declares its statistic and its own contribution whole (static constexpr bool whole_contributions = true: counts) and
+// the rule is the model's own (family_statistic, or a rule that declares itself the statistic, as
+// statistic_contribution does).
+template <class M, class C>
+inline constexpr bool whole_rule = requires {
+  requires M::whole_contributions;
+}
+&&(std::same_as<C, family_statistic> || requires { requires C::is_statistic; });
+
+// The range coordinate j of the summed contribution of rule c over n records can take: the model's, where it declares
+// one (contribution_sum_range); unbounded otherwise.
+template <class Model, class C>
+std::pair<double, double> record_sum_range(const Model& m, const C& c, double n, int j) {
+  if constexpr (requires { m.contribution_sum_range(c, n, j); })
+    return m.contribution_sum_range(c, n, j);
+  else
+    return {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+}
+
+// The records of a record-level chain and the states of their releases: steps (b) and (d) of the sweep, written once.
+// record_frame holds one scan over all n records; the sharded frame (samplers/record_sharded.hpp) one per shard, whose
+// release is the shard's share of the split noise. The model is passed to every call rather than held, so that the
+// scans of K shards share their chain's one model and a moved chain leaves no dangling reference.
+template <record_model Model, class... Releases>
+class record_scan {
+ public:
+  using record_type = typename Model::record_type;
+  using parameter_type = typename Model::parameter_type;
+  using statistic_type = typename record_statistic<Model>::type;
+  static constexpr std::size_t release_count = sizeof...(Releases);
+  static constexpr bool conjugate = conjugate_record_update<Model>;
+  static constexpr bool exact_sums = (whole_rule<Model, decltype(Releases::contribution)> && ...);
+
+  explicit record_scan(Releases... releases) : releases_(std::move(releases)...) {}
+
+  // count >= 1 records from f(. | theta), drawn with g, and the release states sized by the first record's
+  // contributions, each z the release's own. The sums are not yet computed (resum): a caller checks z first.
+  template <random_engine G>
+  void fill(const Model& m, std::size_t count, const parameter_type& theta, G& g) {
+    records_.resize(count);
+    if constexpr (conjugate) statistics_.resize(count);
+    for (std::size_t i = 0; i < count; ++i) records_[i] = m.draw_record(theta, i, g);
+    proposal_ = records_[0];  // sized like a record: in-place draws allocate nothing
+    for_each_release([&](auto& rel, auto& st, std::size_t) {
+      using V = std::remove_cvref_t<decltype(st.sum)>;
+      const auto size = contribute(m, rel.contribution, records_[0], 0).size();
+      st.sum = st.proposed = st.c_new = V::Zero(size);
+      st.z = rel.z.size() == size ? V(rel.z) : V(V::Zero(size));
+      st.contributions.assign(count, V::Zero(size));
+    });
+    if constexpr (conjugate) total_ = statistic_type::Zero(m.statistic(records_[0], 0).size());
+  }
+
+  // The serial frame's checks of every release of n records (size, finite entries, reachable from the range the model
+  // declares for the summed contribution), under the name f.
+  void check_releases(const char* f, const Model& m, double n) const {
+    for_each_release([&](const auto& rel, const auto& st, std::size_t r) {
+      const std::string which = release_name(r) + " z";
+      const auto size = st.sum.size();
+      check_size_match(f, which, rel.z.size(), "the contribution's size", size);
+      check_finite(f, which, rel.z);
+      for (Eigen::Index j = 0; j < size; ++j) {
+        const auto [lo, hi] = record_sum_range(m, rel.contribution, n, static_cast<int>(j));
+        check_reachable(f, size == 1 ? which : which + "(" + std::to_string(j) + ")", rel.z(j), lo, hi, n,
+                        noise_scale(rel.mechanism));
+      }
+    });
+  }
+
+  // std::domain_error naming f unless every release has positive density at the records.
+  void check_densities(const char* f) const {
+    for_each_release([&](const auto&, const auto& st, std::size_t r) {
+      if (!(st.log_density > -std::numeric_limits<double>::infinity()))
+        throw std::domain_error(std::string(f) + ": " + (release_count == 1 ? "the release" : release_name(r)) +
+                                " has zero density at the initial records (log density " + std::to_string(st.log_density) +
+                                "); accepted: a mechanism with positive density there");
+    });
+  }
+
+  static std::string release_name(std::size_t r) {
+    return release_count == 1 ? std::string("release") : "release " + std::to_string(r + 1);
+  }
+
+  // (b) every record in turn at theta (systematic scan), then (d).
+  template <random_engine G>
+  void sweep(const Model& m, const parameter_type& theta, G& g) {
+    for (std::size_t i = 0; i < records_.size(); ++i) update_record(m, theta, i, g);
+    settle(m);
+  }
+
+  // (d): the sums summed afresh from the stored values, unless every statistic and contribution is a whole number
+  // (exact_sums: counts, whose running sums are exact, so summing afresh would change nothing and, at a million
+  // records, costs a pass over memory as long as the sweep's own); the log densities are recomputed from the sums
+  // either way, so that running density changes never accumulate.
+  void settle(const Model& m) {
+    if constexpr (exact_sums)
+      for_each_release(
+          [&](const auto& rel, auto& st, std::size_t) { st.log_density = rel.mechanism.log_likelihood(st.z, st.sum); });
+    else
+      resum(m, false);
+  }
+
+  // One Metropolis-Hastings update of record i at theta: x* ~ f(. | theta), accepted with min(1, exp(log alpha)).
+  template <random_engine G>
+  bool update_record(const Model& m, const parameter_type& theta, std::size_t i, G& g) {
+    // A small record lives in a local, which the stores into the release states cannot alias; a record of run-time
+    // size is drawn into the member proposal_, so that sweeps allocate nothing.
+    if constexpr (std::is_trivially_copyable_v<record_type> && sizeof(record_type) <= 64) {
+      record_type x;
+      draw_into(m, theta, i, g, x);
+      return decide(m, i, x, g);
+    } else {
+      draw_into(m, theta, i, g, proposal_);
+      return decide(m, i, proposal_, g);
+    }
+  }
+
+  // log alpha of replacing record i by x (record_frame::log_acceptance).
+  double log_acceptance(const Model& m, std::size_t i, const record_type& x) const {
+    double log_alpha = 0.0;
+    for_each_release([&](const auto& rel, const auto& st, std::size_t) {
+      using V = std::remove_cvref_t<decltype(st.sum)>;
+      const V c = contribute(m, rel.contribution, x, i);
+      if (c == st.contributions[i]) return;
+      const V proposed = st.sum - st.contributions[i] + c;
+      double log_new = 0.0;
+      log_alpha += change(rel.mechanism, st, proposed, log_new);
+    });
+    return log_alpha;
+  }
+
+  // record_init::consistent (see there): greedy passes with proposals from f(. | theta'), theta' fresh from the prior
+  // each pass, accepting rises and ties of the summed log density (from -infinity any finite density is a rise);
+  // passes without a rise are idle. Not counted in the acceptance.
+  template <random_engine G>
+  void start_consistent(const Model& m, G& g) {
+    int idle = 0;
+    for (int pass = 0; pass < record_init_passes && idle < 5; ++pass) {
+      const parameter_type proposal_theta = m.draw_prior(g);
+      bool moved = false;
+      for (std::size_t i = 0; i < records_.size(); ++i) {
+        if constexpr (requires { m.draw_start_record(pass, proposal_theta, i, g, proposal_); })
+          m.draw_start_record(pass, proposal_theta, i, g, proposal_);
+        else
+          draw_into(m, proposal_theta, i, g, proposal_);
+        bool changed = false;
+        const double log_alpha = evaluate(m, i, proposal_, changed);
+        if (changed && log_alpha >= 0.0) {  // ties move too (plateaus of the L1 density), but only rises count
+          replace(m, i, proposal_);
+          moved = moved || log_alpha > 0.0;
+        }
+      }
+      settle(m);
+      idle = moved ? 0 : idle + 1;
+    }
+  }
+
+  // sum_r log p_r(z_r | S_r(T(x; from, to))): the releases' log density with every record transported (move (t)).
+  double transported_log_density(const Model& m, const parameter_type& from, const parameter_type& to) {
+    double total = 0.0;
+    for_each_release([&](const auto& rel, auto& st, std::size_t) {
+      st.proposed.setZero();
+      for (std::size_t i = 0; i < records_.size(); ++i) {
+        contribute_into(m, rel.contribution, m.transport(records_[i], i, from, to), i, st.c_new);
+        st.proposed += st.c_new;
+      }
+      total += rel.mechanism.log_likelihood(st.z, st.proposed);
+    });
+    return total;
+  }
+  // Every record transported from `from` to `to`, then the sums recomputed.
+  void transport(const Model& m, const parameter_type& from, const parameter_type& to) {
+    for (std::size_t i = 0; i < records_.size(); ++i) records_[i] = m.transport(records_[i], i, from, to);
+    resum(m);
+  }
+
+  // The sums and log densities from the records: with recompute, every statistic and contribution evaluated anew (the
+  // records were replaced wholesale); without, the stored ones summed afresh (they are exact per record, so this alone
+  // keeps rounding from accumulating, at no model evaluation).
+  void resum(const Model& m, bool recompute = true) {
+    if constexpr (conjugate) {
+      total_.setZero();
+      for (std::size_t i = 0; i < records_.size(); ++i) {
+        if (recompute) statistics_[i] = m.statistic(records_[i], i);
+        total_ += statistics_[i];
+      }
+    }
+    for_each_release([&](const auto& rel, auto& st, std::size_t) {
+      st.sum.setZero();
+      for (std::size_t i = 0; i < records_.size(); ++i) {
+        if (recompute) contribute_into(m, rel.contribution, records_[i], i, st.contributions[i]);
+        st.sum += st.contributions[i];
+      }
+      st.log_density = rel.mechanism.log_likelihood(st.z, st.sum);
+    });
+  }
+
+  // Replaces the records (the caller checked their count) and recomputes the sums.
+  void set_records(const Model& m, const std::vector<record_type>& records) {
+    records_ = records;
+    resum(m);
+  }
+  // Sets release r's released value (the sharded frame's share y_k, every sweep) and its log density at the records.
+  template <std::size_t r, class Z>
+  void set_released(const Z& z) {
+    auto& st = std::get<r>(states_);
+    st.z = z;
+    st.log_density = std::get<r>(releases_).mechanism.log_likelihood(st.z, st.sum);
+  }
+  template <std::size_t r>
+  auto& release() noexcept {
+    return std::get<r>(releases_);
+  }
+  template <std::size_t r>
+  const auto& released() const noexcept {
+    return std::get<r>(states_).z;
+  }
+
+  const std::vector<record_type>& records() const noexcept { return records_; }
+  const statistic_type& statistic() const noexcept { return total_; }
+  template <std::size_t r>
+  const auto& release_sum() const noexcept {
+    return std::get<r>(states_).sum;
+  }
+  // S_r of release r given at run time, when every release's sum has type V.
+  template <class V>
+  const V& release_sum(std::size_t r) const {
+    const V* sum = nullptr;
+    for_each_release([&](const auto&, const auto& st, std::size_t k) {
+      if (k == r) sum = &st.sum;
+    });
+    return *sum;
+  }
+  std::uint64_t proposed() const noexcept { return proposed_; }
+  std::uint64_t accepted() const noexcept { return accepted_; }
+  double smallest_log_acceptance() const noexcept { return smallest_log_alpha_; }
+
+ private:
+  template <class V>
+  struct release_state {
+    V z{}, sum{}, proposed{}, c_new{};
+    std::vector<V> contributions;
+    double log_density = 0.0, log_new = 0.0;
+    bool changed = false;
+  };
+
+  // fn(release, its state, index) for every release in order.
+  template <class Fn>
+  void for_each_release(Fn&& fn) {
+    [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(releases_), std::get<r>(states_), r), ...); }
+    (std::index_sequence_for<Releases...>{});
+  }
+  template <class Fn>
+  void for_each_release(Fn&& fn) const {
+    [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(releases_), std::get<r>(states_), r), ...); }
+    (std::index_sequence_for<Releases...>{});
+  }
+
+  // x ~ f(. | theta) into out: in place where the model draws so (a record of run-time size), else by value.
+  template <random_engine G>
+  static void draw_into(const Model& m, const parameter_type& theta, std::size_t i, G& g, record_type& out) {
+    if constexpr (requires { m.draw_record(theta, i, g, out); })
+      m.draw_record(theta, i, g, out);
+    else
+      out = m.draw_record(theta, i, g);
+  }
+
+  // The Metropolis-Hastings decision for the drawn proposal x, and the replacement if accepted.
+  template <random_engine G>
+  bool decide(const Model& m, std::size_t i, const record_type& x, G& g) {
+    ++proposed_;
+    bool changed = false;
+    const double log_alpha = evaluate(m, i, x, changed);
+    if (changed) {
+      smallest_log_alpha_ = std::min(smallest_log_alpha_, log_alpha);
+      if (log_alpha < 0.0 && !log_uniform_below(draw_uniform(g), log_alpha)) return false;
+    }
+    ++accepted_;
+    replace(m, i, x);
+    return true;
+  }
+
+  // Fills every release state's c_new, changed, proposed and log_new for replacing record i by x; returns log alpha
+  // (the sum of the changed releases' log-density changes) and sets changed when any contribution differs.
+  double evaluate(const Model& m, std::size_t i, const record_type& x, bool& changed) {
+    double log_alpha = 0.0;
+    for_each_release([&](const auto& rel, auto& st, std::size_t) {
+      contribute_into(m, rel.contribution, x, i, st.c_new);
+      st.changed = !(st.c_new == st.contributions[i]);
+      if (!st.changed) return;
+      changed = true;
+      st.proposed = st.sum - st.contributions[i] + st.c_new;
+      log_alpha += change(rel.mechanism, st, st.proposed, st.log_new);
+    });
+    return log_alpha;
+  }
+
+  // Replaces record i by x after evaluate(i, x, ...): T, and the changed releases' sums, densities and contributions.
+  void replace(const Model& m, std::size_t i, const record_type& x) {
+    if constexpr (conjugate) {
+      const statistic_type t_new = m.statistic(x, i);
+      total_ += t_new - statistics_[i];
+      statistics_[i] = t_new;
+    }
+    for_each_release([&](const auto&, auto& st, std::size_t) {
+      if (!st.changed) return;
+      st.sum = st.proposed;
+      st.log_density = st.log_new;  // a running sum of changes only within a sweep (resum)
+      st.contributions[i] = st.c_new;
+    });
+    records_[i] = x;
+  }
+
+  // log p(z | proposed) - log p(z | S) for a release, and log p(z | proposed) into log_new: the kernel's own
+  // log_density_change when it has one (then log_new = the kept log density plus the change), else one log_likelihood
+  // call against the kept log density.
+  template <class M, class State, class V>
+  static double change(const M& mechanism, const State& st, const V& proposed, double& log_new) {
+    if constexpr (requires { mechanism.log_density_change(st.z, st.sum, proposed); }) {
+      const double delta = mechanism.log_density_change(st.z, st.sum, proposed);
+      log_new = st.log_density + delta;
+      return delta;
+    } else {
+      log_new = mechanism.log_likelihood(st.z, proposed);
+      return log_new - st.log_density;
+    }
+  }
+
+  std::tuple<Releases...> releases_;
+  std::tuple<release_state<release_vector_t<Model, Releases>>...> states_;
+  std::vector<record_type> records_;
+  record_type proposal_{};
+  std::vector<statistic_type> statistics_;
+  statistic_type total_{};
+  std::uint64_t proposed_ = 0, accepted_ = 0;
+  double smallest_log_alpha_ = 0.0;
+  bool exact_ = false;        // every stored statistic and contribution whole and below whole_limit_ (settle)
+  double whole_limit_ = 0.0;  // 2^53 / n
+};
+}  // namespace detail
+
 /// The record-level frame over (theta, x_1..x_n) given R >= 1 releases of the same records (sweep above). Models
 /// privpost::sampler. Sweeps allocate nothing beyond what the model's own update does.
 template <record_model Model, class... Releases>
@@ -256,39 +600,18 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
   void step(G& g) {
     update_parameter(g);
     if constexpr (transported) transport_move(g);
-    for (std::size_t i = 0; i < records_.size(); ++i) update_record(i, g);
-    resum(false);
+    scan_.sweep(model_, theta_, g);
   }
 
   /// log alpha of replacing record i by x (before the min with 0): the sum over releases of log p_r(z_r | S_r*) -
   /// log p_r(z_r | S_r), each 0 when that release's contribution is unchanged.
-  double log_acceptance(std::size_t i, const record_type& x) const {
-    double log_alpha = 0.0;
-    for_each_release([&](const auto& rel, const auto& st, std::size_t) {
-      using V = std::remove_cvref_t<decltype(st.sum)>;
-      const V c = detail::contribute(model_, rel.contribution, x, i);
-      if (c == st.contributions[i]) return;
-      const V proposed = st.sum - st.contributions[i] + c;
-      double log_new = 0.0;
-      log_alpha += change(rel.mechanism, st, proposed, log_new);
-    });
-    return log_alpha;
-  }
+  double log_acceptance(std::size_t i, const record_type& x) const { return scan_.log_acceptance(model_, i, x); }
 
   /// One Metropolis-Hastings update of record i at the current theta: x* ~ f(. | theta), accepted with probability
   /// min(1, exp(log_acceptance(i, x*))) (no uniform is drawn when that is 1). Returns whether it was accepted.
   template <random_engine G>
   bool update_record(std::size_t i, G& g) {
-    // A small record lives in a local, which the stores into the release states cannot alias; a record of run-time
-    // size is drawn into the member proposal_, so that sweeps allocate nothing.
-    if constexpr (std::is_trivially_copyable_v<record_type> && sizeof(record_type) <= 64) {
-      record_type x;
-      draw_into(theta_, i, g, x);
-      return decide(i, x, g);
-    } else {
-      draw_into(theta_, i, g, proposal_);
-      return decide(i, proposal_, g);
-    }
+    return scan_.update_record(model_, theta_, i, g);
   }
 
   /// The model.
@@ -302,37 +625,32 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
   /// Replaces the records (the kernel tests); the sums are recomputed. std::invalid_argument for a wrong count.
   void set_records(const std::vector<record_type>& records) {
     check_size_match(std::string(function_) + "::set_records", "records", static_cast<Eigen::Index>(records.size()), "n",
-                     static_cast<Eigen::Index>(records_.size()));
-    records_ = records;
-    resum();
+                     static_cast<Eigen::Index>(scan_.records().size()));
+    scan_.set_records(model_, records);
   }
   /// The current latent records.
-  const std::vector<record_type>& records() const noexcept { return records_; }
+  const std::vector<record_type>& records() const noexcept { return scan_.records(); }
   /// T: the sum of the records' statistics (what a conjugate theta | records is conditioned on).
-  const auto& statistic() const noexcept requires conjugate { return total_; }
+  const auto& statistic() const noexcept requires conjugate { return scan_.statistic(); }
   /// S_r: the sum of the records' contributions to release r (0-based), when every release's sum is a vector_type.
   const vector_type& release_sum(std::size_t r) const
       requires(std::same_as<detail::release_vector_t<Model, Releases>, vector_type>&&...) {
     if (r >= release_count)
       throw_invalid(std::string(function_) + "::release_sum", "r", static_cast<double>(r),
                     "a release index in [0, " + std::to_string(release_count - 1) + "]");
-    const vector_type* sum = nullptr;
-    for_each_release([&](const auto&, const auto& st, std::size_t k) {
-      if (k == r) sum = &st.sum;
-    });
-    return *sum;
+    return scan_.template release_sum<vector_type>(r);
   }
   /// S_r of release r given at compile time (any release's vector type).
   template <std::size_t r>
   const auto& release_sum() const noexcept {
-    return std::get<r>(states_).sum;
+    return scan_.template release_sum<r>();
   }
   /// Accepted / proposed record updates so far (1 before any).
   double record_acceptance() const noexcept {
-    return proposed_ == 0 ? 1.0 : static_cast<double>(accepted_) / static_cast<double>(proposed_);
+    return scan_.proposed() == 0 ? 1.0 : static_cast<double>(scan_.accepted()) / static_cast<double>(scan_.proposed());
   }
   /// The smallest log alpha computed so far (0 before any change of contribution was proposed).
-  double smallest_log_acceptance() const noexcept { return smallest_log_alpha_; }
+  double smallest_log_acceptance() const noexcept { return scan_.smallest_log_acceptance(); }
   /// Transport moves whose shrinkage stopped at its cap (the move then keeps theta): inner_solver_nonconverged.
   const numerical_events& events() const noexcept { return events_; }
 
@@ -340,184 +658,31 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
   /// The checks and the start under the name `function` (the samplers built on the frame use their own).
   template <random_engine G>
   record_frame(const char* function, Model model, double n, G& g, record_init init, Releases... releases)
-      : model_(std::move(model)), releases_(std::move(releases)...), n_(n), function_(function) {
+      : model_(std::move(model)), scan_(std::move(releases)...), n_(n), function_(function) {
     const char* f = function_;
     if (init != record_init::prior && init != record_init::consistent)
       throw_invalid(f, "init", static_cast<double>(static_cast<int>(init)), "record_init::prior or record_init::consistent");
     check_record_count(f, n);
     if (!(std::floor(n) == n && n <= max_records)) throw_invalid(f, "n", n, "a whole number in [1, 1e7]");
     theta_ = model_.draw_prior(g);
-    const auto count = static_cast<std::size_t>(n);
-    records_.resize(count);
-    if constexpr (conjugate) statistics_.resize(count);
-    for (std::size_t i = 0; i < count; ++i) records_[i] = model_.draw_record(theta_, i, g);
-    proposal_ = records_[0];  // sized like a record: in-place draws allocate nothing
-    for_each_release([&](auto& rel, auto& st, std::size_t r) {
-      using V = std::remove_cvref_t<decltype(st.sum)>;
-      const std::string which = release_name(r) + " z";
-      const auto size = detail::contribute(model_, rel.contribution, records_[0], 0).size();
-      check_size_match(f, which, rel.z.size(), "the contribution's size", size);
-      check_finite(f, which, rel.z);
-      for (Eigen::Index j = 0; j < size; ++j) {
-        const auto [lo, hi] = sum_range(rel.contribution, n, static_cast<int>(j));
-        check_reachable(f, size == 1 ? which : which + "(" + std::to_string(j) + ")", rel.z(j), lo, hi, n,
-                        noise_scale(rel.mechanism));
-      }
-      st.z = rel.z;
-      st.sum = st.proposed = st.c_new = V::Zero(size);
-      st.contributions.assign(count, V::Zero(size));
-    });
-    if constexpr (conjugate) total_ = decltype(total_)::Zero(model_.statistic(records_[0], 0).size());
-    resum();
-    if (init == record_init::consistent) start_consistent(g);
-    for_each_release([&](const auto&, const auto& st, std::size_t r) {
-      if (!(st.log_density > -std::numeric_limits<double>::infinity()))
-        throw std::domain_error(std::string(f) + ": " + (release_count == 1 ? "the release" : release_name(r)) +
-                                " has zero density at the initial records (log density " + std::to_string(st.log_density) +
-                                "); accepted: a mechanism with positive density there");
-    });
+    scan_.fill(model_, static_cast<std::size_t>(n), theta_, g);
+    scan_.check_releases(f, model_, n);
+    scan_.resum(model_);
+    if (init == record_init::consistent) {
+      scan_.start_consistent(model_, g);
+      update_parameter(g);
+    }
+    scan_.check_densities(f);
   }
 
  private:
-  using statistic_type = typename detail::record_statistic<Model>::type;
-
-  static std::string release_name(std::size_t r) {
-    return release_count == 1 ? std::string("release") : "release " + std::to_string(r + 1);
-  }
-
-  template <class V>
-  struct release_state {
-    V z{}, sum{}, proposed{}, c_new{};
-    std::vector<V> contributions;
-    double log_density = 0.0, log_new = 0.0;
-    bool changed = false;
-  };
-
-  // The range the summed contribution of rule c can take: the model's, where it declares one; unbounded otherwise.
-  template <class C>
-  std::pair<double, double> sum_range(const C& c, double n, int j) const {
-    if constexpr (requires { model_.contribution_sum_range(c, n, j); })
-      return model_.contribution_sum_range(c, n, j);
-    else
-      return {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
-  }
-
-  // fn(release, its state, index) for every release in order.
-  template <class Fn>
-  void for_each_release(Fn&& fn) {
-    [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(releases_), std::get<r>(states_), r), ...); }
-    (std::index_sequence_for<Releases...>{});
-  }
-  template <class Fn>
-  void for_each_release(Fn&& fn) const {
-    [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(releases_), std::get<r>(states_), r), ...); }
-    (std::index_sequence_for<Releases...>{});
-  }
-
-  // x ~ f(. | theta) into out: in place where the model draws so (a record of run-time size), else by value.
-  template <random_engine G>
-  void draw_into(const parameter_type& theta, std::size_t i, G& g, record_type& out) {
-    if constexpr (requires { model_.draw_record(theta, i, g, out); })
-      model_.draw_record(theta, i, g, out);
-    else
-      out = model_.draw_record(theta, i, g);
-  }
-
   // (a): the conjugate update on T, or the model's own step.
   template <random_engine G>
   void update_parameter(G& g) {
     if constexpr (conjugate)
-      theta_ = model_.draw_given_statistic(total_, n_, g);
+      theta_ = model_.draw_given_statistic(scan_.statistic(), n_, g);
     else
-      model_.update_parameter(theta_, records_, g);
-  }
-
-  // update_record's Metropolis-Hastings decision for the drawn proposal x, and the replacement if accepted.
-  template <random_engine G>
-  bool decide(std::size_t i, const record_type& x, G& g) {
-    ++proposed_;
-    bool changed = false;
-    const double log_alpha = evaluate(i, x, changed);
-    if (changed) {
-      smallest_log_alpha_ = std::min(smallest_log_alpha_, log_alpha);
-      if (log_alpha < 0.0 && !(std::log(draw_uniform(g)) < log_alpha)) return false;
-    }
-    ++accepted_;
-    replace(i, x);
-    return true;
-  }
-
-  // Fills every release state's c_new, changed, proposed and log_new for replacing record i by x; returns log alpha
-  // (the sum of the changed releases' log-density changes) and sets changed when any contribution differs.
-  double evaluate(std::size_t i, const record_type& x, bool& changed) {
-    double log_alpha = 0.0;
-    for_each_release([&](const auto& rel, auto& st, std::size_t) {
-      detail::contribute_into(model_, rel.contribution, x, i, st.c_new);
-      st.changed = !(st.c_new == st.contributions[i]);
-      if (!st.changed) return;
-      changed = true;
-      st.proposed = st.sum - st.contributions[i] + st.c_new;
-      log_alpha += change(rel.mechanism, st, st.proposed, st.log_new);
-    });
-    return log_alpha;
-  }
-
-  // Replaces record i by x after evaluate(i, x, ...): T, and the changed releases' sums, densities and contributions.
-  void replace(std::size_t i, const record_type& x) {
-    if constexpr (conjugate) {
-      const statistic_type t_new = model_.statistic(x, i);
-      total_ += t_new - statistics_[i];
-      statistics_[i] = t_new;
-    }
-    for_each_release([&](const auto&, auto& st, std::size_t) {
-      if (!st.changed) return;
-      st.sum = st.proposed;
-      st.log_density = st.log_new;  // a running sum of changes only within a sweep (resum)
-      st.contributions[i] = st.c_new;
-    });
-    records_[i] = x;
-  }
-
-  // record_init::consistent (see there): greedy passes with proposals from f(. | theta'), theta' fresh from the prior
-  // each pass, accepting rises and ties of the summed log density (from -infinity any finite density is a rise);
-  // passes without a rise are idle. Then theta | records. Not counted in record_acceptance().
-  template <random_engine G>
-  void start_consistent(G& g) {
-    int idle = 0;
-    for (int pass = 0; pass < record_init_passes && idle < 5; ++pass) {
-      const parameter_type proposal_theta = model_.draw_prior(g);
-      bool moved = false;
-      for (std::size_t i = 0; i < records_.size(); ++i) {
-        if constexpr (requires { model_.draw_start_record(pass, proposal_theta, i, g, proposal_); })
-          model_.draw_start_record(pass, proposal_theta, i, g, proposal_);
-        else
-          draw_into(proposal_theta, i, g, proposal_);
-        bool changed = false;
-        const double log_alpha = evaluate(i, proposal_, changed);
-        if (changed && log_alpha >= 0.0) {  // ties move too (plateaus of the L1 density), but only rises count
-          replace(i, proposal_);
-          moved = moved || log_alpha > 0.0;
-        }
-      }
-      resum(false);
-      idle = moved ? 0 : idle + 1;
-    }
-    update_parameter(g);
-  }
-
-  // log p(z | proposed) - log p(z | S) for a release, and log p(z | proposed) into log_new: the kernel's own
-  // log_density_change when it has one (then log_new = the kept log density plus the change), else one log_likelihood
-  // call against the kept log density.
-  template <class M, class State, class V>
-  static double change(const M& mechanism, const State& st, const V& proposed, double& log_new) {
-    if constexpr (requires { mechanism.log_density_change(st.z, st.sum, proposed); }) {
-      const double delta = mechanism.log_density_change(st.z, st.sum, proposed);
-      log_new = st.log_density + delta;
-      return delta;
-    } else {
-      log_new = mechanism.log_likelihood(st.z, proposed);
-      return log_new - st.log_density;
-    }
+      model_.update_parameter(theta_, scan_.records(), g);
   }
 
   // (t): one slice-sampling update per coordinate of theta given the records' noise (transported_record_model).
@@ -552,9 +717,8 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
       }
       parameter_type to = theta_;
       set_coordinate(to, k, proposal);
-      for (std::size_t i = 0; i < records_.size(); ++i) records_[i] = model_.transport(records_[i], i, theta_, to);
+      scan_.transport(model_, theta_, to);
       theta_ = to;
-      resum();
     }
   }
 
@@ -564,15 +728,7 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
     set_coordinate(to, k, value);
     const double log_prior = model_.log_prior(to);
     if (!(log_prior > -std::numeric_limits<double>::infinity())) return log_prior;
-    double total = log_prior;
-    for_each_release([&](const auto& rel, auto& st, std::size_t) {
-      st.proposed.setZero();
-      for (std::size_t i = 0; i < records_.size(); ++i) {
-        detail::contribute_into(model_, rel.contribution, model_.transport(records_[i], i, theta_, to), i, st.c_new);
-        st.proposed += st.c_new;
-      }
-      total += rel.mechanism.log_likelihood(st.z, st.proposed);
-    });
+    const double total = log_prior + scan_.transported_log_density(model_, theta_, to);
     return std::isnan(total) ? -std::numeric_limits<double>::infinity() : total;
   }
 
@@ -595,38 +751,10 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
       theta(k) = value;
   }
 
-  // The sums and log densities from the records: with recompute, every statistic and contribution evaluated anew (the
-  // records were replaced wholesale); without, the stored ones summed afresh (they are exact per record, so this alone
-  // keeps rounding from accumulating, at no model evaluation).
-  void resum(bool recompute = true) {
-    if constexpr (conjugate) {
-      total_.setZero();
-      for (std::size_t i = 0; i < records_.size(); ++i) {
-        if (recompute) statistics_[i] = model_.statistic(records_[i], i);
-        total_ += statistics_[i];
-      }
-    }
-    for_each_release([&](const auto& rel, auto& st, std::size_t) {
-      st.sum.setZero();
-      for (std::size_t i = 0; i < records_.size(); ++i) {
-        if (recompute) detail::contribute_into(model_, rel.contribution, records_[i], i, st.contributions[i]);
-        st.sum += st.contributions[i];
-      }
-      st.log_density = rel.mechanism.log_likelihood(st.z, st.sum);
-    });
-  }
-
   Model model_;
-  std::tuple<Releases...> releases_;
-  std::tuple<release_state<detail::release_vector_t<Model, Releases>>...> states_;
+  detail::record_scan<Model, Releases...> scan_;
   double n_;
   parameter_type theta_{};
-  std::vector<record_type> records_;
-  record_type proposal_{};
-  std::vector<statistic_type> statistics_;
-  statistic_type total_{};
-  std::uint64_t proposed_ = 0, accepted_ = 0;
-  double smallest_log_alpha_ = 0.0;
   const char* function_;
   numerical_events events_;
 };

@@ -45,6 +45,8 @@ concept record_contribution = exponential_family<F> && requires(const C& c, cons
 /// The record's statistic t(x), unchanged (a bounded family's release: binomial, multinomial).
 template <exponential_family F>
 struct statistic_contribution {
+  /// The family's own statistic (whole wherever the family's are: the record frame then keeps exact running sums).
+  static constexpr bool is_statistic = true;
   /// t(x).
   typename F::vector_type operator()(const typename F::record_type& x) const { return F::statistic(x); }
 };
@@ -123,6 +125,9 @@ struct conjugate_record_model {
   /// @}
   /// The prior.
   Prior prior;
+  /// Whether the records' statistics are whole numbers (a family with an integer sum law: binomial, Poisson), so that
+  /// the frame's running sums are exact.
+  static constexpr bool whole_contributions = integer_sum_model<family_model<family>>;
 
   /// theta ~ the prior.
   template <random_engine G>
