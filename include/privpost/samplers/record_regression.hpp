@@ -167,21 +167,23 @@ class regression_record_model {
         e_(Eigen::VectorXd::Zero(layout.covariates())),
         u_(Eigen::VectorXd::Zero(layout.columns() + 1)) {}
 
-  /// (mu_x, Sigma_x) ~ covariate_prior (NIW), drawn now and updated with theta every sweep.
+  /// (mu_x, Sigma_x) ~ covariate_prior (NIW), drawn now and updated with theta every sweep. Returns the model.
   template <random_engine G>
-  void set_hierarchical(const niw_hyperprior& covariate_prior, G& g) {
+  regression_record_model& set_hierarchical(const niw_hyperprior& covariate_prior, G& g) {
     hierarchical_.emplace(layout_, covariate_prior, g);
     factor_covariate_law();
+    return *this;
   }
   /// x ~ N(law.mean, law.covariance) in every sweep. std::invalid_argument naming the sampler `f` for a wrong size, a
-  /// non-finite mean or a covariance that is not symmetric positive definite.
-  void set_fixed(const normal_covariate_law& law, const char* f = "record_regression") {
+  /// non-finite mean or a covariance that is not symmetric positive definite. Returns the model.
+  regression_record_model& set_fixed(const normal_covariate_law& law, const char* f = "record_regression") {
     check_size_match(f, "covariate law mean", law.mean.size(), "covariates d", layout_.covariates());
     check_finite(f, "covariate law mean", law.mean);
     check_symmetric_positive_definite(f, "covariate law covariance", law.covariance);
     mu_x_ = law.mean;
     sigma_x_ = law.covariance;
     factor_covariate_law();
+    return *this;
   }
 
   /// (theta, sigma^2) from the prior.
@@ -217,12 +219,12 @@ class regression_record_model {
   /// hierarchical law.
   template <random_engine G>
   void update_parameter(parameter_type& p, const std::vector<record_type>& records, G& g) {
-    gram_into(records, gram_);
-    update_from_gram(p, gram_, static_cast<double>(records.size()), g);
+    summarise(records, gram_);
+    update_from_summary(p, gram_, static_cast<double>(records.size()), g);
   }
   /// The same from the Gram matrix [X~ y]^T [X~ y] of n records (the sharded sampler's, combined over its shards).
   template <random_engine G>
-  void update_from_gram(parameter_type& p, const Eigen::MatrixXd& gram, double n, G& g) {
+  void update_from_summary(parameter_type& p, const Eigen::MatrixXd& gram, double n, G& g) {
     const int q = layout_.columns();
     prior_.update(gram.topLeftCorner(q, q), gram.col(q).head(q), gram(q, q), n, posterior_);
     posterior_.draw(g, p);
@@ -256,8 +258,9 @@ class regression_record_model {
     out.y = response_bounds_.lo + (response_bounds_.hi - response_bounds_.lo) * draw_uniform(g);
   }
 
-  /// [X~ y]^T [X~ y] of the records, unclamped, into gram ((p + 1) x (p + 1), symmetric).
-  void gram_into(const std::vector<record_type>& records, Eigen::MatrixXd& gram) const {
+  /// [X~ y]^T [X~ y] of the records, unclamped, into gram ((p + 1) x (p + 1), symmetric): the summary a sharded chain
+  /// adds over its shards (summed_record_model).
+  void summarise(const std::vector<record_type>& records, Eigen::MatrixXd& gram) const {
     const int q = layout_.columns();
     gram.setZero(q + 1, q + 1);
     for (const auto& r : records) detail::add_regression_row(layout_, r.x, r.y, u_, gram);
@@ -312,8 +315,8 @@ class record_regression : public record_frame<regression_record_model, record_re
                     const std::vector<interval>& covariate_bounds, interval response_bounds, const Mechanism& mechanism,
                     const Eigen::VectorXd& z, double n, G& g, record_init init = record_init::prior)
       : base("record_regression",
-             hierarchical(checked_model(layout, prior, covariate_bounds, response_bounds, mechanism, z, n, init), covariate_prior,
-                          g),
+             checked_model(layout, prior, covariate_bounds, response_bounds, mechanism, z, n, init)
+                 .set_hierarchical(covariate_prior, g),
              n, g, init, record_release<Mechanism>(mechanism, z)) {}
 
   /// Fixed covariates: x ~ N(law.mean, law.covariance) in every sweep.
@@ -322,7 +325,7 @@ class record_regression : public record_frame<regression_record_model, record_re
                     const std::vector<interval>& covariate_bounds, interval response_bounds, const Mechanism& mechanism,
                     const Eigen::VectorXd& z, double n, G& g, record_init init = record_init::prior)
       : base("record_regression",
-             fixed(checked_model(layout, prior, covariate_bounds, response_bounds, mechanism, z, n, init), law), n, g, init,
+             checked_model(layout, prior, covariate_bounds, response_bounds, mechanism, z, n, init).set_fixed(law), n, g, init,
              record_release<Mechanism>(mechanism, z)) {}
 
   using base::log_acceptance;
@@ -379,7 +382,7 @@ class record_regression : public record_frame<regression_record_model, record_re
   /// The Gram matrix [X~ y]^T [X~ y] of the unclamped records (what the NIG update is conditioned on).
   Eigen::MatrixXd gram() const {
     Eigen::MatrixXd gram;
-    this->model().gram_into(this->records(), gram);
+    this->model().summarise(this->records(), gram);
     return gram;
   }
   /// S: the sum of the clamped records' statistics (what the mechanism released a noisy copy of).
@@ -409,15 +412,6 @@ class record_regression : public record_frame<regression_record_model, record_re
                         " statistics (n D <= 1e8 stored contributions; beyond it gibbs_ss is the tool)");
     detail::check_regression_reachable(f, layout, covariate_bounds, response_bounds, z, n, noise_scale(mechanism));
     return regression_record_model(layout, prior, covariate_bounds, response_bounds);
-  }
-  template <random_engine G>
-  static regression_record_model hierarchical(regression_record_model m, const niw_hyperprior& covariate_prior, G& g) {
-    m.set_hierarchical(covariate_prior, g);
-    return m;
-  }
-  static regression_record_model fixed(regression_record_model m, const normal_covariate_law& law) {
-    m.set_fixed(law);
-    return m;
   }
 };
 

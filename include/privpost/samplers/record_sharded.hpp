@@ -1,7 +1,8 @@
 // privpost/samplers/record_sharded.hpp
-// sharded_record_gibbs: the record-level sampler (samplers/record_augmented.hpp) with the n latent records split into
-// K shards whose records are updated independently of each other within a sweep: on the processes of an MPI job
-// (distributed/mpi.hpp), each holding some shards, or in one process.
+// sharded_record_frame: the record-level frame (samplers/record_frame.hpp) with the n latent records split into K
+// shards whose records are updated independently of each other within a sweep: on the processes of an MPI job
+// (distributed/mpi.hpp), each holding some shards, or in one process. sharded_record_gibbs (a conjugate family) and
+// sharded_record_regression (samplers/record_sharded_regression.hpp) are this frame over their record models.
 //
 // Why not record_gibbs split over processes: its record updates are sequential, each one's acceptance depends on the
 // running sum S after every earlier update, so no two records can move at once without changing the target. The noise
@@ -19,9 +20,11 @@
 //   4. every record of every shard at fixed y, by Metropolis-Hastings with the model as proposal: x* ~ f(. | theta),
 //      alpha = min(1, N(y_k - s_k*; w / K) / N(y_k - s_k; w / K)). Shard k's factor is the only one that involves its
 //      records, so the shards' sweeps are independent: the parallel step.
-// The shards' sums T and S are then added once (exactly: core/math/exact_sum.hpp) into the global sums of step 1 and 2
-// of the next sweep. Steps 1-3 draw from the chain's engine, identically on every process; step 4 draws from one
-// engine per shard, seeded from the chain's engine at construction. So the chain is a function of the seed and K
+// Step 4 is record_frame's record scan, with the shard's share y_k as its release and N(. ; w / K) as its kernel. The
+// shards' sums T and S are then added once (exactly: core/math/exact_sum.hpp) into the global sums of step 1 and 2
+// of the next sweep. Step 1 needs sums that add over shards: the conjugate statistic T, or a summary the model writes
+// (a regression's Gram matrix; summed_record_model). Steps 1-3 draw from the chain's engine, identically on every process; step 4
+// draws from one engine per shard, seeded from the chain's engine at construction. So the chain is a function of the seed and K
 // alone: K shards over any number of processes give bit for bit the draws of the same K shards in one process.
 //
 // The price: K = 1 with Gaussian noise is record_gibbs's kernel; larger K holds each shard to its share y_k of the
@@ -42,6 +45,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -116,6 +120,20 @@ struct shard_base {
   std::uint64_t proposed = 0, accepted = 0;
 };
 
+// std::invalid_argument naming the value unless n is a whole number in [1, 1e9], K in [1, min(n, 2^20)] and the
+// process index in [0, processes).
+inline void check_sharding(const char* who, const record_sharding& sharding, double n) {
+  check_record_count(who, n);
+  if (!(std::floor(n) == n && n <= 1e9)) throw_invalid(who, "n", n, "a whole number in [1, 1e9]");
+  const double shard_cap = std::min(n, static_cast<double>(1 << 20));
+  if (!(sharding.shards >= 1 && sharding.shards <= shard_cap))
+    throw_invalid(who, "shards", sharding.shards, "a whole number in [1, min(n, 2^20)] = [1, " + format_value(shard_cap) + "]");
+  if (!(sharding.processes >= 1)) throw_invalid(who, "processes", sharding.processes, "at least 1");
+  if (!(sharding.process >= 0 && sharding.process < sharding.processes))
+    throw_invalid(who, "process", sharding.process,
+                  "an index in [0, processes - 1] = [0, " + std::to_string(sharding.processes - 1) + "]");
+}
+
 // Where a sharded chain's records live, written once for every sharded sampler: the sharding, the shards this process
 // holds (shard k when k mod processes == process), their seeding, the noise shares' delivery to them and the exact
 // combine of their sums. Shard derives from shard_base.
@@ -125,19 +143,10 @@ class shard_placement {
   // The most records a sharded chain holds over all its shards.
   static constexpr double max_records = 1e9;
 
-  // std::invalid_argument naming the value unless n is a whole number in [1, 1e9], K in [1, min(n, 2^20)] and the
-  // process index in [0, processes).
+  // The sharding's checks (check_sharding).
   shard_placement(const char* who, const record_sharding& sharding, double n, Combine combine)
       : sharding_(sharding), combine_(std::move(combine)), n_(n) {
-    check_record_count(who, n);
-    if (!(std::floor(n) == n && n <= max_records)) throw_invalid(who, "n", n, "a whole number in [1, 1e9]");
-    const double shard_cap = std::min(n, static_cast<double>(1 << 20));
-    if (!(sharding.shards >= 1 && sharding.shards <= shard_cap))
-      throw_invalid(who, "shards", sharding.shards, "a whole number in [1, min(n, 2^20)] = [1, " + format_value(shard_cap) + "]");
-    if (!(sharding.processes >= 1)) throw_invalid(who, "processes", sharding.processes, "at least 1");
-    if (!(sharding.process >= 0 && sharding.process < sharding.processes))
-      throw_invalid(who, "process", sharding.process,
-                    "an index in [0, processes - 1] = [0, " + std::to_string(sharding.processes - 1) + "]");
+    check_sharding(who, sharding, n);
   }
 
   // Seeds the shards from two words of the chain's engine g, then makes this process's in order of their index:
@@ -253,68 +262,83 @@ class noise_split {
 };
 }  // namespace detail
 
-/// The record-level sampler over (theta, x_1..x_n) with the records in K shards (see the file comment for the
-/// augmentation and the sweep), for a conjugate prior whose family draws records and a mechanism whose noise is exactly
-/// a Gaussian scale mixture. Combine is called once per sweep (and once at construction) with this process's 2 d exact
-/// sums (the records' statistic T, then the released sum S, each coordinate) and must replace them by their totals
-/// over every process holding shards: local_shards in one process, distributed::shard_sums over MPI. Models
-/// privpost::sampler. Sweeps allocate nothing in one process.
-template <conjugate_prior Prior, exact_scale_mixture_noise Mechanism,
-          class Contribution = statistic_contribution<typename Prior::family>, shard_combine Combine = local_shards>
-requires record_generating_family<typename Prior::family> && record_contribution<Contribution, typename Prior::family>
-class sharded_record_gibbs {
+namespace detail {
+// Step 4's kernel for one shard: N(y_k - s_k; 0, diag(w) / K) up to its constant, as a release_kernel of the shard's
+// record_scan whose released value is y_k; the weights K / (2 w_j) are set every sweep from the split.
+struct share_kernel {
+  Eigen::VectorXd half_precision;
+  template <class Y, class S>
+  double log_likelihood(const Y& y, const S& s) const {
+    double l = 0.0;
+    for (Eigen::Index j = 0; j < half_precision.size(); ++j) l -= half_precision(j) * (y(j) - s(j)) * (y(j) - s(j));
+    return l;
+  }
+  // e^2 - (e - delta)^2 = delta (2 e - delta) per coordinate, e = y - s, delta = s_new - s.
+  template <class Y, class S>
+  double log_density_change(const Y& y, const S& s, const S& s_new) const {
+    double l = 0.0;
+    for (Eigen::Index j = 0; j < half_precision.size(); ++j) {
+      const double delta = s_new(j) - s(j);
+      l += half_precision(j) * delta * (2.0 * (y(j) - s(j)) - delta);
+    }
+    return l;
+  }
+};
+}  // namespace detail
+
+/// A record model whose parameter given the records is drawn from sums over the records that add across shards: the
+/// conjugate statistic T (conjugate_record_update), or a summary the model writes (summarise(records, S), a matrix of
+/// sums) and draws from (update_from_summary(theta, S, n, g)), such as a regression's Gram matrix. What a sharded
+/// chain combines.
+template <class M>
+concept summed_record_model = record_model<M> &&
+    (conjugate_record_update<M> || requires(M & m, const M& cm, const std::vector<typename M::record_type>& records,
+                                            Eigen::MatrixXd& s, typename M::parameter_type& theta, std::mt19937_64& g) {
+      cm.summarise(records, s);
+      m.update_from_summary(theta, s, 1.0, g);
+    });
+
+/// The record-level frame with the records in K shards (see the file comment): the placement of record_frame's sweep
+/// for a summed_record_model and one release through a mechanism whose noise is exactly a Gaussian scale mixture.
+/// Every shard is a record scan of record_frame's, whose release is its share of the split noise. Combine is called
+/// once per sweep (and once at construction) with this process's exact sums (the model's summed statistic, then the
+/// released sum S, each coordinate) and must replace them by their totals over every process holding shards:
+/// local_shards in one process, distributed::shard_sums over MPI. Models privpost::sampler.
+template <summed_record_model Model, exact_scale_mixture_noise Mechanism, class Contribution = family_statistic,
+          shard_combine Combine = local_shards>
+class sharded_record_frame {
+  using release_type = record_release<detail::share_kernel, Contribution>;
+  using scan_type = detail::record_scan<Model, release_type>;
+
  public:
-  /// The exponential family.
-  using family = typename Prior::family;
+  /// The model.
+  using model_type = Model;
   /// A record.
-  using record_type = typename family::record_type;
-  /// The family's parameter type.
-  using parameter_type = typename family::parameter_type;
-  /// Type of t(x).
-  using vector_type = typename family::vector_type;
+  using record_type = typename Model::record_type;
+  /// The parameter's type.
+  using parameter_type = typename Model::parameter_type;
+  /// Type of the released sum.
+  using vector_type = detail::release_vector_t<Model, release_type>;
   /// The most records a chain holds over all its shards.
   static constexpr double max_records = 1e9;
-
-  /// z: the release (family::dimension finite entries, within reach of the records' sums), n: the public number of
-  /// records (a whole number in [1, 1e9]), sharding: K and this process's shards, contribution: what the owner summed
-  /// per record, combine: the sums' total over processes. theta starts from the prior and the records from
-  /// f(. | theta). std::invalid_argument naming the value for a wrong size, a non-finite or unreachable z, a bad n, K
-  /// outside [1, min(n, 2^20)], or a process index outside [0, processes).
-  template <random_engine G>
-  sharded_record_gibbs(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g,
-                       record_sharding sharding, Contribution contribution = {}, Combine combine = {})
-      : prior_(prior),
-        contribution_(std::move(contribution)),
-        n_(n),
-        place_("sharded_record_gibbs", sharding, n, std::move(combine)),
-        split_(mechanism, place_.sharding().shards, family::dimension) {
-    constexpr const char* f = "sharded_record_gibbs";
-    check_size_match(f, "z", z.size(), "the family's statistic size", family::dimension);
-    check_finite(f, "z", z);
-    for (int j = 0; j < family::dimension; ++j) {
-      const auto [lo, hi] = detail::contribution_sum_range<family>(contribution_, n, j);
-      check_reachable(f, family::dimension == 1 ? std::string("z") : "z(" + std::to_string(j) + ")", z(j), lo, hi, n,
-                      noise_scale(mechanism));
-    }
-    z_ = z;
-    theta_ = prior_.draw(g);
-    place_.place(g, [&](shard& sh, std::size_t size) {
-      sh.records.resize(size);
-      sh.statistics.resize(size);
-      sh.contributions.resize(size);
-      for (auto& x : sh.records) x = family::draw_record(theta_, sh.engine);
-      resum(sh);
-    });
-    combine_sums();
-  }
 
   /// One sweep: theta | records, w | records, y | records (from the chain's engine g, identical on every process),
   /// then every record of this process's shards (from the shards' engines), then the sums' total over processes.
   template <random_engine G>
   void step(G& g) {
-    theta_ = prior_.update(total_, n_).draw(g);
-    place_.redraw_shares(split_, z_, release_sum_, g, [](shard& sh) -> vector_type& { return sh.share; });
-    for (auto& sh : place_.shards()) sweep(sh);
+    if constexpr (conjugate_record_update<Model>)
+      theta_ = model_.draw_given_statistic(statistic_, n_, g);
+    else
+      model_.update_from_summary(theta_, summary_, n_, g);
+    place_.redraw_shares(split_, z_, release_sum_, g, [](shard& sh) -> Eigen::VectorXd& { return sh.share; });
+    for (auto& sh : place_.shards()) {
+      auto& weights = sh.scan->template release<0>().mechanism.half_precision;
+      for (Eigen::Index j = 0; j < z_.size(); ++j) weights(j) = split_.half_precision(j);
+      sh.scan->template set_released<0>(sh.scan->template release_sum<0>() + sh.share);
+      sh.scan->sweep(model_, theta_, sh.engine);
+      sh.proposed = sh.scan->proposed();
+      sh.accepted = sh.scan->accepted();
+    }
     combine_sums();
   }
 
@@ -322,18 +346,20 @@ class sharded_record_gibbs {
   /// w: sum_j K / (2 w_j) (e_j^2 - (e_j - delta_j)^2), e the shard's share y_k - s_k, delta the change of its
   /// contribution (0 when unchanged). The kernel tests use it.
   double log_acceptance(std::size_t h, std::size_t i, const record_type& x) const {
-    const shard& sh = place_.held(h);
-    const vector_type delta = contribution_(x) - sh.contributions.at(i);
-    return split_.log_alpha(sh.share, delta);
+    return place_.held(h).scan->log_acceptance(model_, i, x);
   }
 
+  /// The model.
+  const Model& model() const noexcept { return model_; }
   /// The current draw of theta.
   const parameter_type& parameter() const noexcept { return theta_; }
   /// The current draw as a vector.
-  auto parameter_vector() const { return family_model<family>::parameter_vector(theta_); }
-  /// T: the sum of every record's statistic (over all shards, after the last combine).
-  const vector_type& statistic() const noexcept { return total_; }
-  /// S: the sum of every record's contribution (what the mechanism released a noisy copy of).
+  Eigen::VectorXd parameter_vector() const { return model_.parameter_vector(theta_); }
+  /// The model's summary of every shard's records (after the last combine), for a model that is not conjugate.
+  const Eigen::MatrixXd& summary() const noexcept requires(!conjugate_record_update<Model>) { return summary_; }
+  /// T: the sum of every record's statistic (over all shards, after the last combine), for a conjugate model.
+  const auto& statistic() const noexcept requires conjugate_record_update<Model> { return statistic_; }
+  /// S: the sum of every record's contribution (what the mechanism released a noisy copy of), after the last combine.
   const vector_type& release_sum() const noexcept { return release_sum_; }
   /// The noise variances w of the last sweep (sigma^2 for the Gaussian; 0 before any sweep).
   const Eigen::VectorXd& noise_variances() const noexcept { return split_.variances(); }
@@ -344,91 +370,147 @@ class sharded_record_gibbs {
   /// The global index of held shard h (0-based among this process's shards).
   int shard_index(std::size_t h) const { return place_.held(h).index; }
   /// The records of held shard h.
-  const std::vector<record_type>& shard_records(std::size_t h) const { return place_.held(h).records; }
-  /// y_k - s_k, held shard h's share of the release noise at the last sweep (0 before any).
-  const vector_type& shard_share(std::size_t h) const { return place_.held(h).share; }
+  const std::vector<record_type>& shard_records(std::size_t h) const { return place_.held(h).scan->records(); }
+  /// y_k - s_k, held shard h's share of the release noise (0 before any sweep).
+  vector_type shard_share(std::size_t h) const {
+    const auto& scan = *place_.held(h).scan;
+    return scan.template released<0>() - scan.template release_sum<0>();
+  }
   /// Accepted / proposed record updates of this process's shards so far (1 before any).
   double record_acceptance() const noexcept { return place_.acceptance(); }
   /// Nothing is ever repaired or retried: all zero.
   const numerical_events& events() const noexcept { return events_; }
 
+  /// The chain of n records in K shards given the release z through mechanism, of what the data owner summed per
+  /// record (contribution: a rule as record_release's, or family_statistic for the model's own contribution): theta
+  /// from the prior, each held shard's records from the model (its own engine), then the sums. std::invalid_argument
+  /// naming the value unless n is a whole number in [1, 1e9], K in [1, min(n, 2^20)], the process in [0, processes)
+  /// and z of the contribution's size with finite entries within reach of the records' sums.
+  template <random_engine G>
+  sharded_record_frame(Model model, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g,
+                       record_sharding sharding, Contribution contribution = {}, Combine combine = {})
+      : sharded_record_frame("sharded_record_frame", std::move(model), mechanism, z, n, g, sharding, std::move(contribution),
+                             std::move(combine)) {}
+
+ protected:
+  /// As above, under the name `who` (the samplers built on the frame use their own).
+  template <random_engine G>
+  sharded_record_frame(const char* who, Model model, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g,
+                       record_sharding sharding, Contribution contribution, Combine combine)
+      : model_(std::move(model)),
+        n_(n),
+        place_(who, sharding, n, std::move(combine)),
+        split_(mechanism, place_.sharding().shards, z.size()),
+        z_(z) {
+    theta_ = model_.draw_prior(g);
+    // The summed statistic's shape, from a record of a scratch engine (the chain's engines are untouched) or the
+    // model's summary of no records: a process that holds no shard still takes part in every combine.
+    std::mt19937_64 scratch;
+    const record_type x = model_.draw_record(theta_, 0, scratch);
+    const auto c = detail::contribute(model_, contribution, x, 0);
+    check_size_match(who, "z", z.size(), "the contribution's size", c.size());
+    check_finite(who, "z", z);
+    for (Eigen::Index j = 0; j < z.size(); ++j) {
+      const auto [lo, hi] = detail::record_sum_range(model_, contribution, n, static_cast<int>(j));
+      check_reachable(who, z.size() == 1 ? std::string("z") : "z(" + std::to_string(j) + ")", z(j), lo, hi, n,
+                      noise_scale(mechanism));
+    }
+    std::size_t entries = 0;
+    if constexpr (conjugate_record_update<Model>) {
+      statistic_ = model_.statistic(x, 0);
+      statistic_.setZero();
+      entries = static_cast<std::size_t>(statistic_.size());
+    } else {
+      model_.summarise({}, summary_);
+      entries = static_cast<std::size_t>(summary_.size());
+    }
+    sums_.resize(entries + static_cast<std::size_t>(z.size()));
+    const release_type release(detail::share_kernel{Eigen::VectorXd::Zero(z.size())}, Eigen::VectorXd::Zero(z.size()),
+                               std::move(contribution));
+    place_.place(g, [&](shard& sh, std::size_t size) {
+      sh.scan.emplace(release);
+      sh.scan->fill(model_, size, theta_, sh.engine);
+      sh.scan->resum(model_);
+      sh.share.setZero(z.size());
+    });
+    combine_sums();
+  }
+
  private:
   struct shard : detail::shard_base {
-    std::vector<record_type> records;
-    std::vector<vector_type> statistics, contributions;
-    vector_type t = vector_type::Zero(), s = vector_type::Zero(), share = vector_type::Zero();
-    bool whole = true;  // every statistic and contribution a whole number: the running sums are exact
+    std::optional<scan_type> scan;  // made by place (a contribution rule need not have a default)
+    Eigen::VectorXd share;          // y_k - s_k as redrawn, before the sweep moves s_k
   };
 
-  // Step 4 for one shard: the records in turn at fixed y (the shard's share y_k - s_k moves with s_k).
-  void sweep(shard& sh) {
-    for (std::size_t i = 0; i < sh.records.size(); ++i) {
-      const record_type x = family::draw_record(theta_, sh.engine);
-      ++sh.proposed;
-      const vector_type c = contribution_(x);
-      const vector_type delta = c - sh.contributions[i];
-      if (!(c == sh.contributions[i])) {
-        const double l = split_.log_alpha(sh.share, delta);
-        if (l < 0.0 && !log_uniform_below(draw_uniform(sh.engine), l)) continue;
-        sh.s += delta;
-        sh.share -= delta;
-        sh.whole = sh.whole && whole(c);
-        sh.contributions[i] = c;
-      }
-      ++sh.accepted;
-      const vector_type t = family::statistic(x);
-      sh.whole = sh.whole && whole(t);
-      sh.t += t - sh.statistics[i];
-      sh.statistics[i] = t;
-      sh.records[i] = x;
-    }
-    // Running sums of real-valued statistics drift by rounding: recomputed in record order, so a shard's sums depend
-    // on its records alone (not on the order of the updates), as the bit-for-bit rule across processes needs.
-    if (!sh.whole) resum(sh);
-  }
-
-  void resum(shard& sh) const {
-    sh.t.setZero();
-    sh.s.setZero();
-    sh.whole = true;
-    for (std::size_t i = 0; i < sh.records.size(); ++i) {
-      sh.statistics[i] = family::statistic(sh.records[i]);
-      sh.contributions[i] = contribution_(sh.records[i]);
-      sh.t += sh.statistics[i];
-      sh.s += sh.contributions[i];
-      sh.whole = sh.whole && whole(sh.statistics[i]) && whole(sh.contributions[i]);
-    }
-  }
-
-  // T and S over every shard: this process's shards added exactly, then the total over processes.
+  // The summed statistic (T or the model's summary) and S over every shard: this process's shards added exactly, then
+  // the total over processes.
   void combine_sums() {
-    constexpr auto d = static_cast<std::size_t>(family::dimension);
-    place_.combine(std::span<exact_sum>(sums_), [](const shard& sh, auto put) {
-      for (Eigen::Index j = 0; j < family::dimension; ++j) put(sh.t(j));
-      for (Eigen::Index j = 0; j < family::dimension; ++j) put(sh.s(j));
+    const auto d = static_cast<std::size_t>(z_.size());
+    place_.combine(std::span<exact_sum>(sums_), [&](const shard& sh, auto put) {
+      if constexpr (conjugate_record_update<Model>) {
+        const auto& t = sh.scan->statistic();
+        for (Eigen::Index j = 0; j < t.size(); ++j) put(t(j));
+      } else {
+        const Eigen::MatrixXd& s = summary_of(sh);
+        for (Eigen::Index j = 0; j < s.size(); ++j) put(s.data()[j]);
+      }
+      const auto& s = sh.scan->template release_sum<0>();
+      for (Eigen::Index j = 0; j < s.size(); ++j) put(s(j));
     });
-    for (std::size_t j = 0; j < d; ++j) {
-      total_(static_cast<Eigen::Index>(j)) = sums_[j].value();
-      release_sum_(static_cast<Eigen::Index>(j)) = sums_[d + j].value();
+    const std::size_t entries = sums_.size() - d;
+    for (std::size_t j = 0; j < entries; ++j) {
+      if constexpr (conjugate_record_update<Model>)
+        statistic_(static_cast<Eigen::Index>(j)) = sums_[j].value();
+      else
+        summary_.data()[j] = sums_[j].value();
     }
+    release_sum_.resize(static_cast<Eigen::Index>(d));
+    for (std::size_t j = 0; j < d; ++j) release_sum_(static_cast<Eigen::Index>(j)) = sums_[entries + j].value();
   }
 
-  static bool whole(const vector_type& v) {
-    for (Eigen::Index j = 0; j < v.size(); ++j)
-      if (!(std::floor(v(j)) == v(j) && std::abs(v(j)) < 4.5e15)) return false;
-    return true;
+  // The model's summary of shard sh's records.
+  const Eigen::MatrixXd& summary_of(const shard& sh) {
+    model_.summarise(sh.scan->records(), shard_summary_);
+    return shard_summary_;
   }
 
-  Prior prior_;
-  Contribution contribution_;
+ private:
+  Model model_;
   double n_;
   detail::shard_placement<shard, Combine> place_;
   detail::noise_split<Mechanism> split_;
   Eigen::VectorXd z_;
   parameter_type theta_{};
-  std::array<exact_sum, 2 * static_cast<std::size_t>(family::dimension)> sums_{};
-  vector_type total_ = vector_type::Zero(), release_sum_ = vector_type::Zero();
+  std::vector<exact_sum> sums_;
+  typename detail::record_statistic<Model>::type statistic_{};
+  Eigen::MatrixXd summary_, shard_summary_;
+  vector_type release_sum_{};
   numerical_events events_;
+};
+
+/// The record-level sampler over (theta, x_1..x_n) with the records in K shards (see the file comment), for a
+/// conjugate prior whose family draws records and a mechanism whose noise is exactly a Gaussian scale mixture:
+/// sharded_record_frame over conjugate_record_model<Prior>. Models privpost::sampler. Sweeps allocate nothing in one
+/// process.
+template <conjugate_prior Prior, exact_scale_mixture_noise Mechanism,
+          class Contribution = statistic_contribution<typename Prior::family>, shard_combine Combine = local_shards>
+requires record_generating_family<typename Prior::family> && record_contribution<Contribution, typename Prior::family>
+class sharded_record_gibbs : public sharded_record_frame<conjugate_record_model<Prior>, Mechanism, Contribution, Combine> {
+  using base = sharded_record_frame<conjugate_record_model<Prior>, Mechanism, Contribution, Combine>;
+
+ public:
+  /// The exponential family.
+  using family = typename Prior::family;
+
+  /// z: the release (family::dimension finite entries, within reach of the records' sums), n: the public number of
+  /// records (a whole number in [1, 1e9]), sharding: K and this process's shards, contribution: what the owner summed
+  /// per record, combine: the sums' total over processes. theta starts from the prior and the records from
+  /// f(. | theta). std::invalid_argument naming the value for a wrong size, a non-finite or unreachable z, a bad n, K
+  /// outside [1, min(n, 2^20)], or a process index outside [0, processes).
+  template <random_engine G>
+  sharded_record_gibbs(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g,
+                       record_sharding sharding, Contribution contribution = {}, Combine combine = {})
+      : base("sharded_record_gibbs", {prior}, mechanism, z, n, g, sharding, std::move(contribution), std::move(combine)) {}
 };
 
 template <conjugate_prior Prior, exact_scale_mixture_noise Mechanism, class Z, random_engine G>
