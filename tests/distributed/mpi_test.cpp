@@ -1,7 +1,8 @@
 // The distributed layer under mpiexec (CTest runs this program on 1, 2 and 3 ranks): sharded statistics bit for bit
 // the single-process statistic for shards of uneven sizes (one rank's shard empty on 3 ranks), a bad shard ending every
 // rank with the failing rank's message, chains spread over ranks giving the single-process draws, and a record-level
-// chain whose records are sharded over the ranks giving the one-process chain of the same K. Every rank runs
+// chain whose records are sharded over the ranks giving the one-process chain of the same K (the library's record
+// models and a user's). Every rank runs
 // every test case in the same order (the calls are collective), and every check is a CHECK: a REQUIRE that stopped
 // one rank's test case would leave the others waiting in a collective call.
 #define CATCH_CONFIG_RUNNER
@@ -27,6 +28,7 @@
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/record_augmented.hpp"
 #include "support/histogram_fixtures.hpp"
+#include "support/user_record_models.hpp"
 
 using namespace privpost;
 
@@ -353,6 +355,17 @@ TEST_CASE("sharded records: the one-process chain of the same K, bit for bit, on
     });
     const auto single = sharded_draws([&](std::mt19937_64& g) {
       return sharded_histogram_gibbs(Eigen::VectorXd::Ones(9), n, two_release_3x3(), g, record_sharding{6});
+    });
+    CHECK(spread == single);
+  }
+  SECTION("a user's record model on the sharded frame") {
+    const double n = 40.0;
+    const auto release = [] { return record_release(gaussian_mechanism::published(0.3), Eigen::VectorXd::Constant(1, 1.2)); };
+    const auto spread = sharded_draws([&](std::mt19937_64& g) {
+      return distributed::sharded_records(comm, privpost_test::summed_normal_mean{n}, n, g, 6, release());
+    });
+    const auto single = sharded_draws([&](std::mt19937_64& g) {
+      return sharded_record_frame(privpost_test::summed_normal_mean{n}, n, g, record_sharding{6}, release());
     });
     CHECK(spread == single);
   }

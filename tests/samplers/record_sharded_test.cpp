@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../examples/dapper_model.hpp"
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/multinomial.hpp"
 #include "privpost/families/normal.hpp"
@@ -43,6 +44,7 @@
 #include "support/beta_mixture_oracle.hpp"
 #include "support/calibration_checks.hpp"
 #include "support/histogram_fixtures.hpp"
+#include "support/user_record_models.hpp"
 
 using namespace privpost;
 
@@ -308,42 +310,12 @@ Eigen::VectorXd line_release() {
 }  // namespace
 
 namespace {
-// A user's record model that is not an exponential family of privpost's (dapper's example, docs/record-level.md):
-// y_i ~ N(theta, 1), theta ~ N(0, 2^2), the records' mean released with Gaussian noise of a published sd. Its
-// summary, the sum of y in a 1 x 1 matrix, adds over shards, so sharded_record_frame can place it.
-struct summed_normal_mean {
-  using parameter_type = double;
-  using record_type = double;
-  using vector_type = Eigen::Matrix<double, 1, 1>;
-  double n;
-  template <class G>
-  double draw_prior(G& g) const {
-    return 2.0 * draw_normal(g);
-  }
-  template <class G>
-  double draw_record(double theta, std::size_t, G& g) const {
-    return theta + draw_normal(g);
-  }
-  vector_type contribution(double y, std::size_t) const { return vector_type(y / n); }
-  void summarise(const std::vector<double>& y, Eigen::MatrixXd& s) const {
-    s.setZero(1, 1);
-    for (const double v : y) s(0, 0) += v;
-  }
-  template <class G>
-  void update_from_summary(double& theta, const Eigen::MatrixXd& s, double count, G& g) const {
-    const double variance = 1.0 / (0.25 + count);
-    theta = variance * s(0, 0) + std::sqrt(variance) * draw_normal(g);
-  }
-  template <class G>
-  void update_parameter(double& theta, const std::vector<double>& y, G& g) const {
-    Eigen::MatrixXd s;
-    summarise(y, s);
-    update_from_summary(theta, s, static_cast<double>(y.size()), g);
-  }
-  Eigen::VectorXd parameter_vector(double theta) const { return Eigen::VectorXd::Constant(1, theta); }
-};
-static_assert(summed_record_model<summed_normal_mean>);
-static_assert(sampler<sharded_record_frame<summed_normal_mean, gaussian_mechanism>>);
+using privpost_test::summed_normal_mean;
+static_assert(sampler<sharded_record_frame<summed_normal_mean, record_release<gaussian_mechanism>>>);
+// dapper's own model as examples/dapper_model.hpp writes it (theta by a block over the records, no summary) is a record
+// model the serial frame runs; its parameter is not drawn from sums that add across shards, so it cannot be placed.
+static_assert(record_model<my::normal_mean_model>);
+static_assert(!summed_record_model<my::normal_mean_model>);
 }  // namespace
 
 // The exact posterior: z | theta ~ N(theta, 1/n + sd^2), theta ~ N(0, 4). 4 x 6000 sweeps after 500 of warm-up; the
@@ -361,8 +333,8 @@ TEST_CASE("sharded_record_frame: a user's record model in 4 shards against its c
   options.seed = 77;
   const auto result = infer(
       [&](std::mt19937_64& g) {
-        return sharded_record_frame(summed_normal_mean{n}, gaussian_mechanism::published(sd), Eigen::VectorXd::Constant(1, z), n,
-                                    g, record_sharding{4});
+        return sharded_record_frame(summed_normal_mean{n}, n, g, record_sharding{4},
+                                    record_release(gaussian_mechanism::published(sd), Eigen::VectorXd::Constant(1, z)));
       },
       options);
   const double m = result.draws.mean(0), sdev = result.draws.sd(0), ess = result.draws.ess_bulk(0);
@@ -372,12 +344,13 @@ TEST_CASE("sharded_record_frame: a user's record model in 4 shards against its c
   CHECK(std::abs(sdev / post_sd - 1.0) <= 0.1);
   // The frame checks the release against the model: its size is the contribution's, its entries finite.
   std::mt19937_64 g(3);
-  CHECK_THROWS_WITH(sharded_record_frame(summed_normal_mean{n}, gaussian_mechanism::published(sd), Eigen::VectorXd::Zero(2), n, g,
-                                         record_sharding{4}),
+  CHECK_THROWS_WITH(sharded_record_frame(summed_normal_mean{n}, n, g, record_sharding{4},
+                                         record_release(gaussian_mechanism::published(sd), Eigen::VectorXd::Zero(2))),
                     Catch::Contains("sharded_record_frame") && Catch::Contains("the contribution's size"));
-  CHECK_THROWS_AS(sharded_record_frame(summed_normal_mean{n}, gaussian_mechanism::published(sd),
-                                       Eigen::VectorXd::Constant(1, std::nan("")), n, g, record_sharding{4}),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(
+      sharded_record_frame(summed_normal_mean{n}, n, g, record_sharding{4},
+                           record_release(gaussian_mechanism::published(sd), Eigen::VectorXd::Constant(1, std::nan("")))),
+      std::invalid_argument);
 }
 
 TEST_CASE("sharded_record_regression: the chain is the seed's and K's; the sums are the records'", "[records][sharded]") {

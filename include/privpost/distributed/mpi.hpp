@@ -201,6 +201,19 @@ sharded_record_gibbs<Prior, Mechanism, Contribution, shard_sums> sharded_records
   return {prior, mechanism, z, n, g, record_sharding{shards, rank(comm), size(comm)}, std::move(contribution), shard_sums{comm}};
 }
 
+/// Any summed_record_model (a user's too) on the sharded record frame with its records sharded over the ranks of comm,
+/// as above: sharded_record_frame over model and release (a record_release through Laplace or Gaussian noise, or
+/// linear_query_releases), K = shards shards, rank r holding shards r, r + size, .... The same rules: every rank
+/// constructs and steps it alike, through privpost::infer with options.parallel false and no options.stop, and gets
+/// the draws of the K shards in one process bit for bit.
+///
+///     distributed::sharded_records(comm, my_model{...}, n, g, 64, record_release(gaussian_mechanism::published(sd), z));
+template <summed_record_model Model, random_engine G, sharded_release_for<Model> Release>
+sharded_record_frame<Model, Release, shard_sums> sharded_records(MPI_Comm comm, Model model, double n, G& g, int shards,
+                                                                 Release release) {
+  return {std::move(model), n, g, record_sharding{shards, rank(comm), size(comm)}, std::move(release), shard_sums{comm}};
+}
+
 /// The record-level linear regression sampler (sharded_record_regression) with its records sharded over the ranks of
 /// comm, as sharded_records: K = shards shards, rank r holding shards r, r + size, ...; covariate_law is an
 /// niw_hyperprior (hierarchical covariates) or a normal_covariate_law (fixed). The same rules: every rank constructs

@@ -54,7 +54,10 @@ namespace privpost {
 // ---------------------------------------------------------------------------------------------------------------------
 
 /// The parameter given the records by a conjugate update on their summed statistic T = sum_i t(x_i, i): the frame keeps
-/// T as records change and calls draw_given_statistic(T, n, g) once a sweep.
+/// T as records change and calls draw_given_statistic(T, n, g) once a sweep. Optional: draw_given_statistic(T, n, g,
+/// theta), which draws in place (a parameter of run-time size: sweeps then allocate nothing), and add_statistic(T, x, i,
+/// w), T += w t(x, i) in place, which spares the frame storing every record's statistic (a cell record's is a unit
+/// vector over the D cells).
 template <class M>
 concept conjugate_record_update = requires(const M& m, const typename M::record_type& x, std::size_t i,
                                            const typename M::statistic_type& t, double n, std::mt19937_64& g) {
@@ -189,14 +192,27 @@ using release_vector_t = std::remove_cvref_t<decltype(contribute(std::declval<co
                                                                  std::declval<const typename M::record_type&>(), std::size_t{}))>;
 }  // namespace detail
 
+/// A release that brings its own state for the frame's record scan (R::state<M>, built from R): for releases whose
+/// proposals move a few coordinates of a long sum, such as linear queries of a histogram (samplers/record_histogram.hpp),
+/// where keeping every record's contribution as a vector would cost n times the sum's length. The state implements the
+/// members of the frame's summed_release state (fill, check, log_density, evaluate, log_change, accept, settle, resum,
+/// uniform_every_move, the changed flag, exact_sums).
+template <class R, class M>
+concept record_release_state = requires {
+  typename R::template state<M>;
+}
+&&std::constructible_from<typename R::template state<M>, R>;
+
 /// Model M reads release R: R is a record_release whose rule gives an Eigen column vector for M's records (the model's
-/// vector_type for family_statistic; a rule may have its own type and size), in the style of conjugate_prior_for.
+/// vector_type for family_statistic; a rule may have its own type and size), or a release with its own state
+/// (record_release_state), in the style of conjugate_prior_for.
 template <class M, class R>
-concept record_model_for = detail::is_record_release<R> && record_model<M> &&
-    requires(const M& m, const R& r, const typename M::record_type& x, std::size_t i) {
-  detail::contribute(m, r.contribution, x, i);
-  requires detail::release_vector_t<M, R>::ColsAtCompileTime == 1;
-};
+concept record_model_for = record_model<M> &&((detail::is_record_release<R> &&
+                                               requires(const M& m, const R& r, const typename M::record_type& x, std::size_t i) {
+                                                 detail::contribute(m, r.contribution, x, i);
+                                                 requires detail::release_vector_t<M, R>::ColsAtCompileTime == 1;
+                                               }) ||
+                                              record_release_state<R, M>);
 
 /// How a record-level chain starts (docs/record-level.md). Neither choice affects what the chain converges to, only
 /// its burn-in.
@@ -238,6 +254,135 @@ std::pair<double, double> record_sum_range(const Model& m, const C& c, double n,
     return {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
 }
 
+// The state of one release of summed contributions (a record_release): every record's contribution kept, so that a
+// proposal's change is one contribution out and one in, and the sums summed afresh from them at a sweep's end. The
+// interface below is what record_scan calls on every release state; a release that brings a state of its own
+// (record_release_state) implements the same members. settle and resum receive the scan's summed statistic T too
+// (of a conjugate model; empty otherwise), so that a state whose sums are a function of T need not keep its own copy.
+template <record_model Model, class Release>
+struct summed_release {
+  using record_type = typename Model::record_type;
+  using V = release_vector_t<Model, Release>;
+  // Whether the running sums are exact (whole contributions), so that settle need not sum afresh.
+  static constexpr bool exact_sums = whole_rule<Model, decltype(Release::contribution)>;
+
+  Release release;
+  V z{}, sum{}, proposed{}, c_new{};
+  std::vector<V> contributions;
+  double density = 0.0, log_new = 0.0;
+  bool changed = false;
+
+  explicit summed_release(Release r) : release(std::move(r)) {}
+
+  // Sized by the first record's contribution, z the release's own (the sums are not yet computed: resum).
+  void fill(const Model& m, const std::vector<record_type>& records) {
+    const auto size = contribute(m, release.contribution, records[0], 0).size();
+    sum = proposed = c_new = V::Zero(size);
+    z = release.z.size() == size ? V(release.z) : V(V::Zero(size));
+    contributions.assign(records.size(), V::Zero(size));
+  }
+
+  // z's size and finite entries, and every coordinate reachable from the range the model declares for the sum.
+  void check(const char* f, const Model& m, double n, const std::string& name) const {
+    const std::string which = name + " z";
+    const auto size = sum.size();
+    check_size_match(f, which, release.z.size(), "the contribution's size", size);
+    check_finite(f, which, release.z);
+    for (Eigen::Index j = 0; j < size; ++j) {
+      const auto [lo, hi] = record_sum_range(m, release.contribution, n, static_cast<int>(j));
+      check_reachable(f, size == 1 ? which : which + "(" + std::to_string(j) + ")", release.z(j), lo, hi, n,
+                      noise_scale(release.mechanism));
+    }
+  }
+
+  double log_density() const noexcept { return density; }
+  bool uniform_every_move() const noexcept { return false; }
+
+  // The log-density change of replacing record i by x, kept for accept; changed says whether its contribution moved.
+  double evaluate(const Model& m, std::size_t i, const record_type&, const record_type& x) {
+    contribute_into(m, release.contribution, x, i, c_new);
+    changed = !(c_new == contributions[i]);
+    if (!changed) return 0.0;
+    proposed = sum - contributions[i] + c_new;
+    return change(proposed, log_new);
+  }
+  // The same without keeping anything.
+  double log_change(const Model& m, std::size_t i, const record_type&, const record_type& x) const {
+    const V c = contribute(m, release.contribution, x, i);
+    if (c == contributions[i]) return 0.0;
+    double unused = 0.0;
+    return change(sum - contributions[i] + c, unused);
+  }
+  void accept(std::size_t i, const record_type&, const record_type&) {
+    if (!changed) return;
+    sum = proposed;
+    density = log_new;  // a running sum of changes only within a sweep (settle)
+    contributions[i] = c_new;
+  }
+
+  template <class T>
+  void settle(const Model& m, const std::vector<record_type>& records, const T& statistic) {
+    if constexpr (exact_sums)
+      density = release.mechanism.log_likelihood(z, sum);
+    else
+      resum(m, records, statistic, false);
+  }
+  // With recompute every contribution evaluated anew (the records were replaced wholesale); without, the stored ones
+  // summed afresh (exact per record, so this alone keeps rounding from accumulating, at no model evaluation).
+  template <class T>
+  void resum(const Model& m, const std::vector<record_type>& records, const T&, bool recompute) {
+    sum.setZero();
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      if (recompute) contribute_into(m, release.contribution, records[i], i, contributions[i]);
+      sum += contributions[i];
+    }
+    density = release.mechanism.log_likelihood(z, sum);
+  }
+
+  // log p(z | S(T(x; from, to))) with every record transported (move (t)).
+  template <class P>
+  double transported_log_density(const Model& m, const std::vector<record_type>& records, const P& from, const P& to) {
+    proposed.setZero();
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      contribute_into(m, release.contribution, m.transport(records[i], i, from, to), i, c_new);
+      proposed += c_new;
+    }
+    return release.mechanism.log_likelihood(z, proposed);
+  }
+
+  // Sets the released value (the sharded frame's share y_k, every sweep) and the log density at the records.
+  template <class Z>
+  void set_released(const Z& value) {
+    z = value;
+    density = release.mechanism.log_likelihood(z, sum);
+  }
+
+ private:
+  // log p(z | s) - log p(z | S), and log p(z | s) into log_density_new: the kernel's own log_density_change when it
+  // has one (then the kept log density plus the change), else one log_likelihood call against the kept log density.
+  double change(const V& s, double& log_density_new) const {
+    if constexpr (requires { release.mechanism.log_density_change(z, sum, s); }) {
+      const double delta = release.mechanism.log_density_change(z, sum, s);
+      log_density_new = density + delta;
+      return delta;
+    } else {
+      log_density_new = release.mechanism.log_likelihood(z, s);
+      return log_density_new - density;
+    }
+  }
+};
+
+// A release's state in the scan: the release's own (R::state<Model>), else summed_release.
+template <class Model, class R>
+struct release_state_for {
+  using type = summed_release<Model, R>;
+};
+template <class Model, class R>
+requires requires { typename R::template state<Model>; }
+struct release_state_for<Model, R> {
+  using type = typename R::template state<Model>;
+};
+
 // The records of a record-level chain and the states of their releases: steps (b) and (d) of the sweep, written once.
 // record_frame holds one scan over all n records; the sharded frame (samplers/record_sharded.hpp) one per shard, whose
 // release is the shard's share of the split noise. The model is passed to every call rather than held, so that the
@@ -250,50 +395,40 @@ class record_scan {
   using statistic_type = typename record_statistic<Model>::type;
   static constexpr std::size_t release_count = sizeof...(Releases);
   static constexpr bool conjugate = conjugate_record_update<Model>;
-  static constexpr bool exact_sums = (whole_rule<Model, decltype(Releases::contribution)> && ...);
+  // A conjugate model that moves its statistic in place (add_statistic(T, x, i, w): T += w t(x)), so that no record's
+  // statistic is stored (a cell record's statistic is a unit vector over D cells: storing n of them is n D numbers).
+  static constexpr bool moved_statistic =
+      conjugate && requires(const Model& m, statistic_type& t, const record_type& x, std::size_t i) {
+    m.add_statistic(t, x, i, 1.0);
+  };
+  static constexpr bool stored_statistics = conjugate && !moved_statistic;
+  static constexpr bool exact_sums = (release_state_for<Model, Releases>::type::exact_sums && ...);
 
-  explicit record_scan(Releases... releases) : releases_(std::move(releases)...) {}
+  explicit record_scan(Releases... releases) : states_(std::move(releases)...) {}
 
   // count >= 1 records from f(. | theta), drawn with g, and the release states sized by the first record's
   // contributions, each z the release's own. The sums are not yet computed (resum): a caller checks z first.
   template <random_engine G>
   void fill(const Model& m, std::size_t count, const parameter_type& theta, G& g) {
     records_.resize(count);
-    if constexpr (conjugate) statistics_.resize(count);
+    if constexpr (stored_statistics) statistics_.resize(count);
     for (std::size_t i = 0; i < count; ++i) records_[i] = m.draw_record(theta, i, g);
     proposal_ = records_[0];  // sized like a record: in-place draws allocate nothing
-    for_each_release([&](auto& rel, auto& st, std::size_t) {
-      using V = std::remove_cvref_t<decltype(st.sum)>;
-      const auto size = contribute(m, rel.contribution, records_[0], 0).size();
-      st.sum = st.proposed = st.c_new = V::Zero(size);
-      st.z = rel.z.size() == size ? V(rel.z) : V(V::Zero(size));
-      st.contributions.assign(count, V::Zero(size));
-    });
+    for_each_state([&](auto& st, std::size_t) { st.fill(m, records_); });
     if constexpr (conjugate) total_ = statistic_type::Zero(m.statistic(records_[0], 0).size());
   }
 
-  // The serial frame's checks of every release of n records (size, finite entries, reachable from the range the model
-  // declares for the summed contribution), under the name f.
+  // The serial frame's checks of every release of n records, under the name f.
   void check_releases(const char* f, const Model& m, double n) const {
-    for_each_release([&](const auto& rel, const auto& st, std::size_t r) {
-      const std::string which = release_name(r) + " z";
-      const auto size = st.sum.size();
-      check_size_match(f, which, rel.z.size(), "the contribution's size", size);
-      check_finite(f, which, rel.z);
-      for (Eigen::Index j = 0; j < size; ++j) {
-        const auto [lo, hi] = record_sum_range(m, rel.contribution, n, static_cast<int>(j));
-        check_reachable(f, size == 1 ? which : which + "(" + std::to_string(j) + ")", rel.z(j), lo, hi, n,
-                        noise_scale(rel.mechanism));
-      }
-    });
+    for_each_state([&](const auto& st, std::size_t r) { st.check(f, m, n, release_name(r)); });
   }
 
   // std::domain_error naming f unless every release has positive density at the records.
   void check_densities(const char* f) const {
-    for_each_release([&](const auto&, const auto& st, std::size_t r) {
-      if (!(st.log_density > -std::numeric_limits<double>::infinity()))
+    for_each_state([&](const auto& st, std::size_t r) {
+      if (!(st.log_density() > -std::numeric_limits<double>::infinity()))
         throw std::domain_error(std::string(f) + ": " + (release_count == 1 ? "the release" : release_name(r)) +
-                                " has zero density at the initial records (log density " + std::to_string(st.log_density) +
+                                " has zero density at the initial records (log density " + std::to_string(st.log_density()) +
                                 "); accepted: a mechanism with positive density there");
     });
   }
@@ -308,40 +443,35 @@ class record_scan {
     // The tally lives in a local for the sweep: the stores into the release states through double pointers could
     // alias a double member, and reloading it every record was measurable (3% at a million records).
     tally t = tally_;
+    t.uniform_every_move = uniform_every_move();
     for (std::size_t i = 0; i < records_.size(); ++i) update(m, theta, i, g, t);
     tally_ = t;
     settle(m);
   }
 
-  // (d): the sums summed afresh from the stored values, unless every statistic and contribution is a whole number
-  // (exact_sums: counts, whose running sums are exact, so summing afresh would change nothing and, at a million
-  // records, costs a pass over memory as long as the sweep's own); the log densities are recomputed from the sums
-  // either way, so that running density changes never accumulate.
+  // (d): every release state settles: the sums summed afresh from the stored values, unless they are exact (whole
+  // contributions, whose running sums are exact, so summing afresh would change nothing and, at a million records,
+  // costs a pass over memory as long as the sweep's own); the log densities are recomputed from the sums either way,
+  // so that running density changes never accumulate.
   void settle(const Model& m) {
-    if constexpr (exact_sums)
-      for_each_release(
-          [&](const auto& rel, auto& st, std::size_t) { st.log_density = rel.mechanism.log_likelihood(st.z, st.sum); });
-    else
-      resum(m, false);
+    if constexpr (stored_statistics && !exact_sums) {
+      total_.setZero();
+      for (const auto& t : statistics_) total_ += t;
+    }
+    for_each_state([&](auto& st, std::size_t) { st.settle(m, records_, total_); });
   }
 
   // One Metropolis-Hastings update of record i at theta: x* ~ f(. | theta), accepted with min(1, exp(log alpha)).
   template <random_engine G>
   bool update_record(const Model& m, const parameter_type& theta, std::size_t i, G& g) {
+    tally_.uniform_every_move = uniform_every_move();
     return update(m, theta, i, g, tally_);
   }
 
   // log alpha of replacing record i by x (record_frame::log_acceptance).
   double log_acceptance(const Model& m, std::size_t i, const record_type& x) const {
     double log_alpha = 0.0;
-    for_each_release([&](const auto& rel, const auto& st, std::size_t) {
-      using V = std::remove_cvref_t<decltype(st.sum)>;
-      const V c = contribute(m, rel.contribution, x, i);
-      if (c == st.contributions[i]) return;
-      const V proposed = st.sum - st.contributions[i] + c;
-      double log_new = 0.0;
-      log_alpha += change(rel.mechanism, st, proposed, log_new);
-    });
+    for_each_state([&](const auto& st, std::size_t) { log_alpha += st.log_change(m, i, records_[i], x); });
     return log_alpha;
   }
 
@@ -374,14 +504,7 @@ class record_scan {
   // sum_r log p_r(z_r | S_r(T(x; from, to))): the releases' log density with every record transported (move (t)).
   double transported_log_density(const Model& m, const parameter_type& from, const parameter_type& to) {
     double total = 0.0;
-    for_each_release([&](const auto& rel, auto& st, std::size_t) {
-      st.proposed.setZero();
-      for (std::size_t i = 0; i < records_.size(); ++i) {
-        contribute_into(m, rel.contribution, m.transport(records_[i], i, from, to), i, st.c_new);
-        st.proposed += st.c_new;
-      }
-      total += rel.mechanism.log_likelihood(st.z, st.proposed);
-    });
+    for_each_state([&](auto& st, std::size_t) { total += st.transported_log_density(m, records_, from, to); });
     return total;
   }
   // Every record transported from `from` to `to`, then the sums recomputed.
@@ -391,41 +514,47 @@ class record_scan {
   }
 
   // The sums and log densities from the records: with recompute, every statistic and contribution evaluated anew (the
-  // records were replaced wholesale); without, the stored ones summed afresh (they are exact per record, so this alone
-  // keeps rounding from accumulating, at no model evaluation).
+  // records were replaced wholesale); without, the stored ones summed afresh.
   void resum(const Model& m, bool recompute = true) {
     if constexpr (conjugate) {
       total_.setZero();
       for (std::size_t i = 0; i < records_.size(); ++i) {
-        if (recompute) statistics_[i] = m.statistic(records_[i], i);
-        total_ += statistics_[i];
+        if constexpr (moved_statistic) {
+          m.add_statistic(total_, records_[i], i, 1.0);
+        } else {
+          if (recompute) statistics_[i] = m.statistic(records_[i], i);
+          total_ += statistics_[i];
+        }
       }
     }
-    for_each_release([&](const auto& rel, auto& st, std::size_t) {
-      st.sum.setZero();
-      for (std::size_t i = 0; i < records_.size(); ++i) {
-        if (recompute) contribute_into(m, rel.contribution, records_[i], i, st.contributions[i]);
-        st.sum += st.contributions[i];
-      }
-      st.log_density = rel.mechanism.log_likelihood(st.z, st.sum);
-    });
+    for_each_state([&](auto& st, std::size_t) { st.resum(m, records_, total_, recompute); });
   }
 
-  // Replaces the records (the caller checked their count) and recomputes the sums.
+  // Replaces the records (the caller checked their count; the model checks each where it can refuse one:
+  // check_record(x)) and recomputes the sums.
   void set_records(const Model& m, const std::vector<record_type>& records) {
+    if constexpr (requires(const record_type& x) { m.check_record(x); })
+      for (const auto& x : records) m.check_record(x);
     records_ = records;
     resum(m);
   }
   // Sets release r's released value (the sharded frame's share y_k, every sweep) and its log density at the records.
   template <std::size_t r, class Z>
   void set_released(const Z& z) {
-    auto& st = std::get<r>(states_);
-    st.z = z;
-    st.log_density = std::get<r>(releases_).mechanism.log_likelihood(st.z, st.sum);
+    std::get<r>(states_).set_released(z);
   }
+  // Release r and its state.
   template <std::size_t r>
   auto& release() noexcept {
-    return std::get<r>(releases_);
+    return std::get<r>(states_).release;
+  }
+  template <std::size_t r>
+  const auto& state() const noexcept {
+    return std::get<r>(states_);
+  }
+  template <std::size_t r>
+  auto& state() noexcept {
+    return std::get<r>(states_);
   }
   template <std::size_t r>
   const auto& released() const noexcept {
@@ -442,7 +571,7 @@ class record_scan {
   template <class V>
   const V& release_sum(std::size_t r) const {
     const V* sum = nullptr;
-    for_each_release([&](const auto&, const auto& st, std::size_t k) {
+    for_each_state([&](const auto& st, std::size_t k) {
       if (k == r) sum = &st.sum;
     });
     return *sum;
@@ -452,30 +581,31 @@ class record_scan {
   double smallest_log_acceptance() const noexcept { return tally_.smallest; }
 
  private:
-  // Record updates proposed and accepted, and the smallest log alpha computed (0 before any).
+  // Record updates proposed and accepted, the smallest log alpha computed (0 before any), and whether a uniform is
+  // drawn for every changed proposal (see decide).
   struct tally {
     std::uint64_t proposed = 0, accepted = 0;
     double smallest = 0.0;
+    bool uniform_every_move = false;
   };
 
-  template <class V>
-  struct release_state {
-    V z{}, sum{}, proposed{}, c_new{};
-    std::vector<V> contributions;
-    double log_density = 0.0, log_new = 0.0;
-    bool changed = false;
-  };
-
-  // fn(release, its state, index) for every release in order.
+  // fn(state, index) for every release's state in order.
   template <class Fn>
-  void for_each_release(Fn&& fn) {
-    [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(releases_), std::get<r>(states_), r), ...); }
+  void for_each_state(Fn&& fn) {
+    [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(states_), r), ...); }
     (std::index_sequence_for<Releases...>{});
   }
   template <class Fn>
-  void for_each_release(Fn&& fn) const {
-    [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(releases_), std::get<r>(states_), r), ...); }
+  void for_each_state(Fn&& fn) const {
+    [&]<std::size_t... r>(std::index_sequence<r...>) { (fn(std::get<r>(states_), r), ...); }
     (std::index_sequence_for<Releases...>{});
+  }
+
+  // Whether some release state asks for a uniform at every changed proposal.
+  bool uniform_every_move() const {
+    bool every = false;
+    for_each_state([&](const auto& st, std::size_t) { every = every || st.uniform_every_move(); });
+    return every;
   }
 
   // x ~ f(. | theta) into out: in place where the model draws so (a record of run-time size), else by value.
@@ -487,7 +617,9 @@ class record_scan {
       out = m.draw_record(theta, i, g);
   }
 
-  // The Metropolis-Hastings decision for the drawn proposal x, and the replacement if accepted.
+  // The Metropolis-Hastings decision for the drawn proposal x, and the replacement if accepted. A uniform is drawn
+  // when log alpha < 0, or for every changed proposal where a release state asks so: a state whose changes are a few
+  // loads and adds (the marginal tables' rows) is faster deciding u - 1 < log alpha without a branch on its sign.
   template <random_engine G>
   bool decide(const Model& m, std::size_t i, const record_type& x, G& g, tally& t) {
     ++t.proposed;
@@ -495,7 +627,7 @@ class record_scan {
     const double log_alpha = evaluate(m, i, x, changed);
     if (changed) {
       t.smallest = std::min(t.smallest, log_alpha);
-      if (log_alpha < 0.0 && !log_uniform_below(draw_uniform(g), log_alpha)) return false;
+      if ((t.uniform_every_move || log_alpha < 0.0) && !log_uniform_below(draw_uniform(g), log_alpha)) return false;
     }
     ++t.accepted;
     replace(m, i, x);
@@ -517,54 +649,32 @@ class record_scan {
     }
   }
 
-  // Fills every release state's c_new, changed, proposed and log_new for replacing record i by x; returns log alpha
-  // (the sum of the changed releases' log-density changes) and sets changed when any contribution differs.
+  // Every release state's change for replacing record i by x; returns log alpha (the sum of the changed releases'
+  // log-density changes) and sets changed when any release's contribution differs.
   double evaluate(const Model& m, std::size_t i, const record_type& x, bool& changed) {
     double log_alpha = 0.0;
-    for_each_release([&](const auto& rel, auto& st, std::size_t) {
-      contribute_into(m, rel.contribution, x, i, st.c_new);
-      st.changed = !(st.c_new == st.contributions[i]);
-      if (!st.changed) return;
-      changed = true;
-      st.proposed = st.sum - st.contributions[i] + st.c_new;
-      log_alpha += change(rel.mechanism, st, st.proposed, st.log_new);
+    for_each_state([&](auto& st, std::size_t) {
+      log_alpha += st.evaluate(m, i, records_[i], x);
+      changed = changed || st.changed;
     });
     return log_alpha;
   }
 
-  // Replaces record i by x after evaluate(i, x, ...): T, and the changed releases' sums, densities and contributions.
+  // Replaces record i by x after evaluate(i, x, ...): T, and the changed releases' states.
   void replace(const Model& m, std::size_t i, const record_type& x) {
-    if constexpr (conjugate) {
+    if constexpr (moved_statistic) {
+      m.add_statistic(total_, records_[i], i, -1.0);
+      m.add_statistic(total_, x, i, 1.0);
+    } else if constexpr (stored_statistics) {
       const statistic_type t_new = m.statistic(x, i);
       total_ += t_new - statistics_[i];
       statistics_[i] = t_new;
     }
-    for_each_release([&](const auto&, auto& st, std::size_t) {
-      if (!st.changed) return;
-      st.sum = st.proposed;
-      st.log_density = st.log_new;  // a running sum of changes only within a sweep (resum)
-      st.contributions[i] = st.c_new;
-    });
+    for_each_state([&](auto& st, std::size_t) { st.accept(i, records_[i], x); });
     records_[i] = x;
   }
 
-  // log p(z | proposed) - log p(z | S) for a release, and log p(z | proposed) into log_new: the kernel's own
-  // log_density_change when it has one (then log_new = the kept log density plus the change), else one log_likelihood
-  // call against the kept log density.
-  template <class M, class State, class V>
-  static double change(const M& mechanism, const State& st, const V& proposed, double& log_new) {
-    if constexpr (requires { mechanism.log_density_change(st.z, st.sum, proposed); }) {
-      const double delta = mechanism.log_density_change(st.z, st.sum, proposed);
-      log_new = st.log_density + delta;
-      return delta;
-    } else {
-      log_new = mechanism.log_likelihood(st.z, proposed);
-      return log_new - st.log_density;
-    }
-  }
-
-  std::tuple<Releases...> releases_;
-  std::tuple<release_state<release_vector_t<Model, Releases>>...> states_;
+  std::tuple<typename release_state_for<Model, Releases>::type...> states_;
   std::vector<record_type> records_;
   record_type proposal_{};
   std::vector<statistic_type> statistics_;
@@ -688,11 +798,16 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
     scan_.check_densities(f);
   }
 
+  /// The record scan (the samplers built on the frame read their releases' states).
+  const detail::record_scan<Model, Releases...>& scan() const noexcept { return scan_; }
+
  private:
   // (a): the conjugate update on T, or the model's own step.
   template <random_engine G>
   void update_parameter(G& g) {
-    if constexpr (conjugate)
+    if constexpr (requires { model_.draw_given_statistic(scan_.statistic(), n_, g, theta_); })
+      model_.draw_given_statistic(scan_.statistic(), n_, g, theta_);  // in place: a sweep allocates nothing
+    else if constexpr (conjugate)
       theta_ = model_.draw_given_statistic(scan_.statistic(), n_, g);
     else
       model_.update_parameter(theta_, scan_.records(), g);

@@ -1,15 +1,17 @@
 // privpost/samplers/record_histogram.hpp
-// histogram_gibbs: the record-level sampler (as record_gibbs, docs/record-level.md) for records that are cells
-// of a table, theta ~ Dirichlet(alpha) over the D cells, given one or several releases of linear queries of the same
-// records (noisy marginals; docs/histogram-measurements.md B.8.1). The target is
+// The record-level frame (samplers/record_frame.hpp) for records that are cells of a table, theta ~ Dirichlet(alpha)
+// over the D cells, given one or several releases of linear queries of the same records (noisy marginals;
+// docs/histogram-measurements.md B.8.1): dirichlet_cell_model (the record model), linear_query_releases (the releases,
+// with a state of their own in the frame's record scan) and histogram_gibbs, the frame over the two. The target is
 //     p(theta) prod_i theta_{x_i} prod_r p_r(z_r | Q_r h),   h the histogram of the latent records,
 // and a sweep draws theta | h ~ Dirichlet(alpha + h), builds an alias table for Categorical(theta) and then updates
 // every record by Metropolis-Hastings with x* ~ Categorical(theta) as the proposal: the theta_{x} terms cancel, so
 //     alpha = min(1, prod_r p_r(z_r | s_r - Q_r[:, x_i] + Q_r[:, x*]) / p_r(z_r | s_r)),
 // and only the queries of the two cells' columns change (a marginal table has one of each: 2 K coordinates for K
-// tables). Releases of the same records are conditioned on jointly, exactly: the product of the releases'
-// densities given the one latent histogram, not a product of per-release marginal likelihoods (which counts the
-// records once per release and is over-confident, spec B.3 and B.9-6).
+// tables), which is why the releases keep a state of their own: the frame's summed state would keep every record's
+// contribution, n vectors as long as all the queries. Releases of the same records are conditioned on jointly,
+// exactly: the product of the releases' densities given the one latent histogram, not a product of per-release
+// marginal likelihoods (which counts the records once per release and is over-confident, spec B.3 and B.9-6).
 //
 //     const auto q1 = linear_queries::marginals({2, 2}, {{0}, {1}});
 //     std::vector<histogram_measurement> m;
@@ -40,7 +42,7 @@
 #include "privpost/mechanisms/linear_queries.hpp"
 #include "privpost/mechanisms/noise_views.hpp"
 #include "privpost/mechanisms/reachable.hpp"
-#include "privpost/samplers/record_releases.hpp"
+#include "privpost/samplers/record_frame.hpp"
 
 namespace privpost {
 
@@ -115,156 +117,238 @@ inline void check_histogram_chain(const char* who, const Eigen::VectorXd& alpha,
 }
 }  // namespace detail
 
-/// The record-level sampler over (theta, x_1..x_n) for cell records with a Dirichlet(alpha) prior over the D cells,
-/// given one or more histogram_measurements of the same records. Models privpost::sampler; the parameter vector is
-/// theta (D cell probabilities). A sweep costs O(D) for theta and the alias table plus O(n) record updates, each
-/// touching only the queries of the two cells involved. Sweeps allocate nothing.
-class histogram_gibbs {
- public:
-  /// The most records a chain holds.
-  static constexpr double max_records = record_frame_max_records;
+namespace detail {
+// visit(row, delta) for every row of a general Q (not marginal tables) whose value moves, by delta, when a record
+// leaves cell `from` for `to`: the two columns' entries scattered into the zeroed scratch (equal entries cancel), then
+// read back and cleared.
+template <class Visit>
+void scattered_rows(const linear_queries& q, std::uint32_t from, std::uint32_t to, double* scratch, Visit&& visit) {
+  const auto rows_a = q.column_rows(from), rows_b = q.column_rows(to);
+  const auto vals_a = q.column_values(from), vals_b = q.column_values(to);
+  for (std::size_t k = 0; k < rows_a.size(); ++k) scratch[rows_a[k]] -= vals_a[k];
+  for (std::size_t k = 0; k < rows_b.size(); ++k) scratch[rows_b[k]] += vals_b[k];
+  auto read = [&](std::uint32_t row) {
+    const double delta = scratch[row];
+    if (delta == 0.0) return;
+    scratch[row] = 0.0;
+    visit(row, delta);
+  };
+  for (std::uint32_t row : rows_a) read(row);
+  for (std::uint32_t row : rows_b) read(row);
+}
+}  // namespace detail
 
-  /// alpha: D finite entries > 0 (D = every measurement's cell count, >= 2); n: the public number of records (a whole
-  /// number in [1, 1e7]); at least one measurement. theta starts from the prior and the records from
-  /// Categorical(theta) (record_init::prior), or also moved towards the releases (record_init::consistent, as
-  /// record_gibbs). std::invalid_argument for a bad alpha, n or measurement list, or a release value more than
-  /// max_noise_scales_outside noise scales outside [0, n max_c Q(j, c)].
+/// Cell probabilities theta with the alias table that draws Categorical(theta) in O(1) (dirichlet_cell_model's
+/// parameter).
+struct cell_probabilities {
+  /// theta: D finite entries >= 0 with a positive sum.
+  Eigen::VectorXd p;
+  /// The alias table of p.
+  alias_table alias;
+  /// Empty (a chain's parameter before its first draw).
+  cell_probabilities() = default;
+  /// theta and its alias table; std::invalid_argument unless theta's entries are finite and >= 0 with a positive sum.
+  explicit cell_probabilities(Eigen::VectorXd theta) : p(std::move(theta)) { rebuild(); }
+  /// Rebuilds the alias table from p.
+  void rebuild() { alias.build(std::span<const double>(p.data(), static_cast<std::size_t>(p.size()))); }
+};
+
+/// Records that are cells of a table, x_i ~ Categorical(theta), theta ~ Dirichlet(alpha), as a record_model
+/// (samplers/record_frame.hpp): the conjugate update on the histogram h, theta | h ~ Dirichlet(alpha + h), kept in place
+/// (add_statistic: a record's move is two counts) and drawn in place. A record's own contribution is its unit vector,
+/// so a record_release of the whole histogram through any mechanism reads it too; linear_query_releases reads its
+/// linear queries without storing per-record vectors.
+struct dirichlet_cell_model {
+  /// @{
+  /// The model's types (record_model).
+  using parameter_type = cell_probabilities;
+  using record_type = std::uint32_t;
+  using vector_type = Eigen::VectorXd;
+  using statistic_type = Eigen::VectorXd;
+  /// @}
+  /// Counts: the frame's running sums are exact.
+  static constexpr bool whole_contributions = true;
+  /// The Dirichlet prior's concentrations.
+  Eigen::VectorXd alpha;
+
+  /// std::invalid_argument unless alpha has at least 2 entries, each finite and > 0.
+  explicit dirichlet_cell_model(Eigen::VectorXd concentrations) : alpha(std::move(concentrations)) {
+    if (alpha.size() < 2) throw_invalid("dirichlet_cell_model", "cells", static_cast<double>(alpha.size()), "at least 2");
+    for (Eigen::Index c = 0; c < alpha.size(); ++c)
+      check_positive_finite("dirichlet_cell_model", "alpha[" + std::to_string(c) + "]", alpha(c));
+  }
+
+  /// theta ~ Dirichlet(alpha).
   template <random_engine G>
-  histogram_gibbs(Eigen::VectorXd alpha, double n, std::vector<histogram_measurement> measurements, G& g,
-                  record_init init = record_init::prior)
-      : alpha_(std::move(alpha)), measurements_(std::move(measurements)) {
-    constexpr const char* who = "histogram_gibbs";
-    detail::check_histogram_chain(who, alpha_, n, max_records, "a whole number in [1, 1e7]", measurements_);
-    if (init != record_init::prior && init != record_init::consistent)
-      throw_invalid(who, "init", static_cast<double>(static_cast<int>(init)), "record_init::prior or record_init::consistent");
-    const auto d = alpha_.size();
+  cell_probabilities draw_prior(G& g) const {
+    return cell_probabilities(draw_dirichlet(g, alpha));
+  }
+  /// x ~ Categorical(theta) by the alias table.
+  template <random_engine G>
+  record_type draw_record(const cell_probabilities& theta, std::size_t, G& g) const {
+    return static_cast<record_type>(theta.alias.draw(g));
+  }
+  /// The record's unit vector.
+  vector_type contribution(const record_type& x, std::size_t) const { return vector_type::Unit(alpha.size(), x); }
+  /// The record's unit vector (what h sums).
+  statistic_type statistic(const record_type& x, std::size_t) const { return statistic_type::Unit(alpha.size(), x); }
+  /// h += w e_x.
+  void add_statistic(statistic_type& h, const record_type& x, std::size_t, double w) const { h(x) += w; }
+  /// std::invalid_argument for a record outside the cells [0, D) (the frame's set_records).
+  void check_record(const record_type& x) const {
+    if (static_cast<Eigen::Index>(x) >= alpha.size())
+      throw_invalid("set_records", "cell", static_cast<double>(x), "a cell in [0, " + std::to_string(alpha.size() - 1) + "]");
+  }
+  /// theta ~ Dirichlet(alpha + h).
+  template <random_engine G>
+  cell_probabilities draw_given_statistic(const statistic_type& h, double, G& g) const {
+    return cell_probabilities(draw_dirichlet(g, Eigen::VectorXd(alpha + h)));
+  }
+  /// The same, in place: theta.p holds alpha + h while it is drawn (draw_dirichlet reads each entry before writing it).
+  template <random_engine G>
+  void draw_given_statistic(const statistic_type& h, double, G& g, cell_probabilities& theta) const {
+    theta.p = alpha + h;
+    draw_dirichlet(g, theta.p, theta.p);
+    theta.rebuild();
+  }
+  /// theta.
+  Eigen::VectorXd parameter_vector(const cell_probabilities& theta) const { return theta.p; }
+  /// The histogram's counts lie in [0, n].
+  std::pair<double, double> contribution_sum_range(family_statistic, double n, int) const { return {0.0, n}; }
+};
+
+/// One or more histogram_measurements of the same cell records, read jointly by the record frame: a release with a state
+/// of its own in the frame's record scan (record_release_state), which keeps Q_r h and the noise kernels and, per
+/// proposal, touches only the queries of the two cells' columns.
+struct linear_query_releases {
+  /// The measurements.
+  std::vector<histogram_measurement> measurements;
+  /// std::invalid_argument unless there is at least one measurement and all have the same cell count.
+  explicit linear_query_releases(std::vector<histogram_measurement> m) : measurements(std::move(m)) {
+    constexpr const char* who = "linear_query_releases";
+    if (measurements.empty()) throw_invalid(who, "measurements", 0.0, "at least 1");
+    const auto d = static_cast<std::int64_t>(measurements.front().queries().cells());
+    for (std::size_t r = 1; r < measurements.size(); ++r)
+      check_size_match(who, "cells of measurement " + std::to_string(r + 1),
+                       static_cast<std::int64_t>(measurements[r].queries().cells()), "cells of measurement 1", d);
+  }
+
+  class query_state;
+  /// The state in the record scan of a model whose records are cells and whose summed statistic is their histogram
+  /// (dirichlet_cell_model): the state reads h from the scan rather than keeping a copy.
+  template <class Model>
+  requires conjugate_record_update<Model>
+  using state = query_state;
+};
+
+/// The state of linear_query_releases in the record scan (the members record_scan calls: see summed_release in
+/// samplers/record_frame.hpp).
+class linear_query_releases::query_state {
+ public:
+  /// The histogram's counts are whole: settle recomputes Q h from h without summing the records afresh.
+  static constexpr bool exact_sums = true;
+  /// Whether the last evaluate changed a cell.
+  bool changed = false;
+
+  /// The state of releases r: the query rows laid out, the marginal-table path chosen (every release of marginal
+  /// tables with continuous noise), the scratch sized so that sweeps allocate nothing.
+  explicit query_state(linear_query_releases r) : measurements_(std::move(r.measurements)) {
     states_.resize(measurements_.size());
     std::size_t rows = 0;
-    for (std::size_t r = 0; r < measurements_.size(); ++r) {
-      states_[r].offset = rows;
-      states_[r].scratch.assign(measurements_[r].queries().rows(), 0.0);
-      rows += measurements_[r].queries().rows();
+    for (std::size_t k = 0; k < measurements_.size(); ++k) {
+      states_[k].offset = rows;
+      states_[k].scratch.assign(measurements_[k].queries().rows(), 0.0);
+      rows += measurements_[k].queries().rows();
     }
     sum_.assign(rows, 0.0);
     kernel_.assign(rows, 0.0);
+    const std::size_t d = cells();
     build_table_path();
     std::size_t widest = 0;
-    for (std::size_t c = 0; c < static_cast<std::size_t>(d); ++c) {
+    for (std::size_t c = 0; c < d; ++c) {
       std::size_t w = 0;
       for (const auto& m : measurements_) w += m.queries().column_rows(c).size();
       widest = std::max(widest, w);
     }
-    changes_.reserve(2 * widest);
-    posterior_alpha_.resize(d);
-    theta_.resize(d);
-    draw_dirichlet(g, alpha_, theta_);
-    alias_.build(std::span<const double>(theta_.data(), static_cast<std::size_t>(d)));
-    records_.resize(static_cast<std::size_t>(n));
-    for (auto& x : records_) x = static_cast<std::uint32_t>(alias_.draw(g));
-    resum();
-    if (init == record_init::consistent) start_consistent(g);
+    changes_.reserve(2 * widest);  // sweeps allocate nothing
   }
 
-  /// One sweep: theta | h ~ Dirichlet(alpha + h), then every record in turn (systematic scan); the query sums are then
-  /// recomputed from h, so rounding never accumulates across sweeps.
-  template <random_engine G>
-  void step(G& g) {
-    draw_theta(g);
+  /// Nothing to size: the state is sized by its releases (the record scan's fill).
+  template <class Model>
+  void fill(const Model&, const std::vector<std::uint32_t>&) {}
+
+  /// The checks of a histogram chain of n records with the model's alpha (detail::check_histogram_chain).
+  template <class Model>
+  void check(const char* f, const Model& m, double n, const std::string&) const {
+    detail::check_histogram_chain(f, m.alpha, n, record_frame_max_records, "a whole number in [1, 1e7]", measurements_);
+  }
+
+  /// sum_r log p_r(z_r | Q_r h) up to the kernels' constants, at the last settle or resum.
+  double log_density() const noexcept {
+    double total = 0.0;
+    for (double k : kernel_) total += k;
+    return total;
+  }
+  /// The marginal-table path decides u - 1 < log alpha without a branch on its sign (record_scan's decide).
+  bool uniform_every_move() const noexcept { return table_path_; }
+
+  /// log alpha of moving a record from `from` to `to`, kept for accept.
+  template <class Model>
+  double evaluate(const Model&, std::size_t, std::uint32_t from, std::uint32_t to) {
+    changed = from != to;
+    if (!changed) return 0.0;
+    return table_path_ ? evaluate_table(from, to) : evaluate_queries(from, to);
+  }
+  /// The same without keeping anything (changes_ is scratch, empty between a sweep's records).
+  template <class Model>
+  double log_change(const Model&, std::size_t, std::uint32_t from, std::uint32_t to) const {
+    if (from == to) return 0.0;
+    return table_path_ ? evaluate_table(from, to) : evaluate_queries(from, to);
+  }
+  /// Moves a record from `from` to `to` after evaluate (the cell model moves h).
+  void accept(std::size_t, std::uint32_t from, std::uint32_t to) {
+    if (!changed) return;
     if (table_path_) {
-      sweep_table(g);
+      apply_table(from, to);
     } else {
-      for (std::size_t i = 0; i < records_.size(); ++i) update_record(i, g);
+      for (const auto& c : changes_) {
+        sum_[c.row] += c.delta;
+        kernel_[c.row] = c.kernel;
+      }
     }
-    resum_queries();
   }
 
-  /// One Metropolis-Hastings update of record i at the current theta (after a step, or set_parameter): x* from the
-  /// alias table of theta, accepted with min(1, exp(log alpha)). Returns whether it was accepted (a proposal of the
-  /// record's own cell is accepted without a density evaluation).
-  template <random_engine G>
-  bool update_record(std::size_t i, G& g) {
-    const auto proposal = static_cast<std::uint32_t>(alias_.draw(g));
-    ++proposed_;
-    if (proposal == records_[i]) {
-      ++accepted_;
-      return true;
-    }
-    const double log_alpha = evaluate(records_[i], proposal);
-    smallest_log_alpha_ = std::min(smallest_log_alpha_, log_alpha);
-    if (log_alpha < 0.0 && !log_uniform_below(draw_uniform(g), log_alpha)) return false;
-    ++accepted_;
-    apply(i, proposal);
-    return true;
+  /// The query sums recomputed from the histogram h (the cell model's statistic), so rounding never accumulates
+  /// across sweeps.
+  template <class Model>
+  void settle(const Model&, const std::vector<std::uint32_t>&, const Eigen::VectorXd& histogram) {
+    resum_queries(histogram);
+  }
+  /// The same after the records were replaced (the scan summed h afresh).
+  template <class Model>
+  void resum(const Model&, const std::vector<std::uint32_t>&, const Eigen::VectorXd& histogram, bool) {
+    resum_queries(histogram);
   }
 
-  /// log alpha of moving a record from cell `from` to cell `to` (before the min with 0).
-  double log_acceptance(std::size_t from, std::size_t to) {
-    check_cell("histogram_gibbs::log_acceptance", from);
-    check_cell("histogram_gibbs::log_acceptance", to);
-    return from == to ? 0.0 : evaluate(static_cast<std::uint32_t>(from), static_cast<std::uint32_t>(to));
-  }
-
-  /// The current theta (D cell probabilities).
-  const Eigen::VectorXd& parameter_vector() const noexcept { return theta_; }
-  /// Sets theta and rebuilds the alias table (the kernel tests hold it fixed and call update_record).
-  /// std::invalid_argument unless theta has D finite entries >= 0 with a positive sum.
-  void set_parameter(const Eigen::VectorXd& theta) {
-    check_size_match("histogram_gibbs::set_parameter", "theta", theta.size(), "cells", theta_.size());
-    alias_.build(std::span<const double>(theta.data(), static_cast<std::size_t>(theta.size())));
-    theta_ = theta;
-  }
-  /// Replaces the records (cells in [0, D)); the histogram and the query sums are recomputed.
-  void set_records(const std::vector<std::uint32_t>& records) {
-    check_size_match("histogram_gibbs::set_records", "records", static_cast<std::int64_t>(records.size()), "n",
-                     static_cast<std::int64_t>(records_.size()));
-    for (auto x : records) check_cell("histogram_gibbs::set_records", x);
-    records_ = records;
-    resum();
-  }
-  /// The latent records' cells.
-  const std::vector<std::uint32_t>& records() const noexcept { return records_; }
-  /// The latent histogram h.
-  const Eigen::VectorXd& histogram() const noexcept { return histogram_; }
-  /// Q_r h: the exact value of release r's queries at the latent records (0-based r), a view valid until the next
-  /// update.
-  Eigen::Map<const Eigen::VectorXd> query_sum(std::size_t r) const {
+  /// The number of cells D.
+  std::size_t cells() const noexcept { return measurements_.front().queries().cells(); }
+  /// Q_r h of measurement r (0-based), a view valid until the next update.
+  Eigen::Map<const Eigen::VectorXd> query_sum(const char* f, std::size_t r) const {
     if (r >= states_.size())
-      throw_invalid("histogram_gibbs::query_sum", "r", static_cast<double>(r),
-                    "a measurement index in [0, " + std::to_string(states_.size() - 1) + "]");
+      throw_invalid(f, "r", static_cast<double>(r), "a measurement index in [0, " + std::to_string(states_.size() - 1) + "]");
     return {sum_.data() + states_[r].offset, static_cast<Eigen::Index>(measurements_[r].queries().rows())};
   }
-  /// The number of cells D.
-  std::size_t cells() const noexcept { return static_cast<std::size_t>(theta_.size()); }
-  /// Accepted / proposed record updates so far (1 before any).
-  double record_acceptance() const noexcept {
-    return proposed_ == 0 ? 1.0 : static_cast<double>(accepted_) / static_cast<double>(proposed_);
-  }
-  /// The smallest log alpha computed so far (0 before any): at least -sum_r eps_r for Laplace releases.
-  double smallest_log_acceptance() const noexcept { return smallest_log_alpha_; }
-  /// Nothing is ever repaired or retried: all zero.
-  const numerical_events& events() const noexcept { return events_; }
 
  private:
   struct measurement_state {
     std::size_t offset = 0;       // where this release's rows start in sum_ and kernel_
     Eigen::VectorXd resummed;     // Q h, recomputed at the end of a sweep
-    std::vector<double> scratch;  // all zero between record updates (evaluate)
+    std::vector<double> scratch;  // all zero between record updates (evaluate_queries)
   };
   struct change {
     std::uint32_t row;  // in sum_ and kernel_
     double delta, kernel;
   };
-
-  void check_cell(const char* who, std::size_t x) const {
-    if (x >= cells()) throw_invalid(who, "cell", static_cast<double>(x), "a cell in [0, " + std::to_string(cells() - 1) + "]");
-  }
-
-  template <random_engine G>
-  void draw_theta(G& g) {
-    posterior_alpha_ = alpha_ + histogram_;
-    draw_dirichlet(g, posterior_alpha_, theta_);
-    alias_.build(std::span<const double>(theta_.data(), static_cast<std::size_t>(theta_.size())));
-  }
 
   // The marginal-table path, taken when every release is of marginal tables (linear_queries::aligned) with
   // continuous noise: cell c's rows of all releases side by side in table_rows_[c w, (c + 1) w) (w = table_width_,
@@ -276,7 +360,7 @@ class histogram_gibbs {
     table_path_ = true;
     for (const auto& m : measurements_) table_path_ = table_path_ && m.queries().aligned() && !m.noise().lattice();
     if (!table_path_) return;
-    const std::size_t d = measurements_.front().queries().cells();
+    const std::size_t d = cells();
     table_width_ = 0;
     for (const auto& m : measurements_) table_width_ += m.queries().column_rows(0).size();
     table_rows_.resize(d * table_width_);
@@ -332,43 +416,11 @@ class histogram_gibbs {
     }
   }
 
-  // update_record over every record on the table path, with the uniform drawn for every move so that the decision
-  // u - 1 < log alpha (which includes log alpha >= 0) needs no branch on the sign of log alpha.
-  template <random_engine G>
-  void sweep_table(G& g) {
-    // The counters live in locals: the kernels' stores through double pointers could alias a double member, and
-    // reloading it every record was measurable.
-    std::uint64_t accepted = 0;
-    double smallest = smallest_log_alpha_;
-    const std::size_t n = records_.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint32_t from = records_[i], to = static_cast<std::uint32_t>(alias_.draw(g));
-      if (to == from) {
-        ++accepted;
-        continue;
-      }
-      const double log_alpha = evaluate_table(from, to);
-      smallest = std::min(smallest, log_alpha);
-      const double u = draw_uniform(g);
-      if (log_uniform_below(u, log_alpha)) {
-        ++accepted;
-        apply_table(from, to);
-        histogram_(from) -= 1.0;
-        histogram_(to) += 1.0;
-        records_[i] = to;
-      }
-    }
-    proposed_ += n;
-    accepted_ += accepted;
-    smallest_log_alpha_ = smallest;
-  }
-
-  // log alpha of a record's move from `from` to `to`, ready for apply. Marginal tables of continuous noise take the
-  // table path above. Otherwise changes_ receives every (global row) whose sum moves, with its new kernel value:
-  // aligned tables are read position by position; any other Q by scattering the two columns' entries into the
-  // measurement's zeroed scratch (equal entries cancel), then reading them back and clearing them.
-  double evaluate(std::uint32_t from, std::uint32_t to) {
-    if (table_path_) return evaluate_table(from, to);
+  // log alpha of a record's move from `from` to `to` off the table path; changes_ receives every (global row) whose
+  // sum moves, with its new kernel value: aligned tables are read position by position; any other Q by scattering
+  // the two columns' entries into the measurement's zeroed scratch (equal entries cancel), then reading them back and
+  // clearing them.
+  double evaluate_queries(std::uint32_t from, std::uint32_t to) const {
     changes_.clear();
     double log_alpha = 0.0;
     for (std::size_t r = 0; r < measurements_.size(); ++r) {
@@ -376,7 +428,7 @@ class histogram_gibbs {
       const auto& noise = measurements_[r].noise();
       const double* z = measurements_[r].z().data();
       auto& st = states_[r];
-      double* sum = sum_.data() + st.offset;
+      const double* sum = sum_.data() + st.offset;
       const double* kernel = kernel_.data() + st.offset;
       double* scratch = st.scratch.data();
       const auto rows_a = q.column_rows(from), rows_b = q.column_rows(to);
@@ -392,43 +444,20 @@ class histogram_gibbs {
         }
         continue;
       }
-      const auto vals_a = q.column_values(from), vals_b = q.column_values(to);
-      for (std::size_t k = 0; k < rows_a.size(); ++k) scratch[rows_a[k]] -= vals_a[k];
-      for (std::size_t k = 0; k < rows_b.size(); ++k) scratch[rows_b[k]] += vals_b[k];
-      auto visit = [&](std::uint32_t row) {
-        const double delta = scratch[row];
-        if (delta == 0.0) return;
-        scratch[row] = 0.0;
+      detail::scattered_rows(q, from, to, scratch, [&](std::uint32_t row, double delta) {
         const double k = noise.log_kernel(z[row], sum[row] + delta);
         log_alpha += k - kernel[row];
         changes_.push_back({global(row), delta, k});
-      };
-      for (std::uint32_t row : rows_a) visit(row);
-      for (std::uint32_t row : rows_b) visit(row);
+      });
     }
     return log_alpha;
   }
 
-  // Moves record i to `to` after evaluate(records_[i], to).
-  void apply(std::size_t i, std::uint32_t to) {
-    if (table_path_) {
-      apply_table(records_[i], to);
-    } else {
-      for (const auto& c : changes_) {
-        sum_[c.row] += c.delta;
-        kernel_[c.row] = c.kernel;
-      }
-    }
-    histogram_(records_[i]) -= 1.0;
-    histogram_(to) += 1.0;
-    records_[i] = to;
-  }
-
-  void resum_queries() {
+  void resum_queries(const Eigen::VectorXd& histogram) {
     for (std::size_t r = 0; r < measurements_.size(); ++r) {
       auto& st = states_[r];
       const auto& m = measurements_[r];
-      m.queries().apply(histogram_, st.resummed);
+      m.queries().apply(histogram, st.resummed);
       for (Eigen::Index j = 0; j < st.resummed.size(); ++j) {
         const auto at = st.offset + static_cast<std::size_t>(j);
         sum_[at] = st.resummed(j);
@@ -438,41 +467,10 @@ class histogram_gibbs {
     }
   }
 
-  void resum() {
-    histogram_ = Eigen::VectorXd::Zero(theta_.size());
-    for (auto x : records_) histogram_(x) += 1.0;
-    resum_queries();
-  }
-
-  // record_init::consistent, as record_gibbs: greedy passes with proposals from a fresh prior draw of theta each pass,
-  // accepting moves that do not lower the summed log density; stops after five passes in a row without a rise. Then
-  // theta | h. Not counted in record_acceptance().
-  template <random_engine G>
-  void start_consistent(G& g) {
-    int idle = 0;
-    for (int pass = 0; pass < record_init_passes && idle < 5; ++pass) {
-      draw_dirichlet(g, alpha_, theta_);
-      alias_.build(std::span<const double>(theta_.data(), static_cast<std::size_t>(theta_.size())));
-      bool moved = false;
-      for (std::size_t i = 0; i < records_.size(); ++i) {
-        const auto proposal = static_cast<std::uint32_t>(alias_.draw(g));
-        if (proposal == records_[i]) continue;
-        const double log_alpha = evaluate(records_[i], proposal);
-        if (log_alpha >= 0.0) {
-          apply(i, proposal);
-          moved = moved || log_alpha > 0.0;
-        }
-      }
-      resum_queries();
-      idle = moved ? 0 : idle + 1;
-    }
-    draw_theta(g);
-  }
-
-  Eigen::VectorXd alpha_;
   std::vector<histogram_measurement> measurements_;
-  std::vector<measurement_state> states_;
-  std::vector<change> changes_;
+  // Scratch of evaluate_queries, which log_change (const) also uses: all zero, or holding the last evaluation's changes.
+  mutable std::vector<measurement_state> states_;
+  mutable std::vector<change> changes_;
   std::vector<double> sum_, kernel_;  // Q_r h and log_kernel(z_rj, (Q_r h)_j) of every release, one after another
   bool table_path_ = false;
   std::size_t table_width_ = 0;
@@ -482,12 +480,56 @@ class histogram_gibbs {
     double down = 0.0, up = 0.0;                    // refresh_table_row
   };
   std::vector<table_row> table_row_;
-  Eigen::VectorXd theta_, posterior_alpha_, histogram_;
-  alias_table alias_;
-  std::vector<std::uint32_t> records_;
-  std::uint64_t proposed_ = 0, accepted_ = 0;
-  double smallest_log_alpha_ = 0.0;
-  numerical_events events_;
+};
+
+/// The record-level sampler over (theta, x_1..x_n) for cell records with a Dirichlet(alpha) prior over the D cells,
+/// given one or more histogram_measurements of the same records: the record frame over dirichlet_cell_model and
+/// linear_query_releases. Models privpost::sampler; the parameter vector is theta (D cell probabilities). A sweep costs
+/// O(D) for theta and the alias table plus O(n) record updates, each touching only the queries of the two cells
+/// involved. Sweeps allocate nothing.
+class histogram_gibbs : public record_frame<dirichlet_cell_model, linear_query_releases> {
+  using frame = record_frame<dirichlet_cell_model, linear_query_releases>;
+
+ public:
+  /// alpha: D finite entries > 0 (D = every measurement's cell count, >= 2); n: the public number of records (a whole
+  /// number in [1, 1e7]); at least one measurement. theta starts from the prior and the records from
+  /// Categorical(theta) (record_init::prior), or also moved towards the releases (record_init::consistent, as
+  /// record_gibbs). std::invalid_argument for a bad alpha, n or measurement list, or a release value more than
+  /// max_noise_scales_outside noise scales outside [0, n max_c Q(j, c)].
+  template <random_engine G>
+  histogram_gibbs(Eigen::VectorXd alpha, double n, std::vector<histogram_measurement> measurements, G& g,
+                  record_init init = record_init::prior)
+      : frame("histogram_gibbs", dirichlet_cell_model(std::move(alpha)), n, g, init,
+              linear_query_releases(std::move(measurements))) {}
+
+  /// log alpha of moving a record from cell `from` to cell `to` (before the min with 0).
+  double log_acceptance(std::size_t from, std::size_t to) const {
+    check_cell("histogram_gibbs::log_acceptance", from);
+    check_cell("histogram_gibbs::log_acceptance", to);
+    return state().log_change(model(), 0, static_cast<std::uint32_t>(from), static_cast<std::uint32_t>(to));
+  }
+
+  /// The current theta (D cell probabilities).
+  const Eigen::VectorXd& parameter_vector() const noexcept { return parameter().p; }
+  /// Sets theta and rebuilds the alias table (the kernel tests hold it fixed and call update_record).
+  /// std::invalid_argument unless theta has D finite entries >= 0 with a positive sum.
+  void set_parameter(const Eigen::VectorXd& theta) {
+    check_size_match("histogram_gibbs::set_parameter", "theta", theta.size(), "cells", static_cast<Eigen::Index>(cells()));
+    frame::set_parameter(cell_probabilities(theta));
+  }
+  /// The latent histogram h.
+  const Eigen::VectorXd& histogram() const noexcept { return scan().statistic(); }
+  /// Q_r h: the exact value of release r's queries at the latent records (0-based r), a view valid until the next
+  /// update.
+  Eigen::Map<const Eigen::VectorXd> query_sum(std::size_t r) const { return state().query_sum("histogram_gibbs::query_sum", r); }
+  /// The number of cells D.
+  std::size_t cells() const noexcept { return state().cells(); }
+
+ private:
+  const linear_query_releases::query_state& state() const noexcept { return scan().state<0>(); }
+  void check_cell(const char* who, std::size_t x) const {
+    if (x >= cells()) throw_invalid(who, "cell", static_cast<double>(x), "a cell in [0, " + std::to_string(cells() - 1) + "]");
+  }
 };
 
 }  // namespace privpost

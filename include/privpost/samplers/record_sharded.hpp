@@ -1,8 +1,9 @@
 // privpost/samplers/record_sharded.hpp
 // sharded_record_frame: the record-level frame (samplers/record_frame.hpp) with the n latent records split into K
 // shards whose records are updated independently of each other within a sweep: on the processes of an MPI job
-// (distributed/mpi.hpp), each holding some shards, or in one process. sharded_record_gibbs (a conjugate family) and
-// sharded_record_regression (samplers/record_sharded_regression.hpp) are this frame over their record models.
+// (distributed/mpi.hpp), each holding some shards, or in one process. sharded_record_gibbs (a conjugate family),
+// sharded_record_regression (samplers/record_sharded_regression.hpp) and sharded_histogram_gibbs
+// (samplers/record_sharded_histogram.hpp) are this frame over their record models and releases.
 //
 // Why not record_gibbs split over processes: its record updates are sequential, each one's acceptance depends on the
 // running sum S after every earlier update, so no two records can move at once without changing the target. The noise
@@ -35,7 +36,7 @@
 //     sharded_record_gibbs chain(beta_prior(1, 1), laplace_mechanism(1, 0.5), z, 1e6, g, record_sharding{4});
 //     infer([&](auto& g) { return sharded_record_gibbs(prior, mechanism, z, n, g, record_sharding{4}); }, options);
 //     // over MPI: distributed::sharded_records (distributed/mpi.hpp)
-// The regression and histogram relatives: samplers/record_sharded_regression.hpp, samplers/record_sharded_histogram.hpp.
+//     sharded_record_frame chain(my_model{...}, n, g, record_sharding{4}, record_release(gaussian_mechanism::published(sd), z));
 #pragma once
 
 #include <Eigen/Core>
@@ -112,12 +113,11 @@ struct shard_seeds {
   }
 };
 
-// The members every shard has: its global index, its engine (seeded from the chain's engine and the index, the same
-// on every process) and its record proposals made and accepted.
+// The members every shard has: its global index and its engine (seeded from the chain's engine and the index, the
+// same on every process).
 struct shard_base {
   int index = 0;
   std::mt19937_64 engine;
-  std::uint64_t proposed = 0, accepted = 0;
 };
 
 // std::invalid_argument naming the value unless n is a whole number in [1, 1e9], K in [1, min(n, 2^20)] and the
@@ -164,14 +164,12 @@ class shard_placement {
   }
 
   // split.redraw (noise_split) of the release z given the records' sum, every shard's share drawn from g on every
-  // process and written into share_of(sh)(j) of the held ones.
+  // process and written into share_of(h)(j) of the held ones (h: the shard's position among this process's).
   template <class Split, class Z, class S, random_engine G, class ShareOf>
   void redraw_shares(Split& split, const Z& z, const S& sum, G& g, ShareOf&& share_of) {
     split.redraw(
         z, sum, g, [&](int k) { return k % sharding_.processes == sharding_.process; },
-        [&](int k, Eigen::Index j, double share) {
-          share_of(shards_[static_cast<std::size_t>(k / sharding_.processes)])(j) = share;
-        });
+        [&](int k, Eigen::Index j, double share) { share_of(static_cast<std::size_t>(k / sharding_.processes))(j) = share; });
   }
 
   // The exact totals over every shard of every process: add(sh, put) passes shard sh's values to put in a fixed order
@@ -190,16 +188,6 @@ class shard_placement {
   const std::vector<Shard>& shards() const noexcept { return shards_; }
   const Shard& held(std::size_t h) const { return shards_.at(h); }
   const record_sharding& sharding() const noexcept { return sharding_; }
-
-  // Accepted / proposed record updates over this process's shards (1 before any).
-  double acceptance() const noexcept {
-    std::uint64_t proposed = 0, accepted = 0;
-    for (const Shard& sh : shards_) {
-      proposed += sh.proposed;
-      accepted += sh.accepted;
-    }
-    return proposed == 0 ? 1.0 : static_cast<double>(accepted) / static_cast<double>(proposed);
-  }
 
  private:
   record_sharding sharding_;
@@ -284,6 +272,81 @@ struct share_kernel {
     return l;
   }
 };
+
+// How a sharded chain's release is split over its shards (steps 2 and 3 of the file comment) and delivered to their
+// record scans, one specialisation per kind of release: a record_release through exact scale-mixture noise here,
+// linear_query_releases in samplers/record_sharded_histogram.hpp. Each gives the release a shard's scan reads
+// (shard_release), its checks, the exact sums it adds to the sweep's combine (sum_count, put, take) and redraw.
+template <class Model, class Release>
+class release_split;
+
+// A record_release of summed contributions: the shard's release is its share y_k under share_kernel; the combine
+// adds the released sum S.
+template <class Model, exact_scale_mixture_noise Mechanism, class Contribution>
+class release_split<Model, record_release<Mechanism, Contribution>> {
+ public:
+  using shard_release = record_release<share_kernel, Contribution>;
+  using vector_type = release_vector_t<Model, shard_release>;
+
+  release_split(record_release<Mechanism, Contribution> release, int shards)
+      : split_(release.mechanism, shards, release.z.size()),
+        scale_(noise_scale(release.mechanism)),
+        z_(std::move(release.z)),
+        contribution_(std::move(release.contribution)) {}
+
+  // z of the contribution's size (of a record drawn with a scratch engine: the chain's engines are untouched), with
+  // finite entries within reach of n records' sums.
+  void check(const char* who, const Model& m, const typename Model::parameter_type& theta, double n) const {
+    std::mt19937_64 scratch;
+    const auto c = contribute(m, contribution_, m.draw_record(theta, 0, scratch), 0);
+    check_size_match(who, "z", z_.size(), "the contribution's size", c.size());
+    check_finite(who, "z", z_);
+    for (Eigen::Index j = 0; j < z_.size(); ++j) {
+      const auto [lo, hi] = record_sum_range(m, contribution_, n, static_cast<int>(j));
+      check_reachable(who, z_.size() == 1 ? std::string("z") : "z(" + std::to_string(j) + ")", z_(j), lo, hi, n, scale_);
+    }
+  }
+
+  shard_release release() const {
+    return shard_release(share_kernel{Eigen::VectorXd::Zero(z_.size())}, Eigen::VectorXd::Zero(z_.size()), contribution_);
+  }
+  // Buffers for the shares of the `held` shards of this process.
+  void hold(std::size_t held) { shares_.assign(held, Eigen::VectorXd::Zero(z_.size())); }
+
+  std::size_t sum_count() const noexcept { return static_cast<std::size_t>(z_.size()); }
+  template <class Scan, class Put>
+  static void put(const Scan& scan, Put& put) {
+    const auto& s = scan.template release_sum<0>();
+    for (Eigen::Index j = 0; j < s.size(); ++j) put(s(j));
+  }
+  void take(const exact_sum* sums) {
+    sum_.resize(z_.size());
+    for (Eigen::Index j = 0; j < z_.size(); ++j) sum_(j) = sums[j].value();
+  }
+
+  // w and every shard's share from the chain's engine; each held shard's kernel weights and released y_k = s_k + e_k.
+  template <class Place, class Statistic, random_engine G>
+  void redraw(Place& place, const Statistic&, G& g) {
+    place.redraw_shares(split_, z_, sum_, g, [&](std::size_t h) -> Eigen::VectorXd& { return shares_[h]; });
+    for (std::size_t h = 0; h < shares_.size(); ++h) {
+      auto& scan = *place.shards()[h].scan;
+      auto& weights = scan.template release<0>().mechanism.half_precision;
+      for (Eigen::Index j = 0; j < z_.size(); ++j) weights(j) = split_.half_precision(j);
+      scan.template set_released<0>(scan.template release_sum<0>() + shares_[h]);
+    }
+  }
+
+  const vector_type& release_sum() const noexcept { return sum_; }
+  const Eigen::VectorXd& variances() const noexcept { return split_.variances(); }
+
+ private:
+  noise_split<Mechanism> split_;
+  double scale_;
+  Eigen::VectorXd z_;
+  Contribution contribution_;
+  vector_type sum_{};
+  std::vector<Eigen::VectorXd> shares_;
+};
 }  // namespace detail
 
 /// A record model whose parameter given the records is drawn from sums over the records that add across shards: the
@@ -298,17 +361,26 @@ concept summed_record_model = record_model<M> &&
       m.update_from_summary(theta, s, 1.0, g);
     });
 
+/// A release the sharded frame splits over shards for model M: a record_release through a mechanism whose noise is
+/// exactly a Gaussian scale mixture (Laplace, Gaussian: exact_scale_mixture_noise), or linear_query_releases of
+/// Laplace or Gaussian noise (samplers/record_sharded_histogram.hpp).
+template <class R, class M>
+concept sharded_release_for = record_model_for<M, R> && requires {
+  sizeof(detail::release_split<M, R>);
+};
+
 /// The record-level frame with the records in K shards (see the file comment): the placement of record_frame's sweep
-/// for a summed_record_model and one release through a mechanism whose noise is exactly a Gaussian scale mixture.
-/// Every shard is a record scan of record_frame's, whose release is its share of the split noise. Combine is called
-/// once per sweep (and once at construction) with this process's exact sums (the model's summed statistic, then the
-/// released sum S, each coordinate) and must replace them by their totals over every process holding shards:
-/// local_shards in one process, distributed::shard_sums over MPI. Models privpost::sampler.
-template <summed_record_model Model, exact_scale_mixture_noise Mechanism, class Contribution = family_statistic,
-          shard_combine Combine = local_shards>
+/// for a summed_record_model and one release that splits over shards (sharded_release_for). Every shard is a record
+/// scan of record_frame's, whose release is its share of the split noise. Combine is called once per sweep (and once
+/// at construction) with this process's exact sums (the model's summed statistic, then the release's, each
+/// coordinate) and must replace them by their totals over every process holding shards: local_shards in one process,
+/// distributed::shard_sums over MPI. Models privpost::sampler.
+template <summed_record_model Model, sharded_release_for<Model> Release, shard_combine Combine = local_shards>
 class sharded_record_frame {
-  using release_type = record_release<detail::share_kernel, Contribution>;
-  using scan_type = detail::record_scan<Model, release_type>;
+  using split_type = detail::release_split<Model, Release>;
+  using scan_type = detail::record_scan<Model, typename split_type::shard_release>;
+  static constexpr bool conjugate = conjugate_record_update<Model>;
+  static constexpr bool summed = detail::is_record_release<Release>;
 
  public:
   /// The model.
@@ -317,33 +389,36 @@ class sharded_record_frame {
   using record_type = typename Model::record_type;
   /// The parameter's type.
   using parameter_type = typename Model::parameter_type;
-  /// Type of the released sum.
-  using vector_type = detail::release_vector_t<Model, release_type>;
   /// The most records a chain holds over all its shards.
   static constexpr double max_records = 1e9;
 
-  /// One sweep: theta | records, w | records, y | records (from the chain's engine g, identical on every process),
-  /// then every record of this process's shards (from the shards' engines), then the sums' total over processes.
+  /// The chain of n records in K shards given the release (a record_release through Laplace or Gaussian noise, of what
+  /// the data owner summed per record; or linear_query_releases): theta from the prior, each held shard's records
+  /// from the model (its own engine), then the sums. std::invalid_argument naming the value unless n is a whole number
+  /// in [1, 1e9], K in [1, min(n, 2^20)], the process in [0, processes) and the release's values of the right size,
+  /// finite and within reach of the records' sums.
+  template <random_engine G>
+  sharded_record_frame(Model model, double n, G& g, record_sharding sharding, Release release, Combine combine = {})
+      : sharded_record_frame("sharded_record_frame", std::move(model), n, g, sharding, std::move(release), std::move(combine)) {}
+
+  /// One sweep: theta | records, then the release's split given the records (from the chain's engine g, identical on
+  /// every process), then every record of this process's shards (from the shards' engines), then the sums' total over
+  /// processes.
   template <random_engine G>
   void step(G& g) {
-    if constexpr (conjugate_record_update<Model>)
+    if constexpr (requires { model_.draw_given_statistic(statistic_, n_, g, theta_); })
+      model_.draw_given_statistic(statistic_, n_, g, theta_);  // in place: a sweep allocates nothing
+    else if constexpr (conjugate)
       theta_ = model_.draw_given_statistic(statistic_, n_, g);
     else
       model_.update_from_summary(theta_, summary_, n_, g);
-    place_.redraw_shares(split_, z_, release_sum_, g, [](shard& sh) -> Eigen::VectorXd& { return sh.share; });
-    for (auto& sh : place_.shards()) {
-      auto& weights = sh.scan->template release<0>().mechanism.half_precision;
-      for (Eigen::Index j = 0; j < z_.size(); ++j) weights(j) = split_.half_precision(j);
-      sh.scan->template set_released<0>(sh.scan->template release_sum<0>() + sh.share);
-      sh.scan->sweep(model_, theta_, sh.engine);
-      sh.proposed = sh.scan->proposed();
-      sh.accepted = sh.scan->accepted();
-    }
+    split_.redraw(place_, statistic_, g);
+    for (auto& sh : place_.shards()) sh.scan->sweep(model_, theta_, sh.engine);
     combine_sums();
   }
 
-  /// log alpha of replacing record i of held shard h (0-based among this process's shards) by x at the current y and
-  /// w: sum_j K / (2 w_j) (e_j^2 - (e_j - delta_j)^2), e the shard's share y_k - s_k, delta the change of its
+  /// log alpha of replacing record i of held shard h (0-based among this process's shards) by x at the current shares
+  /// and weights: sum_j K / (2 w_j) (e_j^2 - (e_j - delta_j)^2), e the shard's share y_k - s_k, delta the change of its
   /// contribution (0 when unchanged). The kernel tests use it.
   double log_acceptance(std::size_t h, std::size_t i, const record_type& x) const {
     return place_.held(h).scan->log_acceptance(model_, i, x);
@@ -356,13 +431,13 @@ class sharded_record_frame {
   /// The current draw as a vector.
   Eigen::VectorXd parameter_vector() const { return model_.parameter_vector(theta_); }
   /// The model's summary of every shard's records (after the last combine), for a model that is not conjugate.
-  const Eigen::MatrixXd& summary() const noexcept requires(!conjugate_record_update<Model>) { return summary_; }
+  const Eigen::MatrixXd& summary() const noexcept requires(!conjugate) { return summary_; }
   /// T: the sum of every record's statistic (over all shards, after the last combine), for a conjugate model.
-  const auto& statistic() const noexcept requires conjugate_record_update<Model> { return statistic_; }
+  const auto& statistic() const noexcept requires conjugate { return statistic_; }
   /// S: the sum of every record's contribution (what the mechanism released a noisy copy of), after the last combine.
-  const vector_type& release_sum() const noexcept { return release_sum_; }
+  const auto& release_sum() const noexcept requires summed { return split_.release_sum(); }
   /// The noise variances w of the last sweep (sigma^2 for the Gaussian; 0 before any sweep).
-  const Eigen::VectorXd& noise_variances() const noexcept { return split_.variances(); }
+  const Eigen::VectorXd& noise_variances() const noexcept requires summed { return split_.variances(); }
   /// How the records are split.
   const record_sharding& sharding() const noexcept { return place_.sharding(); }
   /// The number of shards this process holds.
@@ -372,100 +447,81 @@ class sharded_record_frame {
   /// The records of held shard h.
   const std::vector<record_type>& shard_records(std::size_t h) const { return place_.held(h).scan->records(); }
   /// y_k - s_k, held shard h's share of the release noise (0 before any sweep).
-  vector_type shard_share(std::size_t h) const {
+  auto shard_share(std::size_t h) const requires summed {
     const auto& scan = *place_.held(h).scan;
-    return scan.template released<0>() - scan.template release_sum<0>();
+    return typename split_type::vector_type(scan.template released<0>() - scan.template release_sum<0>());
   }
   /// Accepted / proposed record updates of this process's shards so far (1 before any).
-  double record_acceptance() const noexcept { return place_.acceptance(); }
+  double record_acceptance() const noexcept {
+    std::uint64_t proposed = 0, accepted = 0;
+    for (const shard& sh : place_.shards()) {
+      proposed += sh.scan->proposed();
+      accepted += sh.scan->accepted();
+    }
+    return proposed == 0 ? 1.0 : static_cast<double>(accepted) / static_cast<double>(proposed);
+  }
   /// Nothing is ever repaired or retried: all zero.
   const numerical_events& events() const noexcept { return events_; }
-
-  /// The chain of n records in K shards given the release z through mechanism, of what the data owner summed per
-  /// record (contribution: a rule as record_release's, or family_statistic for the model's own contribution): theta
-  /// from the prior, each held shard's records from the model (its own engine), then the sums. std::invalid_argument
-  /// naming the value unless n is a whole number in [1, 1e9], K in [1, min(n, 2^20)], the process in [0, processes)
-  /// and z of the contribution's size with finite entries within reach of the records' sums.
-  template <random_engine G>
-  sharded_record_frame(Model model, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g,
-                       record_sharding sharding, Contribution contribution = {}, Combine combine = {})
-      : sharded_record_frame("sharded_record_frame", std::move(model), mechanism, z, n, g, sharding, std::move(contribution),
-                             std::move(combine)) {}
 
  protected:
   /// As above, under the name `who` (the samplers built on the frame use their own).
   template <random_engine G>
-  sharded_record_frame(const char* who, Model model, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g,
-                       record_sharding sharding, Contribution contribution, Combine combine)
+  sharded_record_frame(const char* who, Model model, double n, G& g, record_sharding sharding, Release release, Combine combine)
       : model_(std::move(model)),
         n_(n),
         place_(who, sharding, n, std::move(combine)),
-        split_(mechanism, place_.sharding().shards, z.size()),
-        z_(z) {
+        split_(std::move(release), place_.sharding().shards) {
     theta_ = model_.draw_prior(g);
+    split_.check(who, model_, theta_, n);
     // The summed statistic's shape, from a record of a scratch engine (the chain's engines are untouched) or the
     // model's summary of no records: a process that holds no shard still takes part in every combine.
-    std::mt19937_64 scratch;
-    const record_type x = model_.draw_record(theta_, 0, scratch);
-    const auto c = detail::contribute(model_, contribution, x, 0);
-    check_size_match(who, "z", z.size(), "the contribution's size", c.size());
-    check_finite(who, "z", z);
-    for (Eigen::Index j = 0; j < z.size(); ++j) {
-      const auto [lo, hi] = detail::record_sum_range(model_, contribution, n, static_cast<int>(j));
-      check_reachable(who, z.size() == 1 ? std::string("z") : "z(" + std::to_string(j) + ")", z(j), lo, hi, n,
-                      noise_scale(mechanism));
-    }
     std::size_t entries = 0;
-    if constexpr (conjugate_record_update<Model>) {
-      statistic_ = model_.statistic(x, 0);
+    if constexpr (conjugate) {
+      std::mt19937_64 scratch;
+      statistic_ = model_.statistic(model_.draw_record(theta_, 0, scratch), 0);
       statistic_.setZero();
       entries = static_cast<std::size_t>(statistic_.size());
     } else {
       model_.summarise({}, summary_);
       entries = static_cast<std::size_t>(summary_.size());
     }
-    sums_.resize(entries + static_cast<std::size_t>(z.size()));
-    const release_type release(detail::share_kernel{Eigen::VectorXd::Zero(z.size())}, Eigen::VectorXd::Zero(z.size()),
-                               std::move(contribution));
+    sums_.resize(entries + split_.sum_count());
+    const auto release_of_shard = split_.release();
     place_.place(g, [&](shard& sh, std::size_t size) {
-      sh.scan.emplace(release);
+      sh.scan.emplace(release_of_shard);
       sh.scan->fill(model_, size, theta_, sh.engine);
       sh.scan->resum(model_);
-      sh.share.setZero(z.size());
     });
+    split_.hold(place_.shards().size());
     combine_sums();
   }
 
  private:
   struct shard : detail::shard_base {
     std::optional<scan_type> scan;  // made by place (a contribution rule need not have a default)
-    Eigen::VectorXd share;          // y_k - s_k as redrawn, before the sweep moves s_k
   };
 
-  // The summed statistic (T or the model's summary) and S over every shard: this process's shards added exactly, then
-  // the total over processes.
+  // The summed statistic (T or the model's summary) and the release's sums over every shard: this process's shards
+  // added exactly, then the total over processes.
   void combine_sums() {
-    const auto d = static_cast<std::size_t>(z_.size());
     place_.combine(std::span<exact_sum>(sums_), [&](const shard& sh, auto put) {
-      if constexpr (conjugate_record_update<Model>) {
+      if constexpr (conjugate) {
         const auto& t = sh.scan->statistic();
         for (Eigen::Index j = 0; j < t.size(); ++j) put(t(j));
       } else {
         const Eigen::MatrixXd& s = summary_of(sh);
         for (Eigen::Index j = 0; j < s.size(); ++j) put(s.data()[j]);
       }
-      const auto& s = sh.scan->template release_sum<0>();
-      for (Eigen::Index j = 0; j < s.size(); ++j) put(s(j));
+      split_type::put(*sh.scan, put);
     });
-    const std::size_t entries = sums_.size() - d;
+    const std::size_t entries = sums_.size() - split_.sum_count();
     for (std::size_t j = 0; j < entries; ++j) {
-      if constexpr (conjugate_record_update<Model>)
+      if constexpr (conjugate)
         statistic_(static_cast<Eigen::Index>(j)) = sums_[j].value();
       else
         summary_.data()[j] = sums_[j].value();
     }
-    release_sum_.resize(static_cast<Eigen::Index>(d));
-    for (std::size_t j = 0; j < d; ++j) release_sum_(static_cast<Eigen::Index>(j)) = sums_[entries + j].value();
+    split_.take(sums_.data() + entries);
   }
 
   // The model's summary of shard sh's records.
@@ -474,19 +530,21 @@ class sharded_record_frame {
     return shard_summary_;
   }
 
- private:
   Model model_;
   double n_;
   detail::shard_placement<shard, Combine> place_;
-  detail::noise_split<Mechanism> split_;
-  Eigen::VectorXd z_;
+  split_type split_;
   parameter_type theta_{};
   std::vector<exact_sum> sums_;
   typename detail::record_statistic<Model>::type statistic_{};
   Eigen::MatrixXd summary_, shard_summary_;
-  vector_type release_sum_{};
   numerical_events events_;
 };
+
+template <record_model M, random_engine G, class R>
+sharded_record_frame(M, double, G&, record_sharding, R) -> sharded_record_frame<M, R>;
+template <record_model M, random_engine G, class R, class C>
+sharded_record_frame(M, double, G&, record_sharding, R, C) -> sharded_record_frame<M, R, C>;
 
 /// The record-level sampler over (theta, x_1..x_n) with the records in K shards (see the file comment), for a
 /// conjugate prior whose family draws records and a mechanism whose noise is exactly a Gaussian scale mixture:
@@ -495,8 +553,9 @@ class sharded_record_frame {
 template <conjugate_prior Prior, exact_scale_mixture_noise Mechanism,
           class Contribution = statistic_contribution<typename Prior::family>, shard_combine Combine = local_shards>
 requires record_generating_family<typename Prior::family> && record_contribution<Contribution, typename Prior::family>
-class sharded_record_gibbs : public sharded_record_frame<conjugate_record_model<Prior>, Mechanism, Contribution, Combine> {
-  using base = sharded_record_frame<conjugate_record_model<Prior>, Mechanism, Contribution, Combine>;
+class sharded_record_gibbs
+    : public sharded_record_frame<conjugate_record_model<Prior>, record_release<Mechanism, Contribution>, Combine> {
+  using base = sharded_record_frame<conjugate_record_model<Prior>, record_release<Mechanism, Contribution>, Combine>;
 
  public:
   /// The exponential family.
@@ -510,7 +569,8 @@ class sharded_record_gibbs : public sharded_record_frame<conjugate_record_model<
   template <random_engine G>
   sharded_record_gibbs(const Prior& prior, const Mechanism& mechanism, const Eigen::VectorXd& z, double n, G& g,
                        record_sharding sharding, Contribution contribution = {}, Combine combine = {})
-      : base("sharded_record_gibbs", {prior}, mechanism, z, n, g, sharding, std::move(contribution), std::move(combine)) {}
+      : base("sharded_record_gibbs", {prior}, n, g, sharding,
+             record_release<Mechanism, Contribution>(mechanism, z, std::move(contribution)), std::move(combine)) {}
 };
 
 template <conjugate_prior Prior, exact_scale_mixture_noise Mechanism, class Z, random_engine G>

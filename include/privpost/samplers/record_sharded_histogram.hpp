@@ -1,10 +1,11 @@
 // privpost/samplers/record_sharded_histogram.hpp
 // sharded_histogram_gibbs: the record-level sampler of cell records given noisy linear queries of their histogram
-// (samplers/record_histogram.hpp) with the records in K shards, by the noise split of samplers/record_sharded.hpp,
-// for releases whose coordinate view is noise on the real line, Laplace or Gaussian (coordinate_noise::exact_split;
-// lattice releases do not split exactly and are refused). A sweep: theta | h ~ Dirichlet(alpha + h) and its alias table, then
-// per release r the noise variances and every shard's share of z_r - Q_r h (all from the chain's engine, the same on
-// every process); then every shard's records at fixed shares, x* from the alias table (the shard's engine) and
+// (samplers/record_histogram.hpp) with the records in K shards: sharded_record_frame (samplers/record_sharded.hpp)
+// over dirichlet_cell_model and linear_query_releases, for releases whose coordinate view is noise on the real line,
+// Laplace or Gaussian (coordinate_noise::exact_split; lattice releases do not split exactly and are refused). A sweep:
+// theta | h ~ Dirichlet(alpha + h) and its alias table, then per release r the noise variances and every shard's share
+// of z_r - Q_r h (all from the chain's engine, the same on every process); then every shard's records at fixed shares,
+// x* from the alias table (the shard's engine) and
 //     alpha = min(1, prod_r N(y_rk - Q_r h_k*; w_r / K) / N(y_rk - Q_r h_k; w_r / K)),
 // touching only the rows of the two cells' columns; then the shards' histograms added (one combine of D exact sums;
 // the counts are whole numbers, so any order gives the same total). The target's marginal in (theta, records) is
@@ -19,12 +20,9 @@
 
 #include <Eigen/Core>
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <random>
-#include <span>
-#include <stdexcept>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,10 +30,6 @@
 #include "privpost/core/concepts.hpp"
 #include "privpost/core/errors.hpp"
 #include "privpost/core/math/exact_sum.hpp"
-#include "privpost/core/numerical_events.hpp"
-#include "privpost/core/random/categorical.hpp"
-#include "privpost/core/random/dirichlet.hpp"
-#include "privpost/core/random/uniform.hpp"
 #include "privpost/mechanisms/linear_queries.hpp"
 #include "privpost/mechanisms/noise_views.hpp"
 #include "privpost/samplers/record_histogram.hpp"
@@ -43,180 +37,189 @@
 
 namespace privpost {
 
+namespace detail {
+// A shard's release of linear_query_releases: its share e_r = y_rk - Q_r h_k of every release, with a state of its own
+// in the shard's record scan (record_release_state) that, per proposal, touches only the rows of the two cells'
+// columns. The measurements are shared by every shard (immutable).
+struct query_shares {
+  std::shared_ptr<const std::vector<histogram_measurement>> measurements;
+
+  class share_state {
+   public:
+    static constexpr bool exact_sums = true;
+    bool changed = false;
+
+    explicit share_state(query_shares r) : measurements_(std::move(r.measurements)) {
+      std::size_t rows = 0, widest = 0;
+      for (const auto& m : *measurements_) {
+        shares_.push_back(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(m.queries().rows())));
+        rows = std::max(rows, m.queries().rows());
+      }
+      half_precision_ = shares_;
+      scratch_.assign(rows, 0.0);
+      // A record's move changes at most the two cells' columns' rows of every release: sized once.
+      for (std::size_t c = 0; c < measurements_->front().queries().cells(); ++c) {
+        std::size_t w = 0;
+        for (const auto& m : *measurements_) w += m.queries().column_rows(c).size();
+        widest = std::max(widest, w);
+      }
+      changes_.reserve(2 * widest);
+    }
+
+    template <class Model>
+    void fill(const Model&, const std::vector<std::uint32_t>&) {}
+    // log of the shares' kernel prod_r N(e_r; 0, w_r / K) up to its constant.
+    double log_density() const noexcept {
+      double l = 0.0;
+      for (std::size_t r = 0; r < shares_.size(); ++r) l -= (half_precision_[r].array() * shares_[r].array().square()).sum();
+      return l;
+    }
+    bool uniform_every_move() const noexcept { return false; }
+
+    template <class Model>
+    double evaluate(const Model&, std::size_t, std::uint32_t from, std::uint32_t to) {
+      changed = from != to;
+      return changed ? log_alpha(from, to) : 0.0;
+    }
+    template <class Model>
+    double log_change(const Model&, std::size_t, std::uint32_t from, std::uint32_t to) const {
+      return from == to ? 0.0 : log_alpha(from, to);
+    }
+    void accept(std::size_t, std::uint32_t, std::uint32_t) {
+      if (!changed) return;
+      for (const auto& c : changes_) shares_[c.measurement](c.row) -= c.delta;
+    }
+    // The shares are redrawn every sweep: nothing to settle.
+    template <class Model, class T>
+    void settle(const Model&, const std::vector<std::uint32_t>&, const T&) {}
+    template <class Model, class T>
+    void resum(const Model&, const std::vector<std::uint32_t>&, const T&, bool) {}
+
+    // Release r's share (written by the split) and its weights K / (2 w_rj).
+    Eigen::VectorXd& share(std::size_t r) noexcept { return shares_[r]; }
+    void set_weights(std::size_t r, const noise_split<coordinate_noise>& split) {
+      for (Eigen::Index j = 0; j < half_precision_[r].size(); ++j) half_precision_[r](j) = split.half_precision(j);
+    }
+
+   private:
+    struct change {
+      std::uint32_t measurement, row;
+      double delta;
+    };
+
+    // Fills changes_ with every (release, row) whose value moves when a record leaves `from` for `to`; returns the
+    // kernel's log alpha. Marginal tables (aligned) position by position; any other Q through the zeroed scratch.
+    double log_alpha(std::uint32_t from, std::uint32_t to) const {
+      changes_.clear();
+      double l = 0.0;
+      auto add = [&](std::size_t r, std::uint32_t row, double delta) {
+        l += half_precision_[r](row) * delta * (2.0 * shares_[r](row) - delta);
+        changes_.push_back({static_cast<std::uint32_t>(r), row, delta});
+      };
+      for (std::size_t r = 0; r < measurements_->size(); ++r) {
+        const auto& q = (*measurements_)[r].queries();
+        const auto rows_a = q.column_rows(from), rows_b = q.column_rows(to);
+        if (q.aligned()) {
+          for (std::size_t p = 0; p < rows_a.size(); ++p) {
+            if (rows_a[p] == rows_b[p]) continue;
+            add(r, rows_a[p], -1.0);
+            add(r, rows_b[p], 1.0);
+          }
+          continue;
+        }
+        scattered_rows(q, from, to, scratch_.data(), [&](std::uint32_t row, double delta) { add(r, row, delta); });
+      }
+      return l;
+    }
+
+    std::shared_ptr<const std::vector<histogram_measurement>> measurements_;
+    std::vector<Eigen::VectorXd> shares_, half_precision_;
+    // Scratch of log_alpha, which log_change (const) also uses: all zero, or holding the last evaluation's changes.
+    mutable std::vector<change> changes_;
+    mutable std::vector<double> scratch_;
+  };
+  template <class Model>
+  using state = share_state;
+};
+
+// linear_query_releases split over shards: per release, its noise_split of z_r - Q_r h (h the combined histogram,
+// the model's statistic), delivered into every held shard's share state. The combine adds nothing beyond h.
+template <class Model>
+class release_split<Model, linear_query_releases> {
+ public:
+  using shard_release = query_shares;
+  using vector_type = Eigen::VectorXd;
+
+  release_split(linear_query_releases release, int shards)
+      : measurements_(std::make_shared<const std::vector<histogram_measurement>>(std::move(release.measurements))) {
+    for (const auto& m : *measurements_) {
+      splits_.emplace_back(m.noise(), shards, m.z().size());
+      sums_.emplace_back(m.z().size());
+    }
+  }
+
+  // histogram_gibbs's checks with n up to 1e9, and every release's noise on the real line (exact_split).
+  void check(const char* who, const Model& m, const typename Model::parameter_type&, double n) const {
+    detail::check_histogram_chain(who, m.alpha, n, 1e9, "a whole number in [1, 1e9]", *measurements_);
+    for (std::size_t r = 0; r < measurements_->size(); ++r)
+      if (!(*measurements_)[r].noise().exact_split())
+        throw_invalid(who, "measurement " + std::to_string(r + 1) + "'s mechanism", static_cast<double>(r + 1),
+                      "noise on the real line, Laplace or Gaussian (lattice noise does not split exactly over shards)");
+  }
+
+  shard_release release() const { return {measurements_}; }
+  void hold(std::size_t) {}
+  std::size_t sum_count() const noexcept { return 0; }
+  template <class Scan, class Put>
+  static void put(const Scan&, Put&) {}
+  void take(const exact_sum*) {}
+
+  // Per release: Q_r h, w_r and every shard's share from the chain's engine, into the held shards' states.
+  template <class Place, random_engine G>
+  void redraw(Place& place, const Eigen::VectorXd& histogram, G& g) {
+    for (std::size_t r = 0; r < measurements_->size(); ++r) {
+      (*measurements_)[r].queries().apply(histogram, sums_[r]);
+      place.redraw_shares(splits_[r], (*measurements_)[r].z(), sums_[r], g, [&](std::size_t h) -> Eigen::VectorXd& {
+        return place.shards()[h].scan->template state<0>().share(r);
+      });
+      for (auto& sh : place.shards()) sh.scan->template state<0>().set_weights(r, splits_[r]);
+    }
+  }
+
+ private:
+  std::shared_ptr<const std::vector<histogram_measurement>> measurements_;
+  std::vector<noise_split<coordinate_noise>> splits_;
+  std::vector<Eigen::VectorXd> sums_;  // Q_r h
+};
+}  // namespace detail
+
 /// The record-level sampler over (theta, x_1..x_n) for cell records with a Dirichlet(alpha) prior, given one or more
-/// histogram_measurements of the same records with Laplace or Gaussian noise on the real line, with the records in K shards (see
-/// the file comment). Combine totals this process's exact sums over the processes holding shards (local_shards in one process,
+/// histogram_measurements of the same records with Laplace or Gaussian noise on the real line, with the records in K
+/// shards (see the file comment): sharded_record_frame over dirichlet_cell_model and linear_query_releases. Combine
+/// totals this process's exact sums over the processes holding shards (local_shards in one process,
 /// distributed::shard_sums over MPI). Models privpost::sampler; the parameter vector is theta (D cell probabilities).
 /// Sweeps allocate nothing in one process.
 template <shard_combine Combine = local_shards>
-class sharded_histogram_gibbs {
- public:
-  /// The most records a chain holds over all its shards.
-  static constexpr double max_records = 1e9;
+class sharded_histogram_gibbs : public sharded_record_frame<dirichlet_cell_model, linear_query_releases, Combine> {
+  using base = sharded_record_frame<dirichlet_cell_model, linear_query_releases, Combine>;
 
+ public:
   /// As histogram_gibbs (alpha: D finite entries > 0; n: a whole number, here in [1, 1e9]; at least one measurement,
   /// every release within reach), with the sharding (K in [1, min(n, 2^20)], the process in [0, processes)) and every
-  /// measurement's noise Laplace or Gaussian on the real line (coordinate_noise::exact_split). theta starts from the prior and
-  /// the records from Categorical(theta). std::invalid_argument naming the problem otherwise.
+  /// measurement's noise Laplace or Gaussian on the real line (coordinate_noise::exact_split). theta starts from the
+  /// prior and the records from Categorical(theta). std::invalid_argument naming the problem otherwise.
   template <random_engine G>
   sharded_histogram_gibbs(Eigen::VectorXd alpha, double n, std::vector<histogram_measurement> measurements, G& g,
                           record_sharding sharding, Combine combine = {})
-      : alpha_(std::move(alpha)),
-        measurements_(std::move(measurements)),
-        place_("sharded_histogram_gibbs", sharding, n, std::move(combine)) {
-    constexpr const char* who = "sharded_histogram_gibbs";
-    detail::check_histogram_chain(who, alpha_, n, max_records, "a whole number in [1, 1e9]", measurements_);
-    for (std::size_t r = 0; r < measurements_.size(); ++r) {
-      const auto& noise = measurements_[r].noise();
-      if (!noise.exact_split())
-        throw_invalid(who, "measurement " + std::to_string(r + 1) + "'s mechanism", static_cast<double>(r + 1),
-                      "noise on the real line, Laplace or Gaussian (lattice noise does not split exactly over shards)");
-      splits_.emplace_back(noise, place_.sharding().shards, measurements_[r].z().size());
-      sums_.emplace_back(measurements_[r].z().size());
-    }
-    const auto d = alpha_.size();
-    theta_.resize(d);
-    posterior_alpha_.resize(d);
-    histogram_ = Eigen::VectorXd::Zero(d);
-    cell_sums_.resize(static_cast<std::size_t>(d));
-    std::size_t rows = 0;
-    for (const auto& m : measurements_) rows = std::max(rows, m.queries().rows());
-    scratch_.assign(rows, 0.0);
-    // A record's move changes at most the two cells' columns' rows of every release: sized once, sweeps allocate nothing.
-    std::size_t widest = 0;
-    for (std::size_t c = 0; c < static_cast<std::size_t>(d); ++c) {
-      std::size_t w = 0;
-      for (const auto& m : measurements_) w += m.queries().column_rows(c).size();
-      widest = std::max(widest, w);
-    }
-    changes_.reserve(2 * widest);
-    draw_dirichlet(g, alpha_, theta_);
-    alias_.build(std::span<const double>(theta_.data(), static_cast<std::size_t>(d)));
-    place_.place(g, [&](shard& sh, std::size_t size) {
-      sh.records.resize(size);
-      sh.histogram = Eigen::VectorXd::Zero(d);
-      for (auto& x : sh.records) {
-        x = static_cast<std::uint32_t>(alias_.draw(sh.engine));
-        sh.histogram(x) += 1.0;
-      }
-      for (const auto& m : measurements_) sh.shares.push_back(Eigen::VectorXd::Zero(m.z().size()));
-    });
-    combine_histograms();
-  }
-
-  /// One sweep (see the file comment).
-  template <random_engine G>
-  void step(G& g) {
-    posterior_alpha_ = alpha_ + histogram_;
-    draw_dirichlet(g, posterior_alpha_, theta_);
-    alias_.build(std::span<const double>(theta_.data(), static_cast<std::size_t>(theta_.size())));
-    for (std::size_t r = 0; r < measurements_.size(); ++r) {
-      measurements_[r].queries().apply(histogram_, sums_[r]);
-      place_.redraw_shares(splits_[r], measurements_[r].z(), sums_[r], g,
-                           [r](shard& sh) -> Eigen::VectorXd& { return sh.shares[r]; });
-    }
-    for (auto& sh : place_.shards()) sweep(sh);
-    combine_histograms();
-  }
+      : base("sharded_histogram_gibbs", dirichlet_cell_model(std::move(alpha)), n, g, sharding,
+             linear_query_releases(std::move(measurements)), std::move(combine)) {}
 
   /// The current theta (D cell probabilities).
-  const Eigen::VectorXd& parameter_vector() const noexcept { return theta_; }
+  const Eigen::VectorXd& parameter_vector() const noexcept { return this->parameter().p; }
   /// The histogram h of every shard's records (after the last combine).
-  const Eigen::VectorXd& histogram() const noexcept { return histogram_; }
+  const Eigen::VectorXd& histogram() const noexcept { return this->statistic(); }
   /// The number of cells D.
-  std::size_t cells() const noexcept { return static_cast<std::size_t>(theta_.size()); }
-  /// How the records are split.
-  const record_sharding& sharding() const noexcept { return place_.sharding(); }
-  /// The number of shards this process holds.
-  std::size_t held_shards() const noexcept { return place_.shards().size(); }
-  /// The records' cells of held shard h.
-  const std::vector<std::uint32_t>& shard_records(std::size_t h) const { return place_.held(h).records; }
-  /// Accepted / proposed record updates of this process's shards so far (1 before any).
-  double record_acceptance() const noexcept { return place_.acceptance(); }
-  /// Nothing is ever repaired or retried: all zero.
-  const numerical_events& events() const noexcept { return events_; }
-
- private:
-  struct shard : detail::shard_base {
-    std::vector<std::uint32_t> records;
-    Eigen::VectorXd histogram;            // h_k
-    std::vector<Eigen::VectorXd> shares;  // per release: y_rk - Q_r h_k
-  };
-  struct change {
-    std::uint32_t measurement, row;
-    double delta;
-  };
-
-  // Fills changes_ with every (release, row) whose value moves when a record leaves `from` for `to`; returns the
-  // kernel's log alpha. Marginal tables (aligned) position by position; any other Q through the zeroed scratch, as
-  // histogram_gibbs::evaluate.
-  double evaluate(const shard& sh, std::uint32_t from, std::uint32_t to) {
-    changes_.clear();
-    double log_alpha = 0.0;
-    auto add = [&](std::size_t r, std::uint32_t row, double delta) {
-      log_alpha += splits_[r].half_precision(row) * delta * (2.0 * sh.shares[r](row) - delta);
-      changes_.push_back({static_cast<std::uint32_t>(r), row, delta});
-    };
-    for (std::size_t r = 0; r < measurements_.size(); ++r) {
-      const auto& q = measurements_[r].queries();
-      const auto rows_a = q.column_rows(from), rows_b = q.column_rows(to);
-      if (q.aligned()) {
-        for (std::size_t p = 0; p < rows_a.size(); ++p) {
-          if (rows_a[p] == rows_b[p]) continue;
-          add(r, rows_a[p], -1.0);
-          add(r, rows_b[p], 1.0);
-        }
-        continue;
-      }
-      const auto vals_a = q.column_values(from), vals_b = q.column_values(to);
-      for (std::size_t k = 0; k < rows_a.size(); ++k) scratch_[rows_a[k]] -= vals_a[k];
-      for (std::size_t k = 0; k < rows_b.size(); ++k) scratch_[rows_b[k]] += vals_b[k];
-      auto visit = [&](std::uint32_t row) {
-        const double delta = scratch_[row];
-        if (delta == 0.0) return;
-        scratch_[row] = 0.0;
-        add(r, row, delta);
-      };
-      for (std::uint32_t row : rows_a) visit(row);
-      for (std::uint32_t row : rows_b) visit(row);
-    }
-    return log_alpha;
-  }
-
-  void sweep(shard& sh) {
-    for (auto& x : sh.records) {
-      const auto proposal = static_cast<std::uint32_t>(alias_.draw(sh.engine));
-      ++sh.proposed;
-      if (proposal != x) {
-        const double log_alpha = evaluate(sh, x, proposal);
-        if (log_alpha < 0.0 && !log_uniform_below(draw_uniform(sh.engine), log_alpha)) continue;
-        for (const auto& c : changes_) sh.shares[c.measurement](c.row) -= c.delta;
-        sh.histogram(x) -= 1.0;
-        sh.histogram(proposal) += 1.0;
-        x = proposal;
-      }
-      ++sh.accepted;
-    }
-  }
-
-  void combine_histograms() {
-    place_.combine(std::span<exact_sum>(cell_sums_), [](const shard& sh, auto put) {
-      for (Eigen::Index c = 0; c < sh.histogram.size(); ++c) put(sh.histogram(c));
-    });
-    for (Eigen::Index c = 0; c < histogram_.size(); ++c) histogram_(c) = cell_sums_[static_cast<std::size_t>(c)].value();
-  }
-
-  Eigen::VectorXd alpha_;
-  std::vector<histogram_measurement> measurements_;
-  detail::shard_placement<shard, Combine> place_;
-  std::vector<detail::noise_split<coordinate_noise>> splits_;
-  std::vector<Eigen::VectorXd> sums_;  // Q_r h
-  std::vector<exact_sum> cell_sums_;
-  std::vector<change> changes_;
-  std::vector<double> scratch_;
-  Eigen::VectorXd theta_, posterior_alpha_, histogram_;
-  alias_table alias_;
-  numerical_events events_;
+  std::size_t cells() const noexcept { return static_cast<std::size_t>(this->model().alpha.size()); }
 };
 
 }  // namespace privpost

@@ -39,8 +39,8 @@ namespace privpost {
 /// privpost::sampler; parameter_vector() is (theta, sigma^2).
 template <exact_scale_mixture_noise Mechanism, shard_combine Combine = local_shards>
 requires std::same_as<typename Mechanism::vector_type, Eigen::VectorXd>
-class sharded_record_regression : public sharded_record_frame<regression_record_model, Mechanism, family_statistic, Combine> {
-  using base = sharded_record_frame<regression_record_model, Mechanism, family_statistic, Combine>;
+class sharded_record_regression : public sharded_record_frame<regression_record_model, record_release<Mechanism>, Combine> {
+  using base = sharded_record_frame<regression_record_model, record_release<Mechanism>, Combine>;
 
  public:
   /// Hierarchical covariates: (mu_x, Sigma_x) ~ covariate_prior (NIW), updated each sweep (the layout needs its
@@ -54,7 +54,7 @@ class sharded_record_regression : public sharded_record_frame<regression_record_
       : base("sharded_record_regression",
              checked_model(layout, prior, covariate_bounds, response_bounds, mechanism, z, n, sharding)
                  .set_hierarchical(covariate_prior, g),
-             mechanism, z, n, g, sharding, {}, std::move(combine)) {}
+             n, g, sharding, record_release<Mechanism>(mechanism, z), std::move(combine)) {}
 
   /// Fixed covariates: x ~ N(law.mean, law.covariance) in every sweep.
   template <random_engine G>
@@ -64,7 +64,7 @@ class sharded_record_regression : public sharded_record_frame<regression_record_
       : base("sharded_record_regression",
              checked_model(layout, prior, covariate_bounds, response_bounds, mechanism, z, n, sharding)
                  .set_fixed(law, "sharded_record_regression"),
-             mechanism, z, n, g, sharding, {}, std::move(combine)) {}
+             n, g, sharding, record_release<Mechanism>(mechanism, z), std::move(combine)) {}
 
   /// The Gram matrix [X~ y]^T [X~ y] of every shard's unclamped records (after the last combine).
   const Eigen::MatrixXd& gram() const noexcept { return base::summary(); }
