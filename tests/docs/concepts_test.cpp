@@ -8,7 +8,8 @@
 //  5. a writer composed by run with the library's summary writer;
 //  6. a closed-form partition posterior run on every partition of a sample-and-aggregate release;
 //  7. a mechanism written outside the library, given its coordinate view by noise_traits, under the histogram,
-//     sharded and record samplers (draw for draw the chains of the library's own Laplace mechanism).
+//     sharded (histogram and record frame) and record samplers (draw for draw the chains of the library's own Laplace
+//     mechanism).
 // Each run's answer is checked against a value known in closed form.
 #include <catch2/catch.hpp>
 
@@ -40,6 +41,7 @@
 #include "privpost/samplers/nuts.hpp"
 #include "privpost/samplers/record_histogram.hpp"
 #include "privpost/samplers/record_releases.hpp"
+#include "privpost/samplers/record_sharded.hpp"
 #include "privpost/samplers/record_sharded_histogram.hpp"
 
 //! [coordinate view]
@@ -172,6 +174,20 @@ TEST_CASE("docs/concepts.md: a user's mechanism reaches the histogram, sharded a
     return chain.parameter_vector();
   };
   CHECK(binomial_chain(theirs) == binomial_chain(ours));
+  // The sharded frame splits the user's noise through its coordinate view: the same K = 3 chain as the published
+  // Laplace's, whose own scale mixture makes the same draws.
+  auto sharded_chain = [](const auto& mechanism) {
+    std::mt19937_64 g(14);
+    sharded_record_frame chain(conjugate_record_model<beta_prior>{beta_prior(1.0, 1.0)}, 20.0, g, record_sharding{3},
+                               record_release(mechanism, Eigen::VectorXd::Constant(1, 6.5)));
+    for (int sweep = 0; sweep < 30; ++sweep) chain.step(g);
+    return chain.parameter_vector();
+  };
+  CHECK(sharded_chain(theirs) == sharded_chain(ours));
+  std::mt19937_64 g(15);
+  CHECK_THROWS_WITH(sharded_record_frame(conjugate_record_model<beta_prior>{beta_prior(1.0, 1.0)}, 20.0, g, record_sharding{3},
+                                         record_release(discrete_laplace_mechanism(1.0, 1.0), Eigen::VectorXd::Constant(1, 6.0))),
+                    Catch::Contains("granularity"));
   // CGM-EM's evidence term is read from the same view: the same Laplace term, refused for noise on a lattice.
   const cgm_evidence cgm_theirs = make_cgm_noise(theirs), cgm_ours = make_cgm_noise(ours);
   const Eigen::VectorXd y = Eigen::VectorXd::LinSpaced(4, 3.0, 7.0), counts = Eigen::VectorXd::Constant(4, 5.0);

@@ -196,7 +196,8 @@ using release_vector_t = std::remove_cvref_t<decltype(contribute(std::declval<co
 /// proposals move a few coordinates of a long sum, such as linear queries of a histogram (samplers/record_histogram.hpp),
 /// where keeping every record's contribution as a vector would cost n times the sum's length. The state implements the
 /// members of the frame's summed_release state (fill, check, log_density, evaluate, log_change, accept, settle, resum,
-/// uniform_every_move, the changed flag, exact_sums).
+/// the changed flag, exact_sums; optionally uniform_every_move(), true to have a uniform drawn for every changed
+/// proposal).
 template <class R, class M>
 concept record_release_state = requires {
   typename R::template state<M>;
@@ -296,7 +297,6 @@ struct summed_release {
   }
 
   double log_density() const noexcept { return density; }
-  bool uniform_every_move() const noexcept { return false; }
 
   // The log-density change of replacing record i by x, kept for accept; changed says whether its contribution moved.
   double evaluate(const Model& m, std::size_t i, const record_type&, const record_type& x) {
@@ -370,6 +370,20 @@ struct summed_release {
       return log_density_new - density;
     }
   }
+};
+
+// Whether release R's sums under model M have type V (false for a release with a state of its own, which has no
+// contribution rule).
+template <class M, class R, class V>
+inline constexpr bool release_sum_is = false;
+template <class M, class R, class V>
+requires requires { typename release_vector_t<M, R>; }
+inline constexpr bool release_sum_is<M, R, V> = std::same_as<release_vector_t<M, R>, V>;
+
+// Whether a release state has the optional uniform_every_move().
+template <class S>
+inline constexpr bool asks_uniform = requires(const S& st) {
+  st.uniform_every_move();
 };
 
 // A release's state in the scan: the release's own (R::state<Model>), else summed_release.
@@ -601,10 +615,15 @@ class record_scan {
     (std::index_sequence_for<Releases...>{});
   }
 
-  // Whether some release state asks for a uniform at every changed proposal.
+  // Whether some release state can ask for a uniform at every changed proposal (optional member
+  // uniform_every_move()), and whether one does.
+  static constexpr bool may_ask_uniform = (asks_uniform<typename release_state_for<Model, Releases>::type> || ...);
   bool uniform_every_move() const {
     bool every = false;
-    for_each_state([&](const auto& st, std::size_t) { every = every || st.uniform_every_move(); });
+    if constexpr (may_ask_uniform)
+      for_each_state([&](const auto& st, std::size_t) {
+        if constexpr (requires { st.uniform_every_move(); }) every = every || st.uniform_every_move();
+      });
     return every;
   }
 
@@ -627,7 +646,8 @@ class record_scan {
     const double log_alpha = evaluate(m, i, x, changed);
     if (changed) {
       t.smallest = std::min(t.smallest, log_alpha);
-      if ((t.uniform_every_move || log_alpha < 0.0) && !log_uniform_below(draw_uniform(g), log_alpha)) return false;
+      if (((may_ask_uniform && t.uniform_every_move) || log_alpha < 0.0) && !log_uniform_below(draw_uniform(g), log_alpha))
+        return false;
     }
     ++t.accepted;
     replace(m, i, x);
@@ -756,8 +776,7 @@ requires(sizeof...(Releases) >= 1) && (record_model_for<Model, Releases> && ...)
   /// T: the sum of the records' statistics (what a conjugate theta | records is conditioned on).
   const auto& statistic() const noexcept requires conjugate { return scan_.statistic(); }
   /// S_r: the sum of the records' contributions to release r (0-based), when every release's sum is a vector_type.
-  const vector_type& release_sum(std::size_t r) const
-      requires(std::same_as<detail::release_vector_t<Model, Releases>, vector_type>&&...) {
+  const vector_type& release_sum(std::size_t r) const requires(detail::release_sum_is<Model, Releases, vector_type>&&...) {
     if (r >= release_count)
       throw_invalid(std::string(function_) + "::release_sum", "r", static_cast<double>(r),
                     "a release index in [0, " + std::to_string(release_count - 1) + "]");

@@ -50,6 +50,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -60,6 +61,7 @@
 #include "privpost/core/random/normal.hpp"
 #include "privpost/core/random/uniform.hpp"
 #include "privpost/families/family_model.hpp"
+#include "privpost/mechanisms/noise_views.hpp"
 #include "privpost/mechanisms/reachable.hpp"
 #include "privpost/samplers/record_releases.hpp"
 
@@ -280,23 +282,46 @@ struct share_kernel {
 template <class Model, class Release>
 class release_split;
 
+// The noise a record_release's mechanism splits by: its own scale mixture where it declares one exactly (Laplace,
+// Gaussian, a variant of them), else its coordinate view (a mechanism the user adapts through noise_traits), whose
+// exact_split() the split checks.
+template <class M>
+using split_noise_t = std::conditional_t<exact_scale_mixture_noise<M>, M, coordinate_noise>;
+template <class M>
+split_noise_t<M> split_noise(const M& m) {
+  if constexpr (exact_scale_mixture_noise<M>)
+    return m;
+  else
+    return coordinate_view(m);
+}
+
 // A record_release of summed contributions: the shard's release is its share y_k under share_kernel; the combine
 // adds the released sum S.
-template <class Model, exact_scale_mixture_noise Mechanism, class Contribution>
+template <class Model, class Mechanism, class Contribution>
+requires exact_scale_mixture_noise<Mechanism> || coordinatewise_mechanism<Mechanism>
 class release_split<Model, record_release<Mechanism, Contribution>> {
  public:
   using shard_release = record_release<share_kernel, Contribution>;
   using vector_type = release_vector_t<Model, shard_release>;
 
   release_split(record_release<Mechanism, Contribution> release, int shards)
-      : split_(release.mechanism, shards, release.z.size()),
+      : split_(split_noise(release.mechanism), shards, release.z.size()),
         scale_(noise_scale(release.mechanism)),
         z_(std::move(release.z)),
-        contribution_(std::move(release.contribution)) {}
+        contribution_(std::move(release.contribution)) {
+    if constexpr (!exact_scale_mixture_noise<Mechanism>) {
+      const coordinate_noise view = coordinate_view(release.mechanism);
+      granularity_ = view.granularity();
+      scale_ = view.scale();  // the reachability rule's scale from the view, as histogram_measurement's
+    }
+  }
 
-  // z of the contribution's size (of a record drawn with a scratch engine: the chain's engines are untouched), with
-  // finite entries within reach of n records' sums.
+  // Noise that splits exactly (on the real line); z of the contribution's size (of a record drawn with a scratch
+  // engine: the chain's engines are untouched), with finite entries within reach of n records' sums.
   void check(const char* who, const Model& m, const typename Model::parameter_type& theta, double n) const {
+    if (granularity_ != 0.0)
+      throw_invalid(who, "the mechanism's granularity", granularity_,
+                    "0: noise on the real line, Laplace or Gaussian (lattice noise does not split exactly over shards)");
     std::mt19937_64 scratch;
     const auto c = contribute(m, contribution_, m.draw_record(theta, 0, scratch), 0);
     check_size_match(who, "z", z_.size(), "the contribution's size", c.size());
@@ -340,7 +365,8 @@ class release_split<Model, record_release<Mechanism, Contribution>> {
   const Eigen::VectorXd& variances() const noexcept { return split_.variances(); }
 
  private:
-  noise_split<Mechanism> split_;
+  noise_split<split_noise_t<Mechanism>> split_;
+  double granularity_ = 0.0;  // of a coordinate view: 0 on the real line
   double scale_;
   Eigen::VectorXd z_;
   Contribution contribution_;
@@ -362,8 +388,9 @@ concept summed_record_model = record_model<M> &&
     });
 
 /// A release the sharded frame splits over shards for model M: a record_release through a mechanism whose noise is
-/// exactly a Gaussian scale mixture (Laplace, Gaussian: exact_scale_mixture_noise), or linear_query_releases of
-/// Laplace or Gaussian noise (samplers/record_sharded_histogram.hpp).
+/// exactly a Gaussian scale mixture (Laplace, Gaussian: exact_scale_mixture_noise) or has a coordinate view on the
+/// real line (coordinatewise_mechanism: a user's mechanism through noise_traits; lattice noise is refused when the
+/// chain is built), or linear_query_releases of Laplace or Gaussian noise (samplers/record_sharded_histogram.hpp).
 template <class R, class M>
 concept sharded_release_for = record_model_for<M, R> && requires {
   sizeof(detail::release_split<M, R>);

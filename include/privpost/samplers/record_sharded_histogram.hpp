@@ -74,7 +74,6 @@ struct query_shares {
       for (std::size_t r = 0; r < shares_.size(); ++r) l -= (half_precision_[r].array() * shares_[r].array().square()).sum();
       return l;
     }
-    bool uniform_every_move() const noexcept { return false; }
 
     template <class Model>
     double evaluate(const Model&, std::size_t, std::uint32_t from, std::uint32_t to) {
