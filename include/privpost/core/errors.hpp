@@ -88,6 +88,14 @@ inline void check_size_match(std::string_view function, std::string_view name_a,
   }
 }
 
+/// A matrix must be size x size (its rows and its columns named in the error).
+template <class Derived>
+void check_square_size(std::string_view function, std::string_view name, const Eigen::EigenBase<Derived>& m,
+                       std::string_view size_name, std::int64_t size) {
+  check_size_match(function, std::string(name) + " rows", m.rows(), size_name, size);
+  check_size_match(function, std::string(name) + " columns", m.cols(), size_name, size);
+}
+
 /// A closed interval [lo, hi] must be finite-or-infinite but ordered and NaN-free.
 inline void check_interval(std::string_view function, std::string_view name, double lo, double hi) {
   if (std::isnan(lo) || std::isnan(hi) || !(lo <= hi)) {

@@ -296,30 +296,51 @@ std::vector<method_draws> run_methods(const Trial& trial, const std::vector<name
   return out;
 }
 
+/// The named methods of a study, held once for every study class: replaced by set_methods, listed by methods(), run on
+/// one trial by run_on.
+template <detail::simulated_trial Trial>
+class study_methods {
+ public:
+  /// Replaces the methods (adding one is one more named_method); std::invalid_argument when the list is empty.
+  void set_methods(std::vector<named_method<Trial>> methods) {
+    if (methods.empty()) throw std::invalid_argument(std::string(study_) + ": no method; accepted: at least one named_method");
+    methods_ = std::move(methods);
+  }
+  /// The methods.
+  const std::vector<named_method<Trial>>& methods() const noexcept { return methods_; }
+
+ protected:
+  /// `study` names the study class in the errors.
+  explicit study_methods(const char* study) : study_(study) {}
+  /// Every method's draws on one trial (run_methods).
+  std::vector<method_draws> run_on(const Trial& trial, std::mt19937_64& g) const { return run_methods(trial, methods_, g); }
+
+ private:
+  const char* study_;
+  std::vector<named_method<Trial>> methods_;
+};
+
 /// A calibration study from a simulation design and a list of named methods: simulate(g) draws the truth, the data and
 /// the release (a Trial with `truth`); every method then gives its draws. Models calibration_study.
 template <class Simulate>
 requires std::invocable<const Simulate&, std::mt19937_64&> &&
     detail::simulated_trial<std::invoke_result_t<const Simulate&, std::mt19937_64&>>
-class simulation_study {
+class simulation_study : public study_methods<std::invoke_result_t<const Simulate&, std::mt19937_64&>> {
  public:
   /// The trial type that simulate returns.
   using trial_type = std::invoke_result_t<const Simulate&, std::mt19937_64&>;
 
   /// The study of simulate's trials under these methods; std::invalid_argument when methods is empty.
   simulation_study(Simulate simulate, std::vector<named_method<trial_type>> methods)
-      : simulate_(std::move(simulate)), methods_(std::move(methods)) {
-    if (methods_.empty()) throw std::invalid_argument("simulation_study: no method; accepted: at least one named_method");
+      : study_methods<trial_type>("simulation_study"), simulate_(std::move(simulate)) {
+    this->set_methods(std::move(methods));
   }
 
   /// One trial: simulate, then every method's draws.
-  std::vector<method_draws> trial(std::mt19937_64& g) const { return run_methods(simulate_(g), methods_, g); }
-  /// The methods.
-  const std::vector<named_method<trial_type>>& methods() const noexcept { return methods_; }
+  std::vector<method_draws> trial(std::mt19937_64& g) const { return this->run_on(simulate_(g), g); }
 
  private:
   Simulate simulate_;
-  std::vector<named_method<trial_type>> methods_;
 };
 
 }  // namespace privpost

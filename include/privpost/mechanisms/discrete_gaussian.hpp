@@ -27,10 +27,6 @@ class discrete_gaussian_mechanism : public detail::csprng_release<discrete_gauss
  public:
   /// release(s): z = gamma (k + Y) with Y from the operating system's CSPRNG (the default for real releases).
   using detail::csprng_release<discrete_gaussian_mechanism>::release;
-  /// Marks a release mechanism.
-  using mechanism_category = mechanism_tag;
-  /// Type of the statistic and of the release.
-  using vector_type = Eigen::VectorXd;
   /// The scale-mixture view is a Gaussian of fixed variance (gamma sigma)^2.
   static constexpr bool fixed_variance = true;
   /// The denominator of the rational variance sigma^2 = numerator / 2^10.
@@ -107,15 +103,8 @@ class discrete_gaussian_mechanism : public detail::csprng_release<discrete_gauss
   /// Throws std::invalid_argument unless z is a finite lattice point.
   template <class DerivedZ, class DerivedS>
   double log_likelihood(const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s) const {
-    constexpr std::string_view fn = "discrete_gaussian_mechanism::log_likelihood";
-    check_size_match(fn, "z", z.size(), "s", s.size());
-    check_finite(fn, "s", s);
-    double total = 0.0;
-    for (Eigen::Index j = 0; j < z.size(); ++j) {
-      const double r = detail::release_index(fn, lattice_.granularity, z(j)) - detail::lattice_point(s(j) / lattice_.granularity);
-      total += log_norm_ - 0.5 * r * r / lattice_variance_;
-    }
-    return total;
+    return detail::lattice_log_likelihood("discrete_gaussian_mechanism::log_likelihood", lattice_.granularity, z, s,
+                                          [&](double r) { return log_norm_ - 0.5 * r * r / lattice_variance_; });
   }
 
   /// The (fixed) variance of the continuous view, (gamma sigma)^2; the engine is not used.

@@ -30,10 +30,6 @@ class discrete_laplace_mechanism : public detail::csprng_release<discrete_laplac
  public:
   /// release(s): z = gamma (k + Y) with Y from the operating system's CSPRNG (the default for real releases).
   using detail::csprng_release<discrete_laplace_mechanism>::release;
-  /// Marks a release mechanism.
-  using mechanism_category = mechanism_tag;
-  /// Type of the statistic and of the release.
-  using vector_type = Eigen::VectorXd;
   /// The scale-mixture view (continuous Laplace of scale gamma t) has latent variances, redrawn every sweep.
   static constexpr bool fixed_variance = false;
   /// The denominator of the rational noise scale t = numerator / 2^20.
@@ -102,15 +98,8 @@ class discrete_laplace_mechanism : public detail::csprng_release<discrete_laplac
   /// Throws std::invalid_argument unless z is a finite lattice point.
   template <class DerivedZ, class DerivedS>
   double log_likelihood(const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s) const {
-    constexpr std::string_view fn = "discrete_laplace_mechanism::log_likelihood";
-    check_size_match(fn, "z", z.size(), "s", s.size());
-    check_finite(fn, "s", s);
-    double total = 0.0;
-    for (Eigen::Index j = 0; j < z.size(); ++j) {
-      const double r = detail::release_index(fn, lattice_.granularity, z(j)) - detail::lattice_point(s(j) / lattice_.granularity);
-      total += log_norm_ - std::abs(r) / lattice_scale_;
-    }
-    return total;
+    return detail::lattice_log_likelihood("discrete_laplace_mechanism::log_likelihood", lattice_.granularity, z, s,
+                                          [&](double r) { return log_norm_ - std::abs(r) / lattice_scale_; });
   }
 
   /// The coordinate view (noise_views.hpp): Laplace-type noise of scale t on the lattice of granularity gamma.

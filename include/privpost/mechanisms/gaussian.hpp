@@ -31,10 +31,6 @@ class gaussian_mechanism : public detail::csprng_release<gaussian_mechanism> {
  public:
   /// release(s): z = s + noise from the operating system's CSPRNG (the default for real releases).
   using detail::csprng_release<gaussian_mechanism>::release;
-  /// Marks a release mechanism.
-  using mechanism_category = mechanism_tag;
-  /// Type of the statistic and of the release.
-  using vector_type = Eigen::VectorXd;
   /// The noise variance is known: samplers never redraw it.
   static constexpr bool fixed_variance = true;
   /// The noise is exactly Gaussian (a mixture with one variance).
@@ -99,8 +95,7 @@ class gaussian_mechanism : public detail::csprng_release<gaussian_mechanism> {
   template <class DerivedZ, class DerivedS, class DerivedT>
   double log_density_change(const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s,
                             const Eigen::MatrixBase<DerivedT>& s_new) const {
-    check_size_match("gaussian_mechanism::log_density_change", "z", z.size(), "s", s.size());
-    check_size_match("gaussian_mechanism::log_density_change", "z", z.size(), "s_new", s_new.size());
+    detail::check_change_sizes("gaussian_mechanism::log_density_change", z, s, s_new);
     // (a - b)(a + b) rather than a^2 - b^2: no cancellation, and exactly 0 for a coordinate that did not change.
     return 0.5 * ((z - s) - (z - s_new)).cwiseProduct((z - s) + (z - s_new)).sum() / (sigma_ * sigma_);
   }

@@ -20,10 +20,6 @@ class laplace_mechanism : public detail::csprng_release<laplace_mechanism> {
  public:
   /// release(s): z = s + noise drawn from the operating system's CSPRNG (the default for real releases).
   using detail::csprng_release<laplace_mechanism>::release;
-  /// Marks a release mechanism.
-  using mechanism_category = mechanism_tag;
-  /// Type of the statistic and of the release.
-  using vector_type = Eigen::VectorXd;
   /// The scale-mixture variances are latent and redrawn every sweep.
   static constexpr bool fixed_variance = false;
   /// The noise is exactly the Gaussian scale mixture (Lap(b) = N(0, w), w ~ Exp(rate 1 / (2 b^2))).
@@ -87,8 +83,7 @@ class laplace_mechanism : public detail::csprng_release<laplace_mechanism> {
   template <class DerivedZ, class DerivedS, class DerivedT>
   double log_density_change(const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s,
                             const Eigen::MatrixBase<DerivedT>& s_new) const {
-    check_size_match("laplace_mechanism::log_density_change", "z", z.size(), "s", s.size());
-    check_size_match("laplace_mechanism::log_density_change", "z", z.size(), "s_new", s_new.size());
+    detail::check_change_sizes("laplace_mechanism::log_density_change", z, s, s_new);
     // A coordinate that did not change contributes |a| - |a| = 0 exactly.
     return ((z - s).cwiseAbs() - (z - s_new).cwiseAbs()).sum() / scale_;
   }

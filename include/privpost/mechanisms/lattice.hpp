@@ -130,6 +130,19 @@ inline double release_index(std::string_view function, double granularity, doubl
   return point;
 }
 
+// sum_j log_kernel(r_j) over the lattice residuals r_j = z_j / gamma - k_j, k_j the lattice point of s_j and z_j
+// checked to be a lattice point: the one loop of the discrete mechanisms' log-likelihoods.
+template <class DerivedZ, class DerivedS, class LogKernel>
+double lattice_log_likelihood(std::string_view function, double granularity, const Eigen::MatrixBase<DerivedZ>& z,
+                              const Eigen::MatrixBase<DerivedS>& s, LogKernel log_kernel) {
+  check_size_match(function, "z", z.size(), "s", s.size());
+  check_finite(function, "s", s);
+  double total = 0.0;
+  for (Eigen::Index j = 0; j < z.size(); ++j)
+    total += log_kernel(release_index(function, granularity, z(j)) - lattice_point(s(j) / granularity));
+  return total;
+}
+
 }  // namespace detail
 
 }  // namespace privpost

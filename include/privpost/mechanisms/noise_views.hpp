@@ -24,14 +24,29 @@ namespace privpost {
 
 namespace detail {
 
+// The checks of every closed-form release density: z and s of one size, both finite (NaN in, NaN out otherwise, found
+// by fuzzing). `who` names the caller in errors.
+template <class DerivedZ, class DerivedS>
+void check_release_pair(const char* who, const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s) {
+  check_size_match(who, "z", z.size(), "s", s.size());
+  check_finite(who, "z", z);
+  check_finite(who, "s", s);
+}
+
+// The sizes log_density_change(z, s, s_new) checks: z, s and s_new of one size.
+template <class DerivedZ, class DerivedS, class DerivedT>
+void check_change_sizes(const char* who, const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s,
+                        const Eigen::MatrixBase<DerivedT>& s_new) {
+  check_size_match(who, "z", z.size(), "s", s.size());
+  check_size_match(who, "z", z.size(), "s_new", s_new.size());
+}
+
 // log p(z | s) = sum_j [-log(2 b) - |z_j - s_j| / b]: the one Laplace density of the mechanism and of the evidence
 // terms that model its releases (CGM's cgm_evidence). `who` names the caller in errors.
 template <class DerivedZ, class DerivedS>
 double laplace_log_likelihood(const char* who, const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s,
                               double scale) {
-  check_size_match(who, "z", z.size(), "s", s.size());
-  check_finite(who, "z", z);  // NaN in, NaN out otherwise (found by fuzzing)
-  check_finite(who, "s", s);
+  check_release_pair(who, z, s);
   return -static_cast<double>(z.size()) * std::log(2.0 * scale) - (z - s).template lpNorm<1>() / scale;
 }
 
@@ -40,9 +55,7 @@ double laplace_log_likelihood(const char* who, const Eigen::MatrixBase<DerivedZ>
 template <class DerivedZ, class DerivedS>
 double gaussian_log_likelihood(const char* who, const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s,
                                double sigma) {
-  check_size_match(who, "z", z.size(), "s", s.size());
-  check_finite(who, "z", z);  // NaN in, NaN out otherwise (found by fuzzing)
-  check_finite(who, "s", s);
+  check_release_pair(who, z, s);
   // residuals scaled before squaring: (z - s)^2 overflowed for sigma near 1e154 although (z - s)^2 / sigma^2 is small
   // (found by fuzzing)
   return -static_cast<double>(z.size()) * std::log(sigma * std::sqrt(2.0 * std::numbers::pi)) -

@@ -77,28 +77,33 @@ struct probability_release_options {
   double fallback = 0.5;
 };
 
+/// What every partition release reports: M, its cost, the Laplace noise of its aggregate vector and that vector.
+struct partition_aggregate_release {
+  /// The number of partitions M.
+  std::size_t partitions = 0;
+  /// The whole privacy cost.
+  privacy_budget budget;
+  /// The L1 sensitivity of the aggregate vector (each release's comment says which).
+  double sensitivity = 0.0;
+  /// The Laplace scale of each coordinate's noise, sensitivity / epsilon.
+  double noise_scale = 0.0;
+  /// The differentially private quantity: the aggregate over partitions plus noise, one per cutoff or level.
+  std::vector<double> noisy_aggregate;
+  /// Partition outputs replaced by the fallback. Private: never publish it (it depends on the data).
+  std::size_t fallbacks = 0;
+};
+
 /// A released vector of posterior probabilities Pr(theta <= b_k), k = 1..K, and all an analyst needs to recompute
-/// its post-processing and the noise-only intervals.
-struct probability_release {
+/// its post-processing and the noise-only intervals. The cost is (epsilon, 0); the aggregate's L1 sensitivity K/M
+/// (normality), K (-2 log p*) (fisher), 2 K c / M (stouffer).
+struct probability_release : partition_aggregate_release {
   /// The cutoffs b_1 < ... < b_K (public, chosen before the release).
   std::vector<double> cutoffs;
   /// The settings of the release (epsilon, combiner, p*, z_clip, fallback).
   probability_release_options options;
-  /// The number of partitions M.
-  std::size_t partitions = 0;
-  /// The privacy cost, (epsilon, 0).
-  privacy_budget budget;
-  /// The L1 sensitivity of the aggregate vector: K/M (normality), K (-2 log p*) (fisher), 2 K c / M (stouffer).
-  double sensitivity = 0.0;
-  /// The Laplace scale of each coordinate's noise, sensitivity / epsilon.
-  double noise_scale = 0.0;
-  /// The differentially private quantity: the aggregate of the partition terms plus noise, one per cutoff.
-  std::vector<double> noisy_aggregate;
   /// The released probabilities: the combiner's map of noisy_aggregate, made non-decreasing in the cutoff
   /// (pool-adjacent-violators; post-processing, free of privacy cost).
   std::vector<double> probability;
-  /// Partition outputs replaced by the fallback. Private: never publish it (it depends on the data).
-  std::size_t fallbacks = 0;
 };
 
 namespace detail {
@@ -292,28 +297,18 @@ inline std::pair<double, double> noise_only_interval(const probability_release& 
   return {std::min(a, b), std::max(a, b)};
 }
 
-/// A released vector of posterior quantiles at levels p_1 < ... < p_L, and all an analyst needs to recompute it.
-struct quantile_release {
+/// A released vector of posterior quantiles at levels p_1 < ... < p_L, and all an analyst needs to recompute it. The
+/// aggregate is mean_j clip(Q_j(p_l)) in level order, of L1 sensitivity L 2 b / M and noise scale sensitivity /
+/// epsilon_2; the cost is (epsilon_1 + epsilon_2, 0) by sequential composition; the fallback is the centre.
+struct quantile_release : partition_aggregate_release {
   /// The levels, in (0, 1), strictly increasing.
   std::vector<double> levels;
-  /// The number of partitions M.
-  std::size_t partitions = 0;
   /// The private clipping interval (the bound search's result, itself a release).
   bound_search_result bounds;
   /// The budget of the quantile values, epsilon_2 (the bound search's epsilon_1 is in bounds.budget).
   double epsilon_values = 0.0;
-  /// The whole cost, (epsilon_1 + epsilon_2, 0) by sequential composition.
-  privacy_budget budget;
-  /// The L1 sensitivity of the vector of clipped means: L 2 b / M.
-  double sensitivity = 0.0;
-  /// The Laplace scale of each coordinate's noise, sensitivity / epsilon_2.
-  double noise_scale = 0.0;
-  /// The differentially private quantity: mean_j clip(Q_j(p_l)) plus noise, in level order.
-  std::vector<double> noisy_aggregate;
   /// The released quantiles: noisy_aggregate sorted (so that intervals never cross; post-processing).
   std::vector<double> values;
-  /// Partition outputs replaced by the centre. Private: never publish it.
-  std::size_t fallbacks = 0;
 };
 
 /// The mean over partitions of each level's quantile clipped to [center - half_width, center + half_width] (half_width

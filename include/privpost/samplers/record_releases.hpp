@@ -51,17 +51,25 @@ struct statistic_contribution {
   typename F::vector_type operator()(const typename F::record_type& x) const { return F::statistic(x); }
 };
 
-/// The statistic of the record clamped into [lo, hi] (a truncated release under the clamp policy; scalar records).
-template <exponential_family F>
-struct clamped_contribution {
+namespace detail {
+/// The declared bounds [lo, hi] of a truncated release's contribution rule (scalar records).
+struct contribution_bounds {
   /// @{
   /// The bounds [lo, hi].
   double lo = 0.0, hi = 0.0;
   /// @}
-  /// Clamps into [lower, upper]; std::invalid_argument on a NaN bound or lower > upper.
-  clamped_contribution(double lower, double upper) : lo(lower), hi(upper) {
-    check_interval("clamped_contribution", "[lo, hi]", lo, hi);
+  /// [lower, upper]; std::invalid_argument naming `rule` on a NaN bound or lower > upper.
+  contribution_bounds(const char* rule, double lower, double upper) : lo(lower), hi(upper) {
+    check_interval(rule, "[lo, hi]", lo, hi);
   }
+};
+}  // namespace detail
+
+/// The statistic of the record clamped into [lo, hi] (a truncated release under the clamp policy; scalar records).
+template <exponential_family F>
+struct clamped_contribution : detail::contribution_bounds {
+  /// Clamps into [lower, upper]; std::invalid_argument on a NaN bound or lower > upper.
+  clamped_contribution(double lower, double upper) : contribution_bounds("clamped_contribution", lower, upper) {}
   /// t(clamp(x, lo, hi)).
   typename F::vector_type operator()(const typename F::record_type& x) const {
     return F::statistic(std::clamp(static_cast<double>(x), lo, hi));
@@ -70,15 +78,9 @@ struct clamped_contribution {
 
 /// The statistic of a record inside [lo, hi], and nothing (zero) for a record outside it (the drop policy).
 template <exponential_family F>
-struct dropped_contribution {
-  /// @{
-  /// The bounds [lo, hi].
-  double lo = 0.0, hi = 0.0;
-  /// @}
+struct dropped_contribution : detail::contribution_bounds {
   /// Keeps records in [lower, upper]; std::invalid_argument on a NaN bound or lower > upper.
-  dropped_contribution(double lower, double upper) : lo(lower), hi(upper) {
-    check_interval("dropped_contribution", "[lo, hi]", lo, hi);
-  }
+  dropped_contribution(double lower, double upper) : contribution_bounds("dropped_contribution", lower, upper) {}
   /// t(x) inside [lo, hi], zero outside.
   typename F::vector_type operator()(const typename F::record_type& x) const {
     const auto v = static_cast<double>(x);

@@ -81,7 +81,7 @@ inline std::vector<Eigen::Index> default_reported_cells(const pairwise_graph& gr
 /// Errors (std::invalid_argument): a graph with a cycle or an isolated node, alpha0 outside (0, inf), the settings of
 /// check_study_settings, a cell outside the edge tables, an unknown method name.
 template <scale_mixture_noise Mechanism>
-class tree_cgm_study {
+class tree_cgm_study : public study_methods<tree_cgm_trial> {
  public:
   /// The trial type.
   using trial_type = tree_cgm_trial;
@@ -93,7 +93,8 @@ class tree_cgm_study {
   template <mechanism_factory MakeMechanism>
   tree_cgm_study(const pairwise_graph& graph, double alpha0, MakeMechanism make_mechanism, study_settings settings,
                  std::vector<Eigen::Index> cells = {})
-      : graph_(graph),
+      : study_methods<trial_type>("tree_cgm_study"),
+        graph_(graph),
         prior_(graph, alpha0),
         model_(graph),
         mechanism_(make_mechanism(contingency_l1_sensitivity(graph), contingency_l2_sensitivity(graph))),
@@ -108,7 +109,7 @@ class tree_cgm_study {
         throw_invalid(
             "tree_cgm_study", "reported cell", static_cast<double>(c),
             "an index of an edge table in [" + std::to_string(layout.edges_begin()) + ", " + std::to_string(layout.size()) + ")");
-    methods_ = select_methods(standard_methods(), settings_.methods, "tree_cgm_study");
+    this->set_methods(select_methods(standard_methods(), settings_.methods, "tree_cgm_study"));
   }
 
   /// gibbs, naive and nonprivate (see the class comment).
@@ -162,7 +163,7 @@ class tree_cgm_study {
   }
 
   /// One trial: the truth, the tables, the release, and every method's draws.
-  std::vector<method_draws> trial(std::mt19937_64& g) const { return run_methods(simulate(g), methods_, g); }
+  std::vector<method_draws> trial(std::mt19937_64& g) const { return this->run_on(simulate(g), g); }
 
   /// The study's settings.
   const study_settings& settings() const noexcept { return settings_; }
@@ -172,13 +173,6 @@ class tree_cgm_study {
   const pairwise_graph& graph() const noexcept { return graph_; }
   /// The ranked marginal cells (indices of the full marginal vector, table_layout order).
   const std::vector<Eigen::Index>& reported_cells() const noexcept { return cells_; }
-  /// Replaces the methods (adding one is one more named_method).
-  void set_methods(std::vector<named_method<trial_type>> methods) {
-    if (methods.empty()) throw std::invalid_argument("tree_cgm_study: no method; accepted: at least one named_method");
-    methods_ = std::move(methods);
-  }
-  /// The methods.
-  const std::vector<named_method<trial_type>>& methods() const noexcept { return methods_; }
 
  private:
   pairwise_graph graph_;
@@ -187,7 +181,6 @@ class tree_cgm_study {
   Mechanism mechanism_;
   study_settings settings_;
   std::vector<Eigen::Index> cells_;
-  std::vector<named_method<trial_type>> methods_;
 };
 
 /// The mechanism type is the factory's result.

@@ -72,7 +72,7 @@ struct bounded_trial {
 /// (standard_methods()): gibbs, naive, nonprivate, and for the binomial ops; any other is one more named_method.
 template <conjugate_prior Prior, scale_mixture_noise Mechanism>
 requires record_generating_family<typename Prior::family>
-class bounded_family_study {
+class bounded_family_study : public study_methods<bounded_trial<typename Prior::family>> {
  public:
   /// The exponential family.
   using family = typename Prior::family;
@@ -81,18 +81,18 @@ class bounded_family_study {
 
   /// The standard methods named in settings.methods.
   bounded_family_study(const Prior& prior, const Mechanism& mechanism, study_settings settings)
-      : prior_(prior), mechanism_(mechanism), settings_(std::move(settings)) {
+      : study_methods<trial_type>("bounded_family_study"), prior_(prior), mechanism_(mechanism), settings_(std::move(settings)) {
     detail::check_study_settings("bounded_family_study", settings_);
     detail::check_no_shift_moves("bounded_family_study", settings_);
-    methods_ = select_methods(standard_methods(), settings_.methods, "bounded_family_study");
+    this->set_methods(select_methods(standard_methods(), settings_.methods, "bounded_family_study"));
   }
   /// Any list of methods (settings.methods is ignored).
   bounded_family_study(const Prior& prior, const Mechanism& mechanism, study_settings settings,
                        std::vector<named_method<trial_type>> methods)
-      : prior_(prior), mechanism_(mechanism), settings_(std::move(settings)), methods_(std::move(methods)) {
+      : study_methods<trial_type>("bounded_family_study"), prior_(prior), mechanism_(mechanism), settings_(std::move(settings)) {
     detail::check_study_settings("bounded_family_study", settings_);
     detail::check_no_shift_moves("bounded_family_study", settings_);
-    if (methods_.empty()) throw std::invalid_argument("bounded_family_study: no method; accepted: at least one named_method");
+    this->set_methods(std::move(methods));
   }
 
   /// gibbs (Gibbs-SS), naive (the conjugate update on the release), nonprivate (on the exact statistic), and for the
@@ -167,23 +167,15 @@ class bounded_family_study {
   }
 
   /// One trial: the truth, the data, the release, and every method's draws.
-  std::vector<method_draws> trial(std::mt19937_64& g) const { return run_methods(simulate(g), methods_, g); }
+  std::vector<method_draws> trial(std::mt19937_64& g) const { return this->run_on(simulate(g), g); }
 
   /// The study's settings.
   const study_settings& settings() const noexcept { return settings_; }
-  /// Replaces the methods (adding one is one more named_method).
-  void set_methods(std::vector<named_method<trial_type>> methods) {
-    if (methods.empty()) throw std::invalid_argument("bounded_family_study: no method; accepted: at least one named_method");
-    methods_ = std::move(methods);
-  }
-  /// The methods.
-  const std::vector<named_method<trial_type>>& methods() const noexcept { return methods_; }
 
  private:
   Prior prior_;
   Mechanism mechanism_;
   study_settings settings_;
-  std::vector<named_method<trial_type>> methods_;
 };
 
 }  // namespace privpost

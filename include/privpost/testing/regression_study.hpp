@@ -54,7 +54,7 @@ struct regression_trial {
 /// Simulation-based calibration trials for Bayesian linear regression under SSP (file comment): NIG prior, a covariate scenario,
 /// a release with sensitivity from declared bounds, and the methods' posteriors.
 template <scale_mixture_noise Mechanism>
-class regression_study {
+class regression_study : public study_methods<regression_trial> {
  public:
   /// The trial type.
   using trial_type = regression_trial;
@@ -66,7 +66,8 @@ class regression_study {
       const regression_layout& layout, const nig_regression_prior& prior, const niw_hyperprior& covariate_prior,
       covariate_scenario scenario, const std::vector<interval>& covariate_bounds, interval response_bounds,
       MakeMechanism make_mechanism, study_settings settings)
-      : layout_(layout),
+      : study_methods<trial_type>("regression_study"),
+        layout_(layout),
         prior_(prior),
         covariate_prior_(covariate_prior),
         scenario_(scenario),
@@ -87,7 +88,7 @@ class regression_study {
     if (!(covariate_prior_.nu > d + 1.0))
       throw_invalid("regression_study", "nu", covariate_prior_.nu, "a number > d + 1 (finite mean)");
     fixed_moments_ = normal_covariate_moments(layout_, Eigen::VectorXd::Zero(d), fixed_cov_);
-    methods_ = select_methods(standard_methods(), settings_.methods, "regression_study");
+    this->set_methods(select_methods(standard_methods(), settings_.methods, "regression_study"));
   }
 
   /// The L1 sensitivity of the statistic from the declared bounds.
@@ -130,7 +131,7 @@ class regression_study {
   }
 
   /// One trial: the truth, the data, the releases, and every method's draws.
-  std::vector<method_draws> trial(std::mt19937_64& g) const { return run_methods(simulate(g), methods_, g); }
+  std::vector<method_draws> trial(std::mt19937_64& g) const { return this->run_on(simulate(g), g); }
 
   /// gibbs (Gibbs-SS-Update in the hierarchical scenario, Gibbs-SS-Prior in the fixed one), noisy (Gibbs-SS-Noisy on the
   /// half-budget releases), naive (the conjugate update on the release), nonprivate (on the exact statistic).
@@ -184,13 +185,6 @@ class regression_study {
                    st.draws, g);
              }}};
   }
-  /// Replaces the methods (adding one is one more named_method).
-  void set_methods(std::vector<named_method<trial_type>> methods) {
-    if (methods.empty()) throw std::invalid_argument("regression_study: no method; accepted: at least one named_method");
-    methods_ = std::move(methods);
-  }
-  /// The methods.
-  const std::vector<named_method<trial_type>>& methods() const noexcept { return methods_; }
 
  private:
   regression_layout layout_;
@@ -205,7 +199,6 @@ class regression_study {
   study_settings settings_;
   Eigen::MatrixXd fixed_cov_;
   covariate_moments fixed_moments_;
-  std::vector<named_method<trial_type>> methods_;
 };
 
 }  // namespace privpost

@@ -68,7 +68,7 @@ struct truncated_trial {
 template <conjugate_prior Prior, scale_mixture_noise Mechanism>
 requires truncatable_family<typename Prior::family> && record_generating_family<typename Prior::family> &&
     generic_statistic_family<typename Prior::family>
-class truncated_family_study {
+class truncated_family_study : public study_methods<truncated_trial<typename Prior::family>> {
  public:
   /// The exponential family.
   using family = typename Prior::family;
@@ -81,7 +81,8 @@ class truncated_family_study {
   /// std::invalid_argument on bad settings (collapsed_moves must be 0).
   template <mechanism_factory MakeMechanism>
   truncated_family_study(const Prior& prior, double truncation_q, MakeMechanism make_mechanism, study_settings settings)
-      : prior_(prior),
+      : study_methods<trial_type>("truncated_family_study"),
+        prior_(prior),
         bounds_(prior_predictive_bounds(prior, truncation_q)),
         statistic_(record_statistic<family>{}, {interval(bounds_.first, bounds_.second)}, out_of_bounds::drop),
         mechanism_(make_mechanism(statistic_.l1_sensitivity(), statistic_.l2_sensitivity())),
@@ -91,7 +92,7 @@ class truncated_family_study {
     if (settings_.collapsed_moves != 0)
       throw_invalid("truncated_family_study", "collapsed_moves", settings_.collapsed_moves,
                     "0 (its samplers have no collapsed moves yet)");
-    methods_ = select_methods(standard_methods(), settings_.methods, "truncated_family_study");
+    this->set_methods(select_methods(standard_methods(), settings_.methods, "truncated_family_study"));
   }
 
   /// Lower truncation bound a.
@@ -130,13 +131,6 @@ class truncated_family_study {
                    st.burnin, st.draws, g, st.thin);
              }}};
   }
-  /// Replaces the methods (adding one is one more named_method).
-  void set_methods(std::vector<named_method<trial_type>> methods) {
-    if (methods.empty()) throw std::invalid_argument("truncated_family_study: no method; accepted: at least one named_method");
-    methods_ = std::move(methods);
-  }
-  /// The methods.
-  const std::vector<named_method<trial_type>>& methods() const noexcept { return methods_; }
 
   /// One simulated trial.
   trial_type simulate(std::mt19937_64& g) const {
@@ -161,7 +155,7 @@ class truncated_family_study {
   }
 
   /// One trial: simulate, then every method's draws.
-  std::vector<method_draws> trial(std::mt19937_64& g) const { return run_methods(simulate(g), methods_, g); }
+  std::vector<method_draws> trial(std::mt19937_64& g) const { return this->run_on(simulate(g), g); }
 
  private:
   Prior prior_;
@@ -169,7 +163,6 @@ class truncated_family_study {
   statistic_type statistic_;
   Mechanism mechanism_;
   study_settings settings_;
-  std::vector<named_method<trial_type>> methods_;
 };
 
 }  // namespace privpost

@@ -18,6 +18,14 @@ namespace privpost {
 using link_functionals = std::array<double, 6>;
 
 namespace detail {
+// The law N(mean, variance) of a linear predictor at which a link's functionals are asked: a finite mean and a finite
+// variance >= 0.
+inline void check_predictor_law(const char* link, double mean, double variance) {
+  check_finite(link, "mean of the linear predictor", mean);
+  if (!(variance >= 0.0 && std::isfinite(variance)))
+    throw_domain(link, "variance of the linear predictor", variance, "a finite number >= 0");
+}
+
 // tanh(x / 2) = (1 - e^-|x|) / (1 + e^-|x|) with the sign of x: one exp, a quarter of std::tanh's cost here, within
 // 2e-16 absolute (the functionals need absolute, not relative, accuracy).
 inline double tanh_half(double x) noexcept {
@@ -76,9 +84,7 @@ struct exact_logistic_link {
   static constexpr const char* name = "exact";
   /// The link's functionals at a linear predictor eta ~ N(mean, variance), computed as the struct comment says.
   static link_functionals functionals(double mean, double variance) {
-    check_finite("exact_logistic_link", "mean of the linear predictor", mean);
-    if (!(variance >= 0.0 && std::isfinite(variance)))
-      throw_domain("exact_logistic_link", "variance of the linear predictor", variance, "a finite number >= 0");
+    detail::check_predictor_law("exact_logistic_link", mean, variance);
     if (variance == 0.0) return detail::tanh_half_derivatives(std::tanh(0.5 * mean));
     const double sd = std::sqrt(variance);
     link_functionals k{};
@@ -157,9 +163,7 @@ struct taylor_logistic_link {
   static constexpr const char* name = "taylor";
   /// The Taylor link's functionals at a linear predictor eta ~ N(mean, variance), in closed form.
   static link_functionals functionals(double mean, double variance) {
-    check_finite("taylor_logistic_link", "mean of the linear predictor", mean);
-    if (!(variance >= 0.0 && std::isfinite(variance)))
-      throw_domain("taylor_logistic_link", "variance of the linear predictor", variance, "a finite number >= 0");
+    detail::check_predictor_law("taylor_logistic_link", mean, variance);
     const double m = mean, q = variance;
     return {0.5 * m - (m * m * m + 3.0 * m * q) / 24.0, 0.5 - (m * m + q) / 8.0, -0.25 * m, -0.25, 0.0, 0.0};
   }

@@ -189,8 +189,7 @@ inline bool poisson_moments(const poisson_moment_layout& layout, const Eigen::Ve
   const Eigen::Index p = layout.augmented();
   check_size_match(f, "nu", nu.size(), "P", p);
   check_size_match(f, "theta", theta.size(), "P", p);
-  check_size_match(f, "Sigma rows", sigma.rows(), "P", p);
-  check_size_match(f, "Sigma columns", sigma.cols(), "P", p);
+  check_square_size(f, "Sigma", sigma, "P", p);
   const detail::poisson_tilt t(nu, theta, sigma, ws);
   if (!t.ok) return false;
   auto moment = [&](const int* idx, int k, int y) {
@@ -238,12 +237,10 @@ inline bool poisson_moments_adjoint(const poisson_moment_layout& layout, const E
   constexpr const char* f = "poisson_moments_adjoint";
   const Eigen::Index p = layout.augmented(), dd = layout.size();
   check_size_match(f, "a", a.size(), "D", dd);
-  check_size_match(f, "g rows", g.rows(), "D", dd);
-  check_size_match(f, "g columns", g.cols(), "D", dd);
+  check_square_size(f, "g", g, "D", dd);
   check_size_match(f, "nu_bar", nu_bar.size(), "P", p);
   check_size_match(f, "theta_bar", theta_bar.size(), "P", p);
-  check_size_match(f, "sigma_bar rows", sigma_bar.rows(), "P", p);
-  check_size_match(f, "sigma_bar columns", sigma_bar.cols(), "P", p);
+  check_square_size(f, "sigma_bar", sigma_bar, "P", p);
   const detail::poisson_tilt t(nu, theta, sigma, ws);
   if (!t.ok) return false;
   const double a1 = t.a1, a2 = t.a2;
