@@ -102,7 +102,7 @@ int run_glm_model(const cli_options& o, const study_settings& settings) {
     throw std::invalid_argument("--dim is " + std::to_string(o.dim) + "; accepted: 1 to 10 covariates");
   if (o.mechanism != "gaussian" && o.mechanism != "laplace")
     throw std::invalid_argument("--mechanism " + o.mechanism + "; accepted: gaussian, laplace");
-  detail::check_study_settings("privpost-calibrate", settings);
+  detail::check_study_settings("privpost-calibrate", settings, {.collapsed = true, .shift = true});
   if (o.model == "poisson-glm") return run_glm_study<poisson_moment_model>(o, settings);
   return run_glm_study<logistic_moment_model<>>(o, settings);
 }

@@ -312,6 +312,16 @@ Eigen::VectorXd line_release() {
 namespace {
 using privpost_test::summed_normal_mean;
 static_assert(sampler<sharded_record_frame<summed_normal_mean, record_release<gaussian_mechanism>>>);
+// What splits over shards: a mechanism with a scale mixture or a coordinate view, and the histogram's measurements; a
+// user's release kernel with neither (its density alone) does not, nor does a release for another model.
+static_assert(sharded_release_for<record_release<gaussian_mechanism>, summed_normal_mean>);
+static_assert(sharded_release_for<record_release<laplace_mechanism>, summed_normal_mean>);
+static_assert(sharded_release_for<linear_query_releases, dirichlet_cell_model>);
+static_assert(!sharded_release_for<record_release<my::mean_noise>, summed_normal_mean>);
+static_assert(!sharded_release_for<linear_query_releases, summed_normal_mean>);
+// A release with a state of its own (the measurements) is one; a record_release is summed by the frame.
+static_assert(record_release_state<linear_query_releases, dirichlet_cell_model>);
+static_assert(!record_release_state<record_release<gaussian_mechanism>, summed_normal_mean>);
 // dapper's own model as examples/dapper_model.hpp writes it (theta by a block over the records, no summary) is a record
 // model the serial frame runs; its parameter is not drawn from sums that add across shards, so it cannot be placed.
 static_assert(record_model<my::normal_mean_model>);

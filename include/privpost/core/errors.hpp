@@ -92,8 +92,9 @@ inline void check_size_match(std::string_view function, std::string_view name_a,
 template <class Derived>
 void check_square_size(std::string_view function, std::string_view name, const Eigen::EigenBase<Derived>& m,
                        std::string_view size_name, std::int64_t size) {
-  check_size_match(function, std::string(name) + " rows", m.rows(), size_name, size);
-  check_size_match(function, std::string(name) + " columns", m.cols(), size_name, size);
+  // The names are built only on a mismatch: the moment models' hot paths call this and allocate nothing.
+  if (m.rows() != size) check_size_match(function, std::string(name) + " rows", m.rows(), size_name, size);
+  if (m.cols() != size) check_size_match(function, std::string(name) + " columns", m.cols(), size_name, size);
 }
 
 /// A closed interval [lo, hi] must be finite-or-infinite but ordered and NaN-free.

@@ -23,12 +23,11 @@ namespace privpost {
 /// sensitivity is at most `l2_sensitivity`; z = gamma (k + Y) with P(Y_j = y) proportional to exp(-y^2 / (2 sigma^2)).
 ///
 ///     const discrete_gaussian_mechanism m(std::sqrt(2.0), 1.0, 1e-6);  // multinomial counts, gamma = 1
-class discrete_gaussian_mechanism : public detail::csprng_release<discrete_gaussian_mechanism> {
+class discrete_gaussian_mechanism : public detail::csprng_release<discrete_gaussian_mechanism>,
+                                    public fixed_variance_mixture<discrete_gaussian_mechanism> {
  public:
   /// release(s): z = gamma (k + Y) with Y from the operating system's CSPRNG (the default for real releases).
   using detail::csprng_release<discrete_gaussian_mechanism>::release;
-  /// The scale-mixture view is a Gaussian of fixed variance (gamma sigma)^2.
-  static constexpr bool fixed_variance = true;
   /// The denominator of the rational variance sigma^2 = numerator / 2^10.
   static constexpr std::uint64_t variance_denominator = std::uint64_t{1} << 10;
 
@@ -105,18 +104,6 @@ class discrete_gaussian_mechanism : public detail::csprng_release<discrete_gauss
   double log_likelihood(const Eigen::MatrixBase<DerivedZ>& z, const Eigen::MatrixBase<DerivedS>& s) const {
     return detail::lattice_log_likelihood("discrete_gaussian_mechanism::log_likelihood", lattice_.granularity, z, s,
                                           [&](double r) { return log_norm_ - 0.5 * r * r / lattice_variance_; });
-  }
-
-  /// The (fixed) variance of the continuous view, (gamma sigma)^2; the engine is not used.
-  template <random_engine G>
-  double draw_variance(G&) const noexcept {
-    return sigma_ * sigma_;
-  }
-
-  /// The (fixed) variance of the continuous view, whatever the residual.
-  template <random_engine G>
-  double redraw_variance(double, G&) const noexcept {
-    return sigma_ * sigma_;
   }
 
   /// log sum_{y in Z} exp(-y^2 / (2 v)): by direct summation for v < 1, else by Poisson summation,

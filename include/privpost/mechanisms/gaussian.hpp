@@ -27,12 +27,10 @@ enum class gaussian_calibration {
 
 /// The Gaussian mechanism. Built through classic() or analytic(), so its sigma carries its budget, or through
 /// published(sigma) for inference on someone else's release (no budget; release() refuses).
-class gaussian_mechanism : public detail::csprng_release<gaussian_mechanism> {
+class gaussian_mechanism : public detail::csprng_release<gaussian_mechanism>, public fixed_variance_mixture<gaussian_mechanism> {
  public:
   /// release(s): z = s + noise from the operating system's CSPRNG (the default for real releases).
   using detail::csprng_release<gaussian_mechanism>::release;
-  /// The noise variance is known: samplers never redraw it.
-  static constexpr bool fixed_variance = true;
   /// The noise is exactly Gaussian (a mixture with one variance).
   static constexpr bool exact_scale_mixture = true;
 
@@ -102,18 +100,6 @@ class gaussian_mechanism : public detail::csprng_release<gaussian_mechanism> {
 
   /// The coordinate view (noise_views.hpp): Gaussian noise of variance sigma^2 on the real line.
   coordinate_noise coordinate_kernel() const { return coordinate_noise::gaussian(sigma_ * sigma_); }
-
-  /// The (fixed) noise variance sigma^2; the engine is not used.
-  template <random_engine G>
-  double draw_variance(G&) const noexcept {
-    return sigma_ * sigma_;
-  }
-
-  /// The (fixed) noise variance sigma^2, whatever the residual.
-  template <random_engine G>
-  double redraw_variance(double, G&) const noexcept {
-    return sigma_ * sigma_;
-  }
 
  private:
   gaussian_mechanism(double sigma, double l2_sensitivity, privacy_budget budget, gaussian_calibration calibration)

@@ -88,6 +88,24 @@ struct laplace_scale_mixture {
   }
 };
 
+/// Base of a mechanism M with Gaussian noise: its scale-mixture view is the one variance M::noise_variance(), never
+/// redrawn (gibbs_ss keeps it fixed).
+template <class M>
+struct fixed_variance_mixture {
+  /// The noise variance is known: samplers never redraw it.
+  static constexpr bool fixed_variance = true;
+  /// The (fixed) noise variance; the engine is not used.
+  template <random_engine G>
+  double draw_variance(G&) const noexcept {
+    return static_cast<const M&>(*this).noise_variance();
+  }
+  /// The (fixed) noise variance, whatever the residual.
+  template <random_engine G>
+  double redraw_variance(double, G&) const noexcept {
+    return static_cast<const M&>(*this).noise_variance();
+  }
+};
+
 /// The log density of one coordinate of a release with independent noise per coordinate, up to a constant that does
 /// not depend on the statistic: -(a |r| + q r^2 / 2) with r = z - s on the real line, or r = z / gamma - round(s /
 /// gamma) in lattice units on the lattice of granularity gamma. Laplace noise of scale b has a = 1 / b, q = 0; Gaussian

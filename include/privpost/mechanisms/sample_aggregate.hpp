@@ -93,6 +93,20 @@ struct partition_aggregate_release {
   std::size_t fallbacks = 0;
 };
 
+namespace detail {
+// [a - t, a + t] for the aggregate's coordinate k, t = noise_scale ln(1 / alpha) (Laplace: Pr(|eta| > t) = alpha);
+// std::invalid_argument naming `index` for k out of range, or alpha outside (0, 1).
+inline std::pair<double, double> noise_only_aggregate(const partition_aggregate_release& r, const char* index, std::size_t k,
+                                                      double alpha) {
+  constexpr const char* who = "noise_only_interval";
+  if (k >= r.noisy_aggregate.size())
+    throw_invalid(who, index, static_cast<double>(k), "an index below " + std::to_string(r.noisy_aggregate.size()));
+  if (!(alpha > 0.0 && alpha < 1.0)) throw_invalid(who, "alpha", alpha, "a number in (0, 1)");
+  const double t = r.noise_scale * std::log(1.0 / alpha);
+  return {r.noisy_aggregate[k] - t, r.noisy_aggregate[k] + t};
+}
+}  // namespace detail
+
 /// A released vector of posterior probabilities Pr(theta <= b_k), k = 1..K, and all an analyst needs to recompute
 /// its post-processing and the noise-only intervals. The cost is (epsilon, 0); the aggregate's L1 sensitivity K/M
 /// (normality), K (-2 log p*) (fisher), 2 K c / M (stouffer).
@@ -287,13 +301,9 @@ inline probability_release release_posterior_probabilities(std::span<const std::
 /// Pr(|eta| > t) = alpha). It does not include the method's approximation error. std::invalid_argument for k out of
 /// range or alpha outside (0, 1).
 inline std::pair<double, double> noise_only_interval(const probability_release& r, std::size_t k, double alpha) {
-  constexpr const char* who = "noise_only_interval";
-  if (k >= r.noisy_aggregate.size())
-    throw_invalid(who, "k", static_cast<double>(k), "an index below " + std::to_string(r.noisy_aggregate.size()));
-  if (!(alpha > 0.0 && alpha < 1.0)) throw_invalid(who, "alpha", alpha, "a number in (0, 1)");
-  const double t = r.noise_scale * std::log(1.0 / alpha);
-  const double a = combined_probability(r.options, r.partitions, r.noisy_aggregate[k] - t);
-  const double b = combined_probability(r.options, r.partitions, r.noisy_aggregate[k] + t);
+  const auto [lo, hi] = detail::noise_only_aggregate(r, "k", k, alpha);
+  const double a = combined_probability(r.options, r.partitions, lo);
+  const double b = combined_probability(r.options, r.partitions, hi);
   return {std::min(a, b), std::max(a, b)};
 }
 
@@ -381,12 +391,7 @@ inline quantile_release release_posterior_quantiles(std::span<const std::vector<
 /// A (1 - alpha) interval for the noiseless clipped mean at level l from the noise alone: noisy_aggregate[l] -+
 /// noise_scale ln(1 / alpha). std::invalid_argument for l out of range or alpha outside (0, 1).
 inline std::pair<double, double> noise_only_interval(const quantile_release& r, std::size_t l, double alpha) {
-  constexpr const char* who = "noise_only_interval";
-  if (l >= r.noisy_aggregate.size())
-    throw_invalid(who, "l", static_cast<double>(l), "an index below " + std::to_string(r.noisy_aggregate.size()));
-  if (!(alpha > 0.0 && alpha < 1.0)) throw_invalid(who, "alpha", alpha, "a number in (0, 1)");
-  const double t = r.noise_scale * std::log(1.0 / alpha);
-  return {r.noisy_aggregate[l] - t, r.noisy_aggregate[l] + t};
+  return detail::noise_only_aggregate(r, "l", l, alpha);
 }
 
 }  // namespace privpost

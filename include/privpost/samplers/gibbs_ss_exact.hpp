@@ -39,7 +39,7 @@ namespace privpost {
 /// with pi(s) proportional to P(S = s | theta) p(z | s) and the mechanism's exact log-likelihood. Any
 /// release_mechanism. Draws allocate nothing.
 template <release_mechanism Mechanism>
-class enumerated_sum {
+class enumerated_sum : public detail::enumerating_sum_block<enumerated_sum<Mechanism>> {
  public:
   /// The largest support enumerated (sum_upper(n) + 1 points): beyond it the O(n) sweep is the wrong tool.
   static constexpr double enumeration_cap = 1e5;
@@ -90,19 +90,8 @@ class enumerated_sum {
     }
   }
 
-  /// s | theta, z.
-  template <finite_sum_model Model, random_engine G>
-  void draw_sum(const Model& model, const typename Model::parameter_type& theta, double n, typename Model::vector_type& s,
-                numerical_events&, G& g) {
-    s(0) = draw(model, theta, n, g);
-  }
-
-  /// One draw of s | theta, z by inverse CDF over the support.
-  template <finite_sum_model Model, random_engine G>
-  double draw(const Model& model, const typename Model::parameter_type& theta, double n, G& g) {
-    sum_weights(model, theta, n);
-    return static_cast<double>(detail::inverse_cdf_index(weights_, draw_uniform(g)));
-  }
+  /// The first sum enumerated: 0 (the whole support).
+  static constexpr double window_first() noexcept { return 0.0; }
 
   /// The normalised conditional law pi(s | theta, z), s = 0, ..., sum_upper(n). A theta under which no support point
   /// has positive probability (every log-weight -infinity) is a std::domain_error naming it.

@@ -46,7 +46,7 @@ namespace privpost {
 /// release mechanism whose log-density is concave in s: s | theta, z by inverse CDF over the window of sums where
 /// log pi >= max - window_depth. Draws allocate only when a window is wider than every earlier one.
 template <release_mechanism Mechanism>
-class window_sum {
+class window_sum : public detail::enumerating_sum_block<window_sum<Mechanism>> {
  public:
   /// The widest window enumerated: beyond it a sweep costs more than the approximate samplers' thousands of sweeps.
   static constexpr double window_cap = 1e6;
@@ -71,20 +71,6 @@ class window_sum {
       upper_ = std::numeric_limits<double>::infinity();
     check_reachable(f, "z", z_(0), 0.0, upper_, n, noise_scale(mechanism_));
     s(0) = std::clamp(std::round(z_(0)), 0.0, upper_);
-  }
-
-  /// s | theta, z.
-  template <integer_sum_model Model, random_engine G>
-  void draw_sum(const Model& model, const typename Model::parameter_type& theta, double n, typename Model::vector_type& s,
-                numerical_events&, G& g) {
-    s(0) = draw(model, theta, n, g);
-  }
-
-  /// One draw of s | theta, z by inverse CDF over the window: the exact conditional of the sum (to e^-50).
-  template <integer_sum_model Model, random_engine G>
-  double draw(const Model& model, const typename Model::parameter_type& theta, double n, G& g) {
-    sum_weights(model, theta, n);
-    return first_ + static_cast<double>(detail::inverse_cdf_index(weights_, draw_uniform(g)));
   }
 
   /// The normalised conditional law pi(s | theta, z) over the window s = window_first(), ..., window_first() + size - 1.

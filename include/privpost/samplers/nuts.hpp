@@ -275,8 +275,7 @@ class nuts_sampler {
   // What a subtree of one depth returns: its multinomial proposal, momentum sum, end momenta (plain and sharp) and
   // log weight; left_end keeps the left child's last momenta while the right child reuses the level below.
   struct subtree {
-    Eigen::VectorXd q, p, grad;
-    double lp = 0.0;
+    phase_point proposal;
     Eigen::VectorXd rho, p_begin, ps_begin, p_end, ps_end, p_left_end, ps_left_end;
     double log_w = 0.0;
   };
@@ -301,8 +300,8 @@ class nuts_sampler {
     for (Eigen::VectorXd* v : {&p_sample_, &rho_, &p_fwd_, &ps_fwd_, &p_bck_, &ps_bck_, &sharp_work_}) v->setZero(d);
     levels_.resize(static_cast<std::size_t>(options_.max_depth));
     for (subtree& t : levels_) {
-      for (Eigen::VectorXd* v :
-           {&t.q, &t.p, &t.grad, &t.rho, &t.p_begin, &t.ps_begin, &t.p_end, &t.ps_end, &t.p_left_end, &t.ps_left_end})
+      for (Eigen::VectorXd* v : {&t.proposal.q, &t.proposal.p, &t.proposal.grad, &t.rho, &t.p_begin, &t.ps_begin, &t.p_end,
+                                 &t.ps_end, &t.p_left_end, &t.ps_left_end})
         v->setZero(d);
     }
     variance_.resize(d);
@@ -409,14 +408,8 @@ class nuts_sampler {
     z_.grad = grad_;
     z_.lp = lp_;
     const double h0 = hamiltonian(z_);
-    fwd_.q = q_;
-    fwd_.p = z_.p;
-    fwd_.grad = grad_;
-    fwd_.lp = lp_;
-    bck_.q = q_;
-    bck_.p = z_.p;
-    bck_.grad = grad_;
-    bck_.lp = lp_;
+    fwd_ = z_;
+    bck_ = z_;
     rho_ = z_.p;
     p_fwd_ = z_.p;
     p_bck_ = z_.p;
@@ -432,25 +425,19 @@ class nuts_sampler {
     while (depth < options_.max_depth) {
       const bool forward = draw_uniform(g) > 0.5;
       phase_point& end = forward ? fwd_ : bck_;
-      z_.q = end.q;
-      z_.p = end.p;
-      z_.grad = end.grad;
-      z_.lp = end.lp;
+      z_ = end;
       const double e = step_size_ * step_scale_;
       const bool valid = build(depth, forward ? e : -e, h0, g);
-      end.q = z_.q;
-      end.p = z_.p;
-      end.grad = z_.grad;
-      end.lp = z_.lp;
+      end = z_;
       if (!valid) break;
       const subtree& t = levels_[static_cast<std::size_t>(depth)];
       ++depth;
       // Biased progressive sampling: move to the new subtree's proposal with probability min(1, w_new / w_old).
       if (t.log_w > log_w || draw_uniform(g) < std::exp(t.log_w - log_w)) {
-        q_ = t.q;
-        grad_ = t.grad;
-        lp_ = t.lp;
-        p_sample_ = t.p;
+        q_ = t.proposal.q;
+        grad_ = t.proposal.grad;
+        lp_ = t.proposal.lp;
+        p_sample_ = t.proposal.p;
       }
       log_w = detail::log_sum_exp(log_w, t.log_w);
       // The old tree's far end and inner end, seen from the new subtree.
@@ -486,10 +473,7 @@ class nuts_sampler {
       if (h - h0 > options_.max_energy_error) divergent_ = true;
       t.log_w = h0 - h;
       sum_metro_ += h0 - h > 0.0 ? 1.0 : std::exp(h0 - h);
-      t.q = z_.q;
-      t.p = z_.p;
-      t.grad = z_.grad;
-      t.lp = z_.lp;
+      t.proposal = z_;
       t.rho = z_.p;
       t.p_begin = z_.p;
       t.p_end = z_.p;
@@ -499,10 +483,7 @@ class nuts_sampler {
     }
     if (!build(k - 1, e, h0, g)) return false;
     const subtree& c = levels_[static_cast<std::size_t>(k - 1)];
-    t.q = c.q;
-    t.p = c.p;
-    t.grad = c.grad;
-    t.lp = c.lp;
+    t.proposal = c.proposal;
     t.rho = c.rho;
     t.p_begin = c.p_begin;
     t.ps_begin = c.ps_begin;
@@ -512,12 +493,7 @@ class nuts_sampler {
     if (!build(k - 1, e, h0, g)) return false;  // c now holds the right child
     const double w_sub = detail::log_sum_exp(w_left, c.log_w);
     // Uniform progressive sampling within the subtree: the right child's proposal with probability w_right / w_sub.
-    if (c.log_w > w_sub || draw_uniform(g) < std::exp(c.log_w - w_sub)) {
-      t.q = c.q;
-      t.p = c.p;
-      t.grad = c.grad;
-      t.lp = c.lp;
-    }
+    if (c.log_w > w_sub || draw_uniform(g) < std::exp(c.log_w - w_sub)) t.proposal = c.proposal;
     t.log_w = w_sub;
     const bool valid = detail::no_u_turn(t.ps_begin, c.ps_end, t.rho, c.rho) &&
                        detail::no_u_turn(t.ps_begin, c.ps_begin, t.rho, c.p_begin) &&

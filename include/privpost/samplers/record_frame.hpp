@@ -255,6 +255,19 @@ std::pair<double, double> record_sum_range(const Model& m, const C& c, double n,
     return {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
 }
 
+// A release z of the sum of rule c's contributions over n records: the contribution's size, finite entries, and
+// every coordinate reachable (with noise of this scale) from the range the model declares for the sum. `name` names z.
+template <class Model, class C, class Z>
+void check_summed_release(const char* f, const Model& m, const C& c, double n, const std::string& name, const Z& z,
+                          Eigen::Index size, double scale) {
+  check_size_match(f, name, z.size(), "the contribution's size", size);
+  check_finite(f, name, z);
+  for (Eigen::Index j = 0; j < size; ++j) {
+    const auto [lo, hi] = record_sum_range(m, c, n, static_cast<int>(j));
+    check_reachable(f, size == 1 ? name : name + "(" + std::to_string(j) + ")", z(j), lo, hi, n, scale);
+  }
+}
+
 // The state of one release of summed contributions (a record_release): every record's contribution kept, so that a
 // proposal's change is one contribution out and one in, and the sums summed afresh from them at a sweep's end. The
 // interface below is what record_scan calls on every release state; a release that brings a state of its own
@@ -283,17 +296,9 @@ struct summed_release {
     contributions.assign(records.size(), V::Zero(size));
   }
 
-  // z's size and finite entries, and every coordinate reachable from the range the model declares for the sum.
+  // z against the model (check_summed_release).
   void check(const char* f, const Model& m, double n, const std::string& name) const {
-    const std::string which = name + " z";
-    const auto size = sum.size();
-    check_size_match(f, which, release.z.size(), "the contribution's size", size);
-    check_finite(f, which, release.z);
-    for (Eigen::Index j = 0; j < size; ++j) {
-      const auto [lo, hi] = record_sum_range(m, release.contribution, n, static_cast<int>(j));
-      check_reachable(f, size == 1 ? which : which + "(" + std::to_string(j) + ")", release.z(j), lo, hi, n,
-                      noise_scale(release.mechanism));
-    }
+    check_summed_release(f, m, release.contribution, n, name + " z", release.z, sum.size(), noise_scale(release.mechanism));
   }
 
   double log_density() const noexcept { return density; }

@@ -324,12 +324,7 @@ class release_split<Model, record_release<Mechanism, Contribution>> {
                     "0: noise on the real line, Laplace or Gaussian (lattice noise does not split exactly over shards)");
     std::mt19937_64 scratch;
     const auto c = contribute(m, contribution_, m.draw_record(theta, 0, scratch), 0);
-    check_size_match(who, "z", z_.size(), "the contribution's size", c.size());
-    check_finite(who, "z", z_);
-    for (Eigen::Index j = 0; j < z_.size(); ++j) {
-      const auto [lo, hi] = record_sum_range(m, contribution_, n, static_cast<int>(j));
-      check_reachable(who, z_.size() == 1 ? std::string("z") : "z(" + std::to_string(j) + ")", z_(j), lo, hi, n, scale_);
-    }
+    check_summed_release(who, m, contribution_, n, "z", z_, c.size(), scale_);
   }
 
   shard_release release() const {

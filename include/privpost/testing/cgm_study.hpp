@@ -100,7 +100,7 @@ class tree_cgm_study : public study_methods<tree_cgm_trial> {
         mechanism_(make_mechanism(contingency_l1_sensitivity(graph), contingency_l2_sensitivity(graph))),
         settings_(std::move(settings)),
         cells_(cells.empty() ? default_reported_cells(graph) : std::move(cells)) {
-    detail::check_study_settings("tree_cgm_study", settings_);
+    detail::check_study_settings("tree_cgm_study", settings_, {.shift = true});
     if (!shiftable && settings_.shift_moves != 0)
       throw_invalid("tree_cgm_study", "shift_moves", settings_.shift_moves, "0 (the mechanism reports no noise_variance())");
     const table_layout layout(graph_);

@@ -41,8 +41,15 @@ struct study_settings {
 };
 
 namespace detail {
-// The design settings every study checks; the method names are checked by select_methods against its factories.
-inline void check_study_settings(const char* who, const study_settings& s) {
+// What a study's samplers can move besides Gibbs-SS's blocks: a study refuses the other moves by name.
+struct study_moves {
+  bool collapsed = true;  // Gibbs-SS's collapsed moves
+  bool shift = false;     // the tree CGM's shift moves
+};
+
+// The design settings every study checks, and the moves it has none of; the method names are checked by
+// select_methods against its factories.
+inline void check_study_settings(const char* who, const study_settings& s, study_moves moves) {
   if (!(s.n >= 1.0 && s.n <= 1e9 && std::floor(s.n) == s.n)) throw_invalid(who, "n", s.n, "a whole number in [1, 1e9]");
   if (s.burnin < 0) throw_invalid(who, "burnin", s.burnin, "an integer >= 0");
   if (s.draws < 2) throw_invalid(who, "draws", s.draws, "an integer >= 2");
@@ -50,10 +57,9 @@ inline void check_study_settings(const char* who, const study_settings& s) {
   if (s.collapsed_moves < 0 || s.collapsed_moves > 1000)
     throw_invalid(who, "collapsed_moves", s.collapsed_moves, "an integer in [0, 1000]");
   if (s.shift_moves < 0 || s.shift_moves > 1000) throw_invalid(who, "shift_moves", s.shift_moves, "an integer in [0, 1000]");
-}
-// The studies whose models have no shift moves (every one but the tree CGM's) refuse them by name.
-inline void check_no_shift_moves(const char* who, const study_settings& s) {
-  if (s.shift_moves != 0) throw_invalid(who, "shift_moves", s.shift_moves, "0 (shift moves are the tree CGM's)");
+  if (!moves.shift && s.shift_moves != 0) throw_invalid(who, "shift_moves", s.shift_moves, "0 (shift moves are the tree CGM's)");
+  if (!moves.collapsed && s.collapsed_moves != 0)
+    throw_invalid(who, "collapsed_moves", s.collapsed_moves, "0 (its samplers have no collapsed moves yet)");
 }
 }  // namespace detail
 
@@ -82,16 +88,14 @@ class bounded_family_study : public study_methods<bounded_trial<typename Prior::
   /// The standard methods named in settings.methods.
   bounded_family_study(const Prior& prior, const Mechanism& mechanism, study_settings settings)
       : study_methods<trial_type>("bounded_family_study"), prior_(prior), mechanism_(mechanism), settings_(std::move(settings)) {
-    detail::check_study_settings("bounded_family_study", settings_);
-    detail::check_no_shift_moves("bounded_family_study", settings_);
+    detail::check_study_settings("bounded_family_study", settings_, {});
     this->set_methods(select_methods(standard_methods(), settings_.methods, "bounded_family_study"));
   }
   /// Any list of methods (settings.methods is ignored).
   bounded_family_study(const Prior& prior, const Mechanism& mechanism, study_settings settings,
                        std::vector<named_method<trial_type>> methods)
       : study_methods<trial_type>("bounded_family_study"), prior_(prior), mechanism_(mechanism), settings_(std::move(settings)) {
-    detail::check_study_settings("bounded_family_study", settings_);
-    detail::check_no_shift_moves("bounded_family_study", settings_);
+    detail::check_study_settings("bounded_family_study", settings_, {});
     this->set_methods(std::move(methods));
   }
 

@@ -78,11 +78,7 @@ class regression_study : public study_methods<regression_trial> {
         moment_mechanism_(std::apply([&](double l1, double l2) { return make_mechanism(l1, l2, 0.5); },
                                      moments_.sensitivity(covariate_bounds, settings.n))),
         settings_(std::move(settings)) {
-    detail::check_study_settings("regression_study", settings_);
-    detail::check_no_shift_moves("regression_study", settings_);
-    if (settings_.collapsed_moves != 0)
-      throw_invalid("regression_study", "collapsed_moves", settings_.collapsed_moves,
-                    "0 (its samplers have no collapsed moves yet)");
+    detail::check_study_settings("regression_study", settings_, {.collapsed = false});
     const int d = layout_.covariates();
     fixed_cov_ = covariate_prior_.psi / (covariate_prior_.nu - d - 1.0);
     if (!(covariate_prior_.nu > d + 1.0))

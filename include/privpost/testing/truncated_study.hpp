@@ -87,11 +87,7 @@ class truncated_family_study : public study_methods<truncated_trial<typename Pri
         statistic_(record_statistic<family>{}, {interval(bounds_.first, bounds_.second)}, out_of_bounds::drop),
         mechanism_(make_mechanism(statistic_.l1_sensitivity(), statistic_.l2_sensitivity())),
         settings_(std::move(settings)) {
-    detail::check_study_settings("truncated_family_study", settings_);
-    detail::check_no_shift_moves("truncated_family_study", settings_);
-    if (settings_.collapsed_moves != 0)
-      throw_invalid("truncated_family_study", "collapsed_moves", settings_.collapsed_moves,
-                    "0 (its samplers have no collapsed moves yet)");
+    detail::check_study_settings("truncated_family_study", settings_, {.collapsed = false});
     this->set_methods(select_methods(standard_methods(), settings_.methods, "truncated_family_study"));
   }
 

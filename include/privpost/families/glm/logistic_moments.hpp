@@ -67,6 +67,12 @@ struct logistic_moment_workspace {
         bt_w(static_cast<Eigen::Index>(layout.pairs().size())),
         et_b(layout.augmented(), static_cast<Eigen::Index>(layout.pairs().size())),
         st_b(layout.augmented(), static_cast<Eigen::Index>(layout.pairs().size())) {}
+  /// E = Sigma + nu nu^T, the raw second moment of x~ ~ N(nu, Sigma), into e.
+  const Eigen::MatrixXd& raw_second_moment(const Eigen::VectorXd& nu, const Eigen::MatrixXd& sigma) {
+    e = sigma;
+    e.noalias() += nu * nu.transpose();
+    return e;
+  }
   /// @{
   /// Scratch storage of the moments and their adjoint, sized by the constructor; contents between calls are unspecified.
   Eigen::MatrixXd e, e_bar;
@@ -93,9 +99,7 @@ inline void logistic_moments(const logistic_moment_layout& layout, const Eigen::
   const int p = layout.augmented();
   const auto& pairs = layout.pairs();
   const Eigen::Index np = static_cast<Eigen::Index>(pairs.size());
-  ws.e = sigma;
-  ws.e.noalias() += nu * nu.transpose();
-  const Eigen::MatrixXd& e = ws.e;
+  const Eigen::MatrixXd& e = ws.raw_second_moment(nu, sigma);
   mu.head(p) = k[0] * nu + k[1] * w;
   for (Eigen::Index r = 0; r < np; ++r) {
     mu(p + r) = pairs[r].scale * e(pairs[r].j, pairs[r].k);
@@ -143,9 +147,7 @@ inline void logistic_moments_adjoint(const logistic_moment_layout& layout, const
   const int p = layout.augmented();
   const auto& pairs = layout.pairs();
   const Eigen::Index np = static_cast<Eigen::Index>(pairs.size());
-  ws.e = sigma;
-  ws.e.noalias() += nu * nu.transpose();
-  const Eigen::MatrixXd& e = ws.e;
+  const Eigen::MatrixXd& e = ws.raw_second_moment(nu, sigma);
   auto& e_bar = ws.e_bar;
   e_bar.setZero();
 

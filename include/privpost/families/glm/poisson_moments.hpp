@@ -34,6 +34,15 @@ class poisson_moment_layout {
     double scale;
     int y;  ///< 0 or 1: the power of y
   };
+  /// The indices of the product of entries a and b's covariate monomials (a's, then b's) into idx; returns how many.
+  static int product_indices(const entry& a, const entry& b, int (&idx)[4]) noexcept {
+    idx[0] = a.i;
+    idx[1] = a.j;
+    int k = a.count;
+    idx[k++] = b.i;
+    if (b.count == 2) idx[k++] = b.j;
+    return k;
+  }
 
   /// The layout for d covariates, with an intercept column when intercept and the y t^2 entries when y_t2; std::invalid_argument
   /// unless d is in [1, 1000].
@@ -207,10 +216,8 @@ inline bool poisson_moments(const poisson_moment_layout& layout, const Eigen::Ve
     const auto& a = e[static_cast<std::size_t>(r)];
     for (Eigen::Index c = r; c < dd; ++c) {
       const auto& b = e[static_cast<std::size_t>(c)];
-      int idx[4] = {a.i, a.j, 0, 0};
-      int k = a.count;
-      idx[k++] = b.i;
-      if (b.count == 2) idx[k++] = b.j;
+      int idx[4];
+      const int k = poisson_moment_layout::product_indices(a, b, idx);
       v(r, c) = a.scale * b.scale * moment(idx, k, a.y + b.y) - mu(r) * mu(c);
       v(c, r) = v(r, c);
     }
@@ -281,10 +288,8 @@ inline bool poisson_moments_adjoint(const poisson_moment_layout& layout, const E
     term(idx, er.count, er.y, a_eff(r) * er.scale);
     for (Eigen::Index c = r; c < dd; ++c) {
       const auto& ec = e[static_cast<std::size_t>(c)];
-      int both[4] = {er.i, er.j, 0, 0};
-      int k = er.count;
-      both[k++] = ec.i;
-      if (ec.count == 2) both[k++] = ec.j;
+      int both[4];
+      const int k = poisson_moment_layout::product_indices(er, ec, both);
       term(both, k, er.y + ec.y, (c == r ? g(r, r) : g(r, c) + g(c, r)) * er.scale * ec.scale);
     }
   }

@@ -292,4 +292,16 @@ inline std::vector<oriented_edge> oriented_edges(const pairwise_graph& graph, co
   return out;
 }
 
+namespace detail {
+// What a fit of released edge tables checks first: its inference back end over this layout, one finite released count
+// per edge-table cell, and a positive finite public N.
+inline void check_edge_release(const char* f, const table_layout& layout, std::int64_t inference_size, const Eigen::VectorXd& y,
+                               double n_records) {
+  check_size_match(f, "inference layout", inference_size, "table_layout(graph) size", layout.size());
+  check_size_match(f, "y", y.size(), "released cells (edge tables)", layout.released_size());
+  for (Eigen::Index j = 0; j < y.size(); ++j) check_finite(f, "released count y_j", y(j));
+  check_positive_finite(f, "N", n_records);
+}
+}  // namespace detail
+
 }  // namespace privpost

@@ -109,10 +109,7 @@ class cgm_em {
         nlbp_(graph_, options.nlbp),
         mstep_(graph_, options.m_step) {
     constexpr const char* f = "cgm_em";
-    check_size_match(f, "inference layout", inference_.layout().size(), "table_layout(graph) size", layout_.size());
-    check_size_match(f, "y", y_.size(), "released cells (edge tables)", layout_.released_size());
-    for (Eigen::Index j = 0; j < y_.size(); ++j) check_finite(f, "released count y_j", y_(j));
-    check_positive_finite(f, "N", n_records_);
+    detail::check_edge_release(f, layout_, inference_.layout().size(), y_, n_records_);
     check_nonnegative_finite(f, "pseudo_count", options_.pseudo_count);
     check_positive_finite(f, "tol", options_.tol);
     check_nonnegative_finite(f, "estep_relax", options_.estep_relax);

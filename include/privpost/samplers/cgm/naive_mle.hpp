@@ -47,10 +47,7 @@ class naive_mle {
   naive_mle(pairwise_graph graph, const Eigen::VectorXd& y, double n_records, Inference inference, naive_mle_options options = {})
       : graph_(std::move(graph)), layout_(graph_), inference_(std::move(inference)), options_(options) {
     constexpr const char* f = "naive_mle";
-    check_size_match(f, "inference layout", inference_.layout().size(), "table_layout(graph) size", layout_.size());
-    check_size_match(f, "y", y.size(), "released cells (edge tables)", layout_.released_size());
-    for (Eigen::Index j = 0; j < y.size(); ++j) check_finite(f, "released count y_j", y(j));
-    check_positive_finite(f, "N", n_records);
+    detail::check_edge_release(f, layout_, inference_.layout().size(), y, n_records);
     check_positive_finite(f, "lambda", options_.lambda);
     check_positive_finite(f, "tol", options_.tol);
     if (options_.patience < 1) throw_invalid(f, "patience", options_.patience, "an integer >= 1");

@@ -158,6 +158,25 @@ inline std::size_t inverse_cdf_index(const std::vector<double>& weights, double 
   return k;
 }
 
+/// Base of a sum block B that enumerates s | theta, z: B::sum_weights(model, theta, n) gives the normalised weights of
+/// the sums B::window_first(), window_first() + 1, ...; a draw is one inverse CDF over them.
+template <class B>
+struct enumerating_sum_block {
+  /// s | theta, z.
+  template <class Model, random_engine G>
+  void draw_sum(const Model& model, const typename Model::parameter_type& theta, double n, typename Model::vector_type& s,
+                numerical_events&, G& g) {
+    s(0) = draw(model, theta, n, g);
+  }
+  /// One draw of s | theta, z by inverse CDF over the enumerated sums.
+  template <class Model, random_engine G>
+  double draw(const Model& model, const typename Model::parameter_type& theta, double n, G& g) {
+    auto& block = static_cast<B&>(*this);
+    const std::vector<double>& weights = block.sum_weights(model, theta, n);
+    return block.window_first() + static_cast<double>(inverse_cdf_index(weights, draw_uniform(g)));
+  }
+};
+
 // w_j | z_j - s_j for every coordinate, from the mechanism's scale-mixture view (App. B.2); nothing for fixed variances.
 template <scale_mixture_noise Mechanism, class Z, class S, class W, random_engine G>
 void redraw_variances(const Mechanism& mechanism, const Z& z, const S& s, W& w, G& g) {
