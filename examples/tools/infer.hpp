@@ -224,65 +224,23 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
   privpost::tools::progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const privpost::inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
   std::vector<std::pair<std::string, privpost::inference_result>> results;
+  // The library builds the sampler the kind names (samplers/sampler_policy.hpp visit_sampler); the model table has
+  // refused a --method the model lacks before this point, and visit_sampler refuses what the table let through.
+  privpost::sampler_build build;
+  build.collapsed_moves = o.collapsed_moves;
+  // Every record-level chain starts with its records moved towards the release (record_init::consistent: shorter
+  // burn-in, the same target).
+  if (kind == sampler_kind::records) build.init = privpost::record_init::consistent;
   if constexpr (privpost::truncatable_family<family>) {
     if (!rec.has_bounds) throw std::invalid_argument("release record: the " + rec.model + " model needs bounds");
     if (rec.policy != "drop")
       throw std::invalid_argument("release record: truncation_policy '" + rec.policy + "'; accepted: drop");
-    // --method exact|corrected never reaches here: infer_main.cpp refuses them for every model but the binomial.
-    if (kind == sampler_kind::records) {
-      if constexpr (privpost::record_generating_family<family>) {
-        // The records latent, each contributing its statistic inside [lower, upper] and nothing outside (the drop policy
-        // the release record names): exact, no CLT and no truncated-moment approximation; O(n) a sweep. Every chain
-        // starts with its records moved towards the release (record_init::consistent: shorter burn-in, same target).
-        results.emplace_back("records", run_chains(
-                                            [&](auto& g) {
-                                              return privpost::record_gibbs(
-                                                  prior, mechanism, z, rec.n, g, privpost::record_init::consistent,
-                                                  privpost::dropped_contribution<family>(rec.lower, rec.upper));
-                                            },
-                                            o, io, tick));
-      } else {
-        throw std::invalid_argument("--method records: the " + rec.model + " model cannot draw records");
-      }
-    } else {
-      results.emplace_back(
-          "gibbs",
-          run_chains([&](auto& g) { return privpost::gibbs_ss_truncated(prior, mechanism, z, rec.n, rec.lower, rec.upper, g); },
-                     o, io, tick));
-    }
-  } else if (kind == sampler_kind::records) {
-    if (o.collapsed_moves != 0) throw std::invalid_argument("--collapsed-moves applies to --method gibbs only");
-    results.emplace_back(
-        "records",
-        run_chains(
-            [&](auto& g) { return privpost::record_gibbs(prior, mechanism, z, rec.n, g, privpost::record_init::consistent); }, o,
-            io, tick));
-  } else if (kind == sampler_kind::exact) {
-    if constexpr (privpost::finite_sum_family<family>) {
-      if (o.collapsed_moves != 0) throw std::invalid_argument("--collapsed-moves applies to --method gibbs only");
-      results.emplace_back(
-          "exact", run_chains([&](auto& g) { return privpost::gibbs_ss_exact(prior, mechanism, z, rec.n, g); }, o, io, tick));
-    } else {
-      throw std::invalid_argument("--method exact applies to binomial releases only (the " + rec.model + " model has none)");
-    }
-  } else if (kind == sampler_kind::corrected) {
-    if constexpr (privpost::finite_sum_family<family>) {
-      if (o.collapsed_moves != 0) throw std::invalid_argument("--collapsed-moves applies to --method gibbs only");
-      results.emplace_back(
-          "corrected",
-          run_chains([&](auto& g) { return privpost::gibbs_ss_corrected(prior, mechanism, z, rec.n, g); }, o, io, tick));
-    } else {
-      throw std::invalid_argument("--method corrected applies to binomial releases only (the " + rec.model + " model has none)");
-    }
-  } else {
-    results.emplace_back("gibbs", run_chains(
-                                      [&](auto& g) {
-                                        privpost::gibbs_ss chain(prior, mechanism, z, rec.n, g);
-                                        chain.set_collapsed_moves(o.collapsed_moves);
-                                        return chain;
-                                      },
-                                      o, io, tick));
+    // The release summed each record inside [lower, upper] and dropped the rest (the drop policy the record names):
+    // gibbs_ss_truncated, or the records latent with that rule (exact, no CLT, O(n) a sweep).
+    build.dropped_outside = privpost::interval(rec.lower, rec.upper);
   }
+  privpost::visit_sampler(kind, prior, mechanism, z, rec.n, build,
+                          [&](auto make) { results.emplace_back(method, run_chains(make, o, io, tick)); });
   if (o.compare_naive && !privpost::tools::interrupt_requested())
     results.emplace_back("naive", privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, z, rec.n, g); }, io));
   char gamma[32];

@@ -18,6 +18,8 @@
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "privpost/families/binomial.hpp"
@@ -28,6 +30,9 @@
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/gibbs_ss.hpp"
 #include "privpost/samplers/gibbs_ss_corrected.hpp"
+#include "privpost/samplers/gibbs_ss_exact.hpp"
+#include "privpost/samplers/gibbs_ss_truncated.hpp"
+#include "privpost/samplers/record_augmented.hpp"
 #include "privpost/samplers/sampler_policy.hpp"
 #include "privpost/testing/family_study.hpp"
 #include "support/beta_mixture_oracle.hpp"
@@ -241,6 +246,79 @@ TEST_CASE("default_sampler: exact where cheap, corrected or Gibbs-SS where n is 
   CHECK(to_string(sampler_kind::gibbs) == "gibbs");
   CHECK_THROWS_WITH(default_sampler<binomial_family>(0.0), Catch::Contains("n"));
   CHECK_THROWS_AS(default_sampler<binomial_family>(std::nan("")), std::invalid_argument);
+}
+
+// visit_sampler builds the sampler a kind names: the factory it hands over makes the sampler a user writes by hand (the
+// same type, the same chain draw for draw), a truncated release gets the truncated samplers, and a kind or a setting
+// that does not apply is refused by name before the visitor runs.
+TEST_CASE("visit_sampler: the sampler of each kind, the same chain as written by hand; refusals", "[corrected][policy]") {
+  const beta_prior prior(2.0, 3.0);
+  const laplace_mechanism mechanism(1.0, 0.5);
+  const Eigen::VectorXd z = Eigen::VectorXd::Constant(1, 7.3);
+  const double n = 20.0;
+  inference_options io;
+  io.chains = 1;
+  io.burnin = 20;
+  io.draws = 30;
+  io.seed = 4;
+  auto draws_of = [&](sampler_kind kind, const sampler_build& build) {
+    return visit_sampler(kind, prior, mechanism, z, n, build, [&](auto make) { return infer(make, io).draws.chains()[0]; });
+  };
+  CHECK(draws_of(sampler_kind::exact, {}) ==
+        infer([&](auto& g) { return gibbs_ss_exact(prior, mechanism, z, n, g); }, io).draws.chains()[0]);
+  CHECK(draws_of(sampler_kind::corrected, {}) ==
+        infer([&](auto& g) { return gibbs_ss_corrected(prior, mechanism, z, n, g); }, io).draws.chains()[0]);
+  CHECK(draws_of(sampler_kind::records, {.init = record_init::consistent}) ==
+        infer([&](auto& g) { return record_gibbs(prior, mechanism, z, n, g, record_init::consistent); }, io).draws.chains()[0]);
+  const Eigen::MatrixXd collapsed = infer(
+                                        [&](auto& g) {
+                                          gibbs_ss chain(prior, mechanism, z, n, g);
+                                          chain.set_collapsed_moves(2);
+                                          return chain;
+                                        },
+                                        io)
+                                        .draws.chains()[0];
+  CHECK(draws_of(sampler_kind::gibbs, {.collapsed_moves = 2}) == collapsed);
+  CHECK(draws_of(sampler_kind::gibbs, {}) != collapsed);  // the setting reaches the chain
+
+  // A truncated release (records dropped outside [0, 6]): gibbs_ss_truncated and record_gibbs with the drop rule.
+  const poisson_gamma_prior rate_prior(2.0, 0.5);
+  const sampler_build dropped{.dropped_outside = interval(0.0, 6.0)};
+  std::mt19937_64 g(1);
+  CHECK(visit_sampler(sampler_kind::gibbs, rate_prior, mechanism, z, n, dropped, [&](auto make) {
+    return std::is_same_v<decltype(make(g)), gibbs_ss_truncated<poisson_gamma_prior, laplace_mechanism>>;
+  }));
+  CHECK(visit_sampler(sampler_kind::records, rate_prior, mechanism, z, n, dropped, [&](auto make) {
+    return std::is_same_v<decltype(make(g)),
+                          record_gibbs<poisson_gamma_prior, laplace_mechanism, dropped_contribution<poisson_family>>>;
+  }));
+
+  // Refusals, each before the visitor runs.
+  bool visited = false;
+  auto refusal = [&](sampler_kind kind, const sampler_build& build, auto& p) {
+    try {
+      visit_sampler(kind, p, mechanism, z, n, build, [&](auto) { visited = true; });
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no refusal");
+  };
+  const dirichlet_prior<3> categories(Eigen::Vector3d::Ones());
+  CHECK_THAT(refusal(sampler_kind::exact, {}, categories), Catch::Contains("sampler exact applies to a finite_sum_family only"));
+  CHECK_THAT(refusal(sampler_kind::corrected, {}, categories),
+             Catch::Contains("sampler corrected applies to an integer_sum_family"));
+  CHECK_THAT(refusal(sampler_kind::exact, dropped, rate_prior), Catch::Contains("finite_sum_family"));
+  CHECK_THAT(refusal(sampler_kind::corrected, dropped, rate_prior),
+             Catch::Contains("sampler corrected applies to a release without truncation only"));
+  CHECK_THAT(refusal(sampler_kind::gibbs, dropped, prior), Catch::Contains("only for a truncatable_family"));
+  CHECK_THAT(refusal(sampler_kind::records, dropped, prior), Catch::Contains("only for a truncatable_family"));
+  CHECK_THAT(refusal(sampler_kind::records, {.collapsed_moves = 1}, prior),
+             Catch::Contains("sampler records takes no collapsed moves"));
+  CHECK_THAT(refusal(sampler_kind::gibbs, {.collapsed_moves = 1, .dropped_outside = interval(0.0, 6.0)}, rate_prior),
+             Catch::Contains("takes no collapsed moves"));
+  CHECK_THAT(refusal(sampler_kind::gibbs, {.init = record_init::consistent}, prior), Catch::Contains("takes no record_init"));
+  CHECK_THAT(refusal(sampler_kind::gibbs, {.collapsed_moves = -1}, prior), Catch::Contains("collapsed_moves is -1"));
+  CHECK_FALSE(visited);
 }
 
 // The policy is for exponential families only: anything else is refused at compile time, not mapped to gibbs.

@@ -19,11 +19,8 @@
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/inference/infer.hpp"
 #include "privpost/samplers/conjugate.hpp"
-#include "privpost/samplers/gibbs_ss.hpp"
-#include "privpost/samplers/gibbs_ss_corrected.hpp"
-#include "privpost/samplers/gibbs_ss_exact.hpp"
 #include "privpost/samplers/ops.hpp"
-#include "privpost/samplers/record_augmented.hpp"
+#include "privpost/samplers/sampler_policy.hpp"
 
 namespace privpost {
 
@@ -107,17 +104,15 @@ class bounded_family_study : public study_methods<bounded_trial<typename Prior::
     const Prior prior = prior_;
     const Mechanism mechanism = mechanism_;
     const study_settings st = settings_;
+    // One chain of the sampler a kind names, built as the tools and a library user build it (visit_sampler).
+    auto chain_of = [=](sampler_kind kind, sampler_build build) {
+      return [=](const trial_type& t, std::mt19937_64& g) {
+        return visit_sampler(kind, prior, mechanism, t.z, t.n, build,
+                             [&](auto make) { return single_chain(make, st.burnin, st.draws, g, st.thin); });
+      };
+    };
     std::vector<named_method<trial_type>> m{
-        {"gibbs",
-         [=](const trial_type& t, std::mt19937_64& g) {
-           return single_chain(
-               [&](auto& cg) {
-                 gibbs_ss chain(prior, mechanism, t.z, t.n, cg);
-                 chain.set_collapsed_moves(st.collapsed_moves);
-                 return chain;
-               },
-               st.burnin, st.draws, g, st.thin);
-         }},
+        {"gibbs", chain_of(sampler_kind::gibbs, {.collapsed_moves = st.collapsed_moves})},
         {"naive",
          [=](const trial_type& t, std::mt19937_64& g) {
            return single_chain([&](auto& cg) { return conjugate_sampler(prior, t.z, t.n, cg); }, 0, st.draws, g);
@@ -125,27 +120,14 @@ class bounded_family_study : public study_methods<bounded_trial<typename Prior::
         {"nonprivate", [=](const trial_type& t, std::mt19937_64& g) {
            return single_chain([&](auto& cg) { return conjugate_sampler(prior, t.s, t.n, cg); }, 0, st.draws, g);
          }}};
+    // Exact Gibbs (the sum enumerated over its integer support, no CLT) and Gibbs-SS with the MH-corrected sum draw
+    // (exact at O(1) a sweep) for a finite-sum family; the n records latent (exact for any n, O(n) a sweep) for a
+    // family that draws records.
     if constexpr (finite_sum_family<typename Prior::family>) {
-      // Exact Gibbs (samplers/gibbs_ss_exact.hpp): the sum enumerated over its integer support, no CLT.
-      m.push_back({"exact", [=](const trial_type& t, std::mt19937_64& g) {
-                     return single_chain([&](auto& cg) { return gibbs_ss_exact(prior, mechanism, t.z, t.n, cg); }, st.burnin,
-                                         st.draws, g, st.thin);
-                   }});
+      m.push_back({"exact", chain_of(sampler_kind::exact, {})});
+      m.push_back({"corrected", chain_of(sampler_kind::corrected, {})});
     }
-    if constexpr (finite_sum_family<typename Prior::family>) {
-      // Gibbs-SS with the MH-corrected sum draw (samplers/gibbs_ss_corrected.hpp): exact at O(1) a sweep.
-      m.push_back({"corrected", [=](const trial_type& t, std::mt19937_64& g) {
-                     return single_chain([&](auto& cg) { return gibbs_ss_corrected(prior, mechanism, t.z, t.n, cg); }, st.burnin,
-                                         st.draws, g, st.thin);
-                   }});
-    }
-    if constexpr (record_generating_family<typename Prior::family>) {
-      // The record-level sampler (samplers/record_augmented.hpp): the n records latent, exact for any n (O(n) a sweep).
-      m.push_back({"records", [=](const trial_type& t, std::mt19937_64& g) {
-                     return single_chain([&](auto& cg) { return record_gibbs(prior, mechanism, t.z, t.n, cg); }, st.burnin,
-                                         st.draws, g, st.thin);
-                   }});
-    }
+    if constexpr (record_generating_family<typename Prior::family>) m.push_back({"records", chain_of(sampler_kind::records, {})});
     if constexpr (std::is_same_v<Prior, beta_prior>) {
       ops_options o = st.ops;
       o.epsilon = mechanism.budget().epsilon;

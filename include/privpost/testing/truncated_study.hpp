@@ -22,8 +22,7 @@
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/mechanisms/ssp.hpp"
 #include "privpost/samplers/conjugate.hpp"
-#include "privpost/samplers/gibbs_ss_truncated.hpp"
-#include "privpost/samplers/record_augmented.hpp"
+#include "privpost/samplers/sampler_policy.hpp"
 #include "privpost/testing/family_study.hpp"
 
 namespace privpost {
@@ -107,11 +106,15 @@ class truncated_family_study : public study_methods<truncated_trial<typename Pri
     const Prior prior = prior_;
     const Mechanism mechanism = mechanism_;
     const study_settings st = settings_;
-    return {{"gibbs",
-             [=](const trial_type& t, std::mt19937_64& g) {
-               return single_chain([&](auto& cg) { return gibbs_ss_truncated(prior, mechanism, t.z, t.n, t.a, t.b, cg); },
-                                   st.burnin, st.draws, g, st.thin);
-             }},
+    // The release dropped every record outside [a, b]: gibbs_ss_truncated, or the records latent with that rule (exact,
+    // O(n) a sweep), built as the tools and a library user build them (visit_sampler).
+    auto chain_of = [=](sampler_kind kind) {
+      return [=](const trial_type& t, std::mt19937_64& g) {
+        return visit_sampler(kind, prior, mechanism, t.z, t.n, {.dropped_outside = interval(t.a, t.b)},
+                             [&](auto make) { return single_chain(make, st.burnin, st.draws, g, st.thin); });
+      };
+    };
+    return {{"gibbs", chain_of(sampler_kind::gibbs)},
             {"naive",
              [=](const trial_type& t, std::mt19937_64& g) {
                return single_chain([&](auto& cg) { return conjugate_sampler(prior, t.z_full, t.n, cg); }, 0, st.draws, g);
@@ -120,12 +123,7 @@ class truncated_family_study : public study_methods<truncated_trial<typename Pri
              [=](const trial_type& t, std::mt19937_64& g) {
                return single_chain([&](auto& cg) { return conjugate_sampler(prior, t.full, t.n, cg); }, 0, st.draws, g);
              }},
-            {"records", [=](const trial_type& t, std::mt19937_64& g) {
-               // The record-level sampler with the release's drop rule: exact, O(n) a sweep (samplers/record_augmented.hpp).
-               return single_chain(
-                   [&](auto& cg) { return record_gibbs(prior, mechanism, t.z, t.n, cg, dropped_contribution<family>(t.a, t.b)); },
-                   st.burnin, st.draws, g, st.thin);
-             }}};
+            {"records", chain_of(sampler_kind::records)}};
   }
 
   /// One simulated trial.
