@@ -31,9 +31,26 @@ namespace privpost::tools::infer_tool {
 // stderr); tick is told the progress. A model's own default target (until_rhat: extend until R-hat <= 1.01, no ESS
 // target, at most until_rhat->max_sweeps a chain) applies when --target-ess is not given; under mpirun it is not
 // (the chains run their first round only, and the tool says so).
+// stream_as: the method's name and its parameters' names when the run's kept draws are the ones reported, to be
+// streamed to --output-dir's CmdStan CSV files as they are made (a run killed outright leaves valid files); unset when
+// the model transforms its draws before reporting them (the files are then written at the end only).
+struct stream_as {
+  std::string method;
+  std::vector<std::string> names;
+};
+
+// Hands the kept draws to --output-dir's writer as they are made; the final files are written by write_outputs (with
+// the method's title and the final header), so the end of the run writes nothing here.
+struct cmdstan_stream {
+  privpost::cmdstan_csv_writer* writer;
+  void draw(const privpost::run_header& h, const privpost::kept_draw& d) { writer->draw(h, d); }
+  void write(const privpost::run_header&, const privpost::inference_result&) noexcept {}
+};
+
 template <class Make, class Tick>
 privpost::inference_result run_chains(Make make, const options& o, const privpost::inference_options& io, Tick tick,
-                                      std::optional<privpost::convergence_target> until_rhat = std::nullopt) {
+                                      std::optional<privpost::convergence_target> until_rhat = std::nullopt,
+                                      const std::optional<stream_as>& stream = std::nullopt) {
 #if defined(PRIVPOST_TOOLS_MPI)
   // Under mpirun the chains are spread over the ranks (chain c on rank c mod K, the same seeds); every rank gets the
   // draws, so that all go on through the same code (rank 0 alone prints and writes).
@@ -55,7 +72,13 @@ privpost::inference_result run_chains(Make make, const options& o, const privpos
   } else {
     ro.target = until_rhat;
   }
-  auto e = privpost::run(make, ro, privpost::progress_writer{tick});
+  const bool streams = stream && o.cmdstan;
+  if (streams) {
+    ro.method = stream->method;
+    ro.names = stream->names;
+  }
+  auto e = streams ? privpost::run(make, ro, privpost::progress_writer{tick}, cmdstan_stream{o.cmdstan.get()})
+                   : privpost::run(make, ro, privpost::progress_writer{tick});
   if (o.target_ess > 0.0)
     std::fprintf(
         stderr, "privpost-infer: --target-ess %g: %s after %lld sweeps per chain (%d round%s; %lld draws per chain kept)\n",
@@ -158,15 +181,6 @@ inline void write_draws(const std::string& path, const std::vector<std::pair<std
   if (!f) throw std::runtime_error("error writing '" + path + "'");
 }
 
-// The release record's fields for the CmdStan files' "release" block: each top-level key of its JSON with the value's
-// JSON text (strings unquoted).
-inline std::vector<std::pair<std::string, std::string>> cmdstan_release_fields(const nlohmann::json& record) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (auto it = record.begin(); it != record.end(); ++it)
-    out.emplace_back(it.key(), it.value().is_string() ? it.value().template get<std::string>() : it.value().dump());
-  return out;
-}
-
 // After a model's run: --output-dir writes every method's chains as CmdStan CSV files (privpost::cmdstan_csv_writer); --format
 // json adds every method's summary to o.report (titles[i] names results[i] in words; thin is the run's).
 inline void write_outputs(const options& o, const privpost::tools::release_record& rec, int thin,
@@ -197,8 +211,8 @@ inline void write_outputs(const options& o, const privpost::tools::release_recor
     privpost::tools::write_infer_plot(results, names, o.plot, title.str());
   }
   if (o.output_dir.empty()) return;
-  privpost::cmdstan_csv_writer writer(o.output_dir, rec.model, cmdstan_release_fields(privpost::tools::to_json(rec)), "release",
-                                      "release_");
+  if (!o.cmdstan) throw std::logic_error("privpost-infer: --output-dir without its writer (dispatch makes it)");
+  privpost::cmdstan_csv_writer& writer = *o.cmdstan;
   for (std::size_t m = 0; m < results.size(); ++m)
     writer.write(header_for(o, thin, results[m].first, titles[m], names), results[m].second);
   const auto& paths = writer.paths();
@@ -239,8 +253,14 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
     // gibbs_ss_truncated, or the records latent with that rule (exact, no CLT, O(n) a sweep).
     build.dropped_outside = privpost::interval(rec.lower, rec.upper);
   }
-  privpost::visit_sampler(kind, prior, mechanism, z, rec.n, build,
-                          [&](auto make) { results.emplace_back(method, run_chains(make, o, io, tick)); });
+  try {
+    privpost::check_sampler_applies<Prior, Mechanism>(kind, build);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("--method " + (automatic ? "auto chose " + method : method) + ": " + e.what());
+  }
+  privpost::visit_sampler(kind, prior, mechanism, z, rec.n, build, [&](auto make) {
+    results.emplace_back(method, run_chains(make, o, io, tick, std::nullopt, stream_as{method, names}));
+  });
   if (o.compare_naive && !privpost::tools::interrupt_requested())
     results.emplace_back("naive", privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, z, rec.n, g); }, io));
   char gamma[32];

@@ -5,17 +5,29 @@
 
 #include <cstdint>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <privpost/inference/writers.hpp>
 
 #include "infer_options.hpp"
 #include "models.hpp"
 #include "release_record.hpp"
 
 namespace privpost::tools::infer_tool {
+
+// The release record's fields for the CmdStan files' "release" block: each top-level key of its JSON with the value's
+// JSON text (strings unquoted).
+inline std::vector<std::pair<std::string, std::string>> cmdstan_release_fields(const nlohmann::json& record) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto it = record.begin(); it != record.end(); ++it)
+    out.emplace_back(it.key(), it.value().is_string() ? it.value().template get<std::string>() : it.value().dump());
+  return out;
+}
 
 // The JSON document of a release record file; std::invalid_argument naming the file when it cannot be opened or is not
 // JSON.
@@ -79,6 +91,10 @@ inline int dispatch(const std::vector<privpost::tools::release_record>& recs, op
   check_applies(o.max_minutes != options{}.max_minutes, privpost::tools::option_max_minutes, row, "--max-minutes");
   if (o.max_sweeps != options{}.max_sweeps && !(o.target_ess > 0.0))
     throw std::invalid_argument("--max-sweeps applies to runs with --target-ess only (it caps the extended chains)");
+  // --output-dir: one CmdStan CSV writer for every method, made before any chain runs so that runs can stream into it.
+  if (!o.output_dir.empty())
+    o.cmdstan = std::make_shared<privpost::cmdstan_csv_writer>(
+        o.output_dir, rec.model, cmdstan_release_fields(privpost::tools::to_json(rec)), "release", "release_");
   switch (row.kind) {
     case model_kind::bounded_family:
       return infer_bounded(rec, o);

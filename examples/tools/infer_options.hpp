@@ -11,14 +11,21 @@
 #include "models.hpp"
 #include "release_record.hpp"
 
+namespace privpost {
+class cmdstan_csv_writer;
+}
+
 namespace privpost::tools::infer_tool {
 
 struct options {
   std::string release, prior, draws_csv, moments;
   std::vector<std::string> releases;  ///< every release record named (marginals: several releases of the same records)
   std::string output_dir;             ///< CmdStan CSV files, one per method and chain (privpost::cmdstan_csv_writer)
-  std::string plot;                   ///< FILE.png: traces and densities (infer_plot.hpp)
-  std::string format = "table";       ///< table (stdout) | json (stdout: one JSON document; the tables go to stderr)
+  /// --output-dir's writer, made by dispatch (infer_dispatch.hpp) before any chain runs: the runs that stream their
+  /// draws (run_chains with a method name) write the files while they run, write_outputs rewrites them at the end.
+  std::shared_ptr<privpost::cmdstan_csv_writer> cmdstan;
+  std::string plot;              ///< FILE.png: traces and densities (infer_plot.hpp)
+  std::string format = "table";  ///< table (stdout) | json (stdout: one JSON document; the tables go to stderr)
   /// --format json: the document the model runs fill in (write_outputs in infer.hpp) and infer_main.cpp prints.
   std::shared_ptr<nlohmann::json> report;
   std::string link = "exact";    ///< logistic: exact|taylor

@@ -10,9 +10,13 @@
 //  5. the draws CSV writer's rows read back to the draws (17 digits) under one header for several methods;
 //  6. the JSON summary is valid JSON whose figures are the posterior's, NaN written as null, names escaped;
 //  7. the summary table names every parameter and the repairs.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
 #include <Eigen/Core>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +25,8 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "privpost/families/binomial.hpp"
@@ -204,18 +210,30 @@ concept makes_progress_writer = requires {
 };
 static_assert(makes_progress_writer<void (*)(const inference_progress&)> && !makes_progress_writer<int>);
 
+// The binomial release the run() tests sample (Beta(2, 3), Laplace at epsilon 0.5, n = 200), and run options for it.
+struct binomial_release {
+  beta_prior prior{2.0, 3.0};
+  laplace_mechanism m{1.0, 0.5};
+  Eigen::VectorXd z = Eigen::VectorXd::Constant(1, 41.3);
+  auto make() const {
+    return [this](std::mt19937_64& g) { return gibbs_ss(prior, m, z, 200.0, g); };
+  }
+  static run_options options(int chains, int burnin, int draws, std::uint64_t seed) {
+    run_options ro;
+    ro.inference.chains = chains;
+    ro.inference.burnin = burnin;
+    ro.inference.draws = draws;
+    ro.inference.seed = seed;
+    ro.method = "gibbs";
+    ro.names = {"theta"};
+    return ro;
+  }
+};
+
 TEST_CASE("run() hands infer's result to every writer, and infer_until's with a target", "[run]") {
-  const beta_prior prior(2.0, 3.0);
-  const laplace_mechanism m(1.0, 0.5);
-  const Eigen::VectorXd z = Eigen::VectorXd::Constant(1, 41.3);
-  auto make = [&](std::mt19937_64& g) { return gibbs_ss(prior, m, z, 200.0, g); };
-  run_options ro;
-  ro.inference.chains = 2;
-  ro.inference.burnin = 50;
-  ro.inference.draws = 100;
-  ro.inference.seed = 7;
-  ro.method = "gibbs";
-  ro.names = {"theta"};
+  const binomial_release release;
+  const auto make = release.make();
+  run_options ro = binomial_release::options(2, 50, 100, 7);
   recording_writer a, b;
   const auto out = run(make, ro, a, b);
   const auto direct = infer(make, ro.inference);
@@ -254,6 +272,129 @@ TEST_CASE("run() hands infer's result to every writer, and infer_until's with a 
     (void)run(make, ro, progress_writer{[&](const inference_progress&) { ++calls; }});
     CHECK(calls > 0);
   }
+}
+
+// A writer that keeps every streamed draw (chain, index, parameters) and what write() was told.
+struct streaming_recorder {
+  std::vector<std::tuple<int, std::int64_t, std::vector<double>>> draws;
+  int writes = 0;
+  std::size_t draws_at_write = 0;
+  void draw(const run_header& h, const kept_draw& d) {
+    CHECK(h.names == std::vector<std::string>{"theta"});
+    CHECK(h.draws == 100);
+    CHECK(d.diagnostic_names != nullptr);
+    draws.emplace_back(d.chain, d.index, std::vector<double>(d.parameters.begin(), d.parameters.end()));
+  }
+  void write(const run_header&, const inference_result&) {
+    ++writes;
+    draws_at_write = draws.size();
+  }
+};
+static_assert(streaming_writer<streaming_recorder> && streaming_writer<cmdstan_csv_writer>);
+static_assert(!streaming_writer<recording_writer> && run_writer<recording_writer>);
+
+TEST_CASE("run() streams every kept draw to the writers that take them, each chain in order, before write()", "[run]") {
+  const binomial_release release;
+  const auto make = release.make();
+  run_options ro = binomial_release::options(3, 20, 100, 5);
+  ro.inference.thin = 2;
+  for (const bool parallel : {false, true}) {
+    ro.inference.parallel = parallel;
+    streaming_recorder w;
+    recording_writer plain;  // a writer without draw() is told the result only, as before
+    const auto out = run(make, ro, w, plain);
+    CHECK(w.writes == 1);
+    REQUIRE(w.draws_at_write == 300);
+    std::vector<std::int64_t> next(3, 0);
+    for (const auto& [chain, index, values] : w.draws) {
+      REQUIRE(chain >= 0);
+      REQUIRE(chain < 3);
+      CHECK(index == next[static_cast<std::size_t>(chain)]++);  // in order within a chain
+      REQUIRE(values.size() == 1);
+      CHECK(values[0] == out.result.draws.chains()[static_cast<std::size_t>(chain)](index, 0));
+    }
+    CHECK(plain.first_chains.at(0) == out.result.draws.chains().front());
+  }
+}
+
+// Streams a run to CmdStan CSV files in `directory`, the way privpost-infer does; the final files are what write_chain
+// gives for the result, byte for byte.
+TEST_CASE("cmdstan_csv_writer under run(): the final files equal write_chain's of the result", "[run][cmdstan]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("privpost_stream_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const binomial_release release;
+  const run_options ro = binomial_release::options(2, 20, 50, 0);
+  cmdstan_csv_writer writer(dir.string(), "binomial", {{"epsilon", "1"}});
+  const auto out = run(release.make(), ro, writer);
+  REQUIRE(writer.paths().size() == 2);
+  run_header h = header_of("gibbs", ro.inference, {"theta"});
+  h.draws = 50;
+  for (std::size_t c = 0; c < 2; ++c) {
+    std::ifstream f(writer.paths()[c]);
+    std::stringstream on_disk, expected;
+    on_disk << f.rdbuf();
+    writer.write_chain(expected, h, out.result, c);
+    CHECK(on_disk.str() == expected.str());
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A sampler slow enough to be killed in the middle of its run: 2 ms a sweep, the sweep count as its parameter.
+struct slow_counter {
+  double sweeps = 0.0;
+  template <class G>
+  void step(G&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    sweeps += 1.0;
+  }
+  Eigen::VectorXd parameter_vector() const { return Eigen::VectorXd::Constant(1, sweeps); }
+  numerical_events events() const { return {}; }
+};
+
+// The guarantee of streaming: a run killed outright (SIGKILL: no destructor, no flush) leaves each chain's file a valid
+// CmdStan CSV (the reader of tests/support/cmdstan_csv.hpp accepts it) holding the draws made so far, in order.
+TEST_CASE("cmdstan_csv_writer under run(): a run killed with SIGKILL leaves valid CmdStan CSV files", "[run][cmdstan]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("privpost_kill_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const auto path = dir / "slow_1.csv";
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // The child runs 10^5 draws (over 3 minutes): it never finishes on its own within the test.
+    run_options ro;
+    ro.inference.chains = 1;
+    ro.inference.burnin = 5;
+    ro.inference.draws = 100000;
+    ro.method = "slow";
+    cmdstan_csv_writer writer(dir.string(), "counter");
+    (void)run([](std::mt19937_64&) { return slow_counter{}; }, ro, writer);
+    ::_exit(0);
+  }
+  // Wait (at most 60 s) until the file holds at least 40 draws, then kill the child outright.
+  auto rows_on_disk = [&] {
+    std::ifstream f(path);
+    std::string line;
+    int rows = 0;
+    while (std::getline(f, line))
+      if (!line.empty() && line[0] != '#' && line[0] != 't') ++rows;
+    return rows;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (rows_on_disk() < 40 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  REQUIRE(WIFSIGNALED(status));
+  std::ifstream f(path);
+  const auto csv = read_cmdstan_csv(f, true);  // throws on a broken header or a partial row
+  CHECK(csv.at("algorithm") == "slow");
+  CHECK(csv.at("num_samples") == "100000");  // the planned run, as CmdStan writes its configuration first
+  CHECK(csv.at("interrupted") == "0");
+  REQUIRE(csv.rows.size() >= 40);
+  REQUIRE(csv.rows.size() < 100000);
+  for (std::size_t i = 0; i < csv.rows.size(); ++i) CHECK(csv.rows[i] == std::vector<double>{6.0 + static_cast<double>(i)});
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the draws CSV, JSON summary and summary table writers", "[run]") {

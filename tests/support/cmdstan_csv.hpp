@@ -78,8 +78,9 @@ inline bool stan_column_name(const std::string& n) {
 }
 }  // namespace detail
 
-/// Reads one CmdStan CSV file; throws std::runtime_error naming the line and the rule it breaks.
-inline cmdstan_csv read_cmdstan_csv(std::istream& in) {
+/// Reads one CmdStan CSV file; throws std::runtime_error naming the line and the rule it breaks. cut_short: the file of a
+/// run that was killed may hold fewer draws than its num_samples / thin (never more), as CmdStan's own does.
+inline cmdstan_csv read_cmdstan_csv(std::istream& in, bool cut_short = false) {
   cmdstan_csv out;
   std::string line;
   int number = 0;
@@ -134,7 +135,8 @@ inline cmdstan_csv read_cmdstan_csv(std::istream& in) {
   if (!header) throw std::runtime_error("cmdstan csv: no header row");
   if (out.at("method") != "sample") throw std::runtime_error("cmdstan csv: method is '" + out.at("method") + "', not sample");
   const long num_samples = std::stol(out.at("num_samples")), thin = std::stol(out.at("thin"));
-  if (thin < 1 || num_samples / thin != static_cast<long>(out.rows.size()))
+  const auto rows = static_cast<long>(out.rows.size());
+  if (thin < 1 || (cut_short ? num_samples / thin < rows : num_samples / thin != rows))
     throw std::runtime_error("cmdstan csv: num_samples " + std::to_string(num_samples) + " / thin " + std::to_string(thin) +
                              " is not the " + std::to_string(out.rows.size()) + " draws of the file");
   return out;

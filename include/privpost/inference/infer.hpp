@@ -11,10 +11,12 @@
 #include <concepts>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -29,6 +31,15 @@
 #include "privpost/inference/posterior.hpp"
 
 namespace privpost {
+
+/// One kept draw as the driver makes it (inference_options::on_draw): valid during the call only.
+struct kept_draw {
+  int chain = 0;                                               ///< the chain, 0-based (its engine is chain_engine(seed, chain))
+  std::int64_t index = 0;                                      ///< 0-based among the chain's kept draws
+  std::span<const double> parameters;                          ///< the sampler's parameter_vector()
+  std::span<const double> diagnostics;                         ///< its draw_diagnostics(), or empty
+  const std::vector<std::string>* diagnostic_names = nullptr;  ///< their names (never null in a call)
+};
 
 /// Settings of one inference run.
 struct inference_options {
@@ -45,6 +56,10 @@ struct inference_options {
   /// driver returns the draws kept so far: each chain with a kept draw, cut to the shortest of them
   /// (inference_result::interrupted); interrupted_error when no chain had kept one (stopped during burn-in).
   const std::atomic<bool>* stop = nullptr;
+  /// When set, told every kept draw as soon as it is made, from the thread running its chain: one chain's draws in
+  /// order, the chains of a parallel run concurrently (each call for one chain). What a writer that streams the draws
+  /// to disk uses (run() serialises the calls for its writers). Under distributed::infer, on the rank running the chain.
+  std::function<void(const kept_draw&)> on_draw;
 };
 
 /// What the progress callback is told: sweeps done so far over all chains, out of total.
@@ -154,6 +169,7 @@ struct driven_chain {
   Engine engine;
   S sampler;  // built from engine: declared after it
   Eigen::MatrixXd draws, diagnostics;
+  int index = 0;              // the chain's number in the run
   Eigen::Index kept = 0;      // rows of draws filled (fewer than draws.rows() only after a stop)
   std::int64_t swept = 0;     // sweeps run, burn-in included
   bool warmup_ended = false;  // end_warmup() is called once, in the first advance()
@@ -161,7 +177,7 @@ struct driven_chain {
   // Chain c of a run seeded with seed, built by make(engine) and told the warm-up's length (begin_warmup).
   template <class MakeSampler>
   driven_chain(MakeSampler& make, std::uint64_t seed, int c, int burnin, Eigen::Index n_diagnostics)
-      : engine(chain_engine<Engine>(seed, c)), sampler(make(engine)) {
+      : engine(chain_engine<Engine>(seed, c)), sampler(make(engine)), index(c) {
     begin_warmup(sampler, burnin);
     draws.resize(0, sampler.parameter_vector().size());
     diagnostics.resize(0, n_diagnostics);
@@ -194,6 +210,7 @@ struct driven_chain {
         draws.row(start + k / options.thin) = sampler.parameter_vector().transpose();
         record_draw_diagnostics(sampler, diagnostics, start + k / options.thin);
         kept = start + k / options.thin + 1;
+        if (options.on_draw) tell(options, kept - 1);
       }
       if (++pending == report_every) {
         tick(pending);
@@ -202,6 +219,19 @@ struct driven_chain {
     }
     if (pending > 0) tick(pending);
   }
+
+  // Tells options.on_draw kept draw `row` (its values copied out of the column-major matrices).
+  void tell(const inference_options& options, Eigen::Index row) {
+    static const std::vector<std::string> names = draw_diagnostic_names<S>();
+    parameters_.resize(static_cast<std::size_t>(draws.cols()));
+    for (Eigen::Index j = 0; j < draws.cols(); ++j) parameters_[static_cast<std::size_t>(j)] = draws(row, j);
+    diagnostics_.resize(static_cast<std::size_t>(diagnostics.cols()));
+    for (Eigen::Index j = 0; j < diagnostics.cols(); ++j) diagnostics_[static_cast<std::size_t>(j)] = diagnostics(row, j);
+    options.on_draw(kept_draw{index, row, parameters_, diagnostics_, &names});
+  }
+
+ private:
+  std::vector<double> parameters_, diagnostics_;  // tell()'s copies, reused
 };
 
 // Runs body(c) for every chain, in one thread per chain when options.parallel; the first exception is rethrown after

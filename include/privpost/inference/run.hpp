@@ -1,11 +1,13 @@
 // privpost/inference/run.hpp
 // run(make, options, writers...): one entry for a posterior run, in the style of Stan's services: the chains as infer
-// runs them (or infer_until's, when a convergence target is given), then every writer handed the result in turn.
+// runs them (or infer_until's, when a convergence target is given), every kept draw handed as it is made to the writers
+// that stream (draw(header, kept_draw)), then every writer handed the result in turn.
 // Writers (inference/writers.hpp, or a user's own) are composed by the caller instead of each program writing its
 // own report: a summary table, the draws as CSV, CmdStan CSV files, a JSON summary.
 #pragma once
 
 #include <concepts>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -44,6 +46,8 @@ struct run_header {
   int thin = 1;                    ///< kept every thin-th sweep
   std::uint64_t seed = 0;          ///< chain c's engine is chain_engine(seed, c)
   bool check_convergence = true;   ///< run_options::check_convergence
+  /// Kept draws per chain planned (infer_until's first round; the result says how many were kept).
+  int draws = 0;
 };
 
 /// A writer: told the header and the result once the chains are done. It may also take progress(inference_progress),
@@ -51,6 +55,14 @@ struct run_header {
 template <class W>
 concept run_writer = requires(W& w, const run_header& h, const inference_result& r) {
   w.write(h, r);
+};
+
+/// A writer that also takes every kept draw as it is made: draw(header, kept_draw), called by run() one call at a time
+/// (the chains of a parallel run take turns), each chain's draws in order, before write(header, result) at the end.
+/// cmdstan_csv_writer streams its files this way, so that a run killed outright leaves the draws it had made.
+template <class W>
+concept streaming_writer = run_writer<W> && requires(W& w, const run_header& h, const kept_draw& d) {
+  w.draw(h, d);
 };
 
 /// A writer that only reports progress: f(inference_progress) about a hundred times per run.
@@ -93,22 +105,41 @@ extended_inference_result run(MakeSampler make, const run_options& options, Writ
         }(writers),
         ...);
   };
+  // The header needs the parameters' count: made from the first kept draw when a writer streams, else from the result.
+  auto header_for = [&](Eigen::Index dimension) {
+    if (!options.names.empty())
+      check_size_match("run", "names", static_cast<Eigen::Index>(options.names.size()), "parameters", dimension);
+    return run_header{options.method,
+                      options.title.empty() ? options.method : options.title,
+                      options.names.empty() ? detail::default_names(dimension) : options.names,
+                      options.inference.burnin,
+                      options.inference.thin,
+                      options.inference.seed,
+                      options.check_convergence,
+                      options.inference.draws};
+  };
+  inference_options io = options.inference;
+  std::optional<run_header> streamed;
+  std::mutex stream_mutex;
+  if constexpr ((streaming_writer<std::remove_cvref_t<Writers>> || ...)) {
+    io.on_draw = [&, chained = io.on_draw](const kept_draw& d) {
+      if (chained) chained(d);
+      std::lock_guard lock(stream_mutex);
+      if (!streamed) streamed = header_for(static_cast<Eigen::Index>(d.parameters.size()));
+      (
+          [&](auto& w) {
+            if constexpr (streaming_writer<std::remove_cvref_t<decltype(w)>>) w.draw(*streamed, d);
+          }(writers),
+          ...);
+    };
+  }
   extended_inference_result out = [&] {
-    if (options.target) return infer_until<Engine>(std::move(make), options.inference, *options.target, progress);
-    auto result = infer<Engine>(std::move(make), options.inference, progress);
-    const std::int64_t per_chain = result.sweeps / options.inference.chains;
+    if (options.target) return infer_until<Engine>(std::move(make), io, *options.target, progress);
+    auto result = infer<Engine>(std::move(make), io, progress);
+    const std::int64_t per_chain = result.sweeps / io.chains;
     return extended_inference_result{std::move(result), true, 1, per_chain};
   }();
-  const Eigen::Index dimension = out.result.draws.dimension();
-  if (!options.names.empty())
-    check_size_match("run", "names", static_cast<Eigen::Index>(options.names.size()), "parameters", dimension);
-  const run_header header{options.method,
-                          options.title.empty() ? options.method : options.title,
-                          options.names.empty() ? detail::default_names(dimension) : options.names,
-                          options.inference.burnin,
-                          options.inference.thin,
-                          options.inference.seed,
-                          options.check_convergence};
+  const run_header header = header_for(out.result.draws.dimension());
   (writers.write(header, out.result), ...);
   return out;
 }

@@ -7,11 +7,15 @@
 
 #include <Eigen/Core>
 #include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <ostream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -223,8 +227,17 @@ class draws_csv_writer {
 /// sampler's per-draw diagnostic columns where it reports them (NUTS: lp__, accept_stat__, stepsize__, ...), the
 /// parameters as one Stan vector theta.1 ... theta.D, and one row per kept draw. Samplers that evaluate no log density
 /// (the Gibbs-SS family) have no lp__ column. Not written: stan_version lines and the adaptation and timing blocks.
+///
+/// Under run() the files are streamed (a streaming_writer): a chain's file is created at its first kept draw with the
+/// header of the planned run (num_samples and kept_draws planned, interrupted = 0, as CmdStan writes its configuration
+/// before its draws), and its rows are appended in whole lines at most flush_seconds apart, so that a run killed
+/// outright (kill -9, a lost machine) leaves valid CmdStan CSV files with the draws made until shortly before. When the
+/// run ends, write() rewrites each file with the final header and every kept draw.
 class cmdstan_csv_writer {
  public:
+  /// The longest a streamed row waits before it reaches the file.
+  static constexpr double flush_seconds = 0.25;
+
   /// Files go to directory (created when missing); model names the model in the headers; context lines are written
   /// as "#   <context_prefix><key> = <value>" under a block named context_block.
   cmdstan_csv_writer(std::string directory, std::string model, std::vector<std::pair<std::string, std::string>> context = {},
@@ -235,13 +248,40 @@ class cmdstan_csv_writer {
         block_(std::move(context_block)),
         prefix_(std::move(context_prefix)) {}
 
-  /// Writes every chain of r; std::runtime_error naming the path when a file cannot be written.
+  /// Appends draw d of the run h to its chain's file (created with the planned run's header at the chain's first
+  /// draw); std::runtime_error naming the path when it cannot be written.
+  void draw(const run_header& h, const kept_draw& d) {
+    stream& s = streams_[{h.method, d.chain}];
+    if (!s.file) {
+      s.path = path_of(h.method, static_cast<std::size_t>(d.chain));
+      s.file = std::make_unique<std::ofstream>();
+      s.file->rdbuf()->pubsetbuf(nullptr, 0);  // unbuffered: each write below is one whole block of lines
+      s.file->open(s.path, std::ios::out | std::ios::trunc);
+      if (!*s.file) throw std::runtime_error("cannot open '" + s.path + "' for writing");
+      std::ostringstream head;
+      write_header(head, h, static_cast<std::size_t>(d.chain), h.draws, false, *d.diagnostic_names);
+      s.pending = head.str();
+      s.last = std::chrono::steady_clock::time_point{};  // the header goes out with the first row
+    }
+    bool first = true;
+    for (const double x : d.diagnostics) append_cell(s.pending, first, x);
+    for (const double x : d.parameters) append_cell(s.pending, first, x);
+    s.pending += '\n';
+    const auto now = std::chrono::steady_clock::now();
+    if (now - s.last >= std::chrono::duration<double>(flush_seconds)) {
+      s.file->write(s.pending.data(), static_cast<std::streamsize>(s.pending.size()));
+      if (!*s.file) throw std::runtime_error("error writing '" + s.path + "' (disk full?)");
+      s.pending.clear();
+      s.last = now;
+    }
+  }
+
+  /// Writes every chain of r (replacing what draw() streamed); std::runtime_error naming the path when a file cannot be
+  /// written.
   void write(const run_header& h, const inference_result& r) {
-    std::error_code ec;
-    std::filesystem::create_directories(directory_, ec);
-    if (ec) throw std::runtime_error("cmdstan_csv_writer: cannot create the directory '" + directory_ + "': " + ec.message());
+    std::erase_if(streams_, [&](const auto& entry) { return entry.first.first == h.method; });
     for (std::size_t c = 0; c < r.draws.chains().size(); ++c) {
-      const std::string path = (std::filesystem::path(directory_) / (h.method + "_" + std::to_string(c + 1) + ".csv")).string();
+      const std::string path = path_of(h.method, c);
       std::ofstream f(path);
       if (!f) throw std::runtime_error("cannot open '" + path + "' for writing");
       write_chain(f, h, r, c);
@@ -263,10 +303,51 @@ class cmdstan_csv_writer {
     const Eigen::MatrixXd* d = r.diagnostic_names.empty() ? nullptr : &r.diagnostics.at(chain);
     if (d && (d->rows() != x.rows() || d->cols() != static_cast<Eigen::Index>(r.diagnostic_names.size())))
       throw std::invalid_argument("cmdstan_csv_writer: the diagnostics do not match the draws");
+    write_header(os, h, chain, x.rows(), r.interrupted, r.diagnostic_names);
+    std::string line;
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+      line.clear();
+      bool first = true;
+      if (d)
+        for (Eigen::Index k = 0; k < d->cols(); ++k) append_cell(line, first, (*d)(i, k));
+      for (Eigen::Index j = 0; j < x.cols(); ++j) append_cell(line, first, x(i, j));
+      os << line << '\n';
+    }
+    detail::check_stream(os, "cmdstan_csv_writer");
+  }
+
+  /// The files written so far.
+  const std::vector<std::string>& paths() const noexcept { return paths_; }
+
+ private:
+  struct stream {
+    std::string path;
+    std::unique_ptr<std::ofstream> file;
+    std::string pending;  // whole lines not yet written
+    std::chrono::steady_clock::time_point last;
+  };
+
+  // DIRECTORY/METHOD_CHAIN.csv, the directory created when missing.
+  std::string path_of(const std::string& method, std::size_t chain) const {
+    std::error_code ec;
+    std::filesystem::create_directories(directory_, ec);
+    if (ec) throw std::runtime_error("cmdstan_csv_writer: cannot create the directory '" + directory_ + "': " + ec.message());
+    return (std::filesystem::path(directory_) / (method + "_" + std::to_string(chain + 1) + ".csv")).string();
+  }
+
+  static void append_cell(std::string& line, bool& first, double x) {
+    if (!first) line += ',';
+    line += detail::shortest_number(x);
+    first = false;
+  }
+
+  // The comment header and the column line of a chain of `rows` kept draws.
+  void write_header(std::ostream& os, const run_header& h, std::size_t chain, Eigen::Index rows, bool interrupted,
+                    const std::vector<std::string>& diagnostic_names) const {
     os << "# model = " << model_ << '\n'
        << "# method = sample\n"
        << "#   sample\n"
-       << "#     num_samples = " << x.rows() * h.thin << '\n'
+       << "#     num_samples = " << rows * h.thin << '\n'
        << "#     num_warmup = " << h.burnin << '\n'
        << "#     save_warmup = 0\n"
        << "#     thin = " << h.thin << '\n'
@@ -279,40 +360,30 @@ class cmdstan_csv_writer {
        << "# privpost\n"
        << "#   version = " << version_string << '\n'
        << "#   sampler = " << h.title << '\n'
-       << "#   kept_draws = " << x.rows() << '\n'
-       << "#   interrupted = " << (r.interrupted ? 1 : 0) << '\n';
+       << "#   kept_draws = " << rows << '\n'
+       << "#   interrupted = " << (interrupted ? 1 : 0) << '\n';
     if (!context_.empty()) {
       os << "# " << block_ << '\n';
       for (const auto& [key, value] : context_) os << "#   " << prefix_ << key << " = " << value << '\n';
     }
     os << "# columns\n";
     for (std::size_t j = 0; j < h.names.size(); ++j) os << "#   theta." << j + 1 << " = " << h.names[j] << '\n';
+    std::string line;
     bool first = true;
     auto cell = [&](const std::string& text) {
-      os << (first ? "" : ",") << text;
+      line += (first ? "" : ",") + text;
       first = false;
     };
-    for (const auto& n : r.diagnostic_names) cell(n);
+    for (const auto& n : diagnostic_names) cell(n);
     for (std::size_t j = 0; j < h.names.size(); ++j) cell("theta." + std::to_string(j + 1));
-    os << '\n';
-    for (Eigen::Index i = 0; i < x.rows(); ++i) {
-      first = true;
-      if (d)
-        for (Eigen::Index k = 0; k < d->cols(); ++k) cell(detail::shortest_number((*d)(i, k)));
-      for (Eigen::Index j = 0; j < x.cols(); ++j) cell(detail::shortest_number(x(i, j)));
-      os << '\n';
-    }
-    detail::check_stream(os, "cmdstan_csv_writer");
+    os << line << '\n';
   }
 
-  /// The files written so far.
-  const std::vector<std::string>& paths() const noexcept { return paths_; }
-
- private:
   std::string directory_, model_;
   std::vector<std::pair<std::string, std::string>> context_;
   std::string block_, prefix_;
   std::vector<std::string> paths_;
+  std::map<std::pair<std::string, int>, stream> streams_;
 };
 
 /// A run's summary as one JSON object per write: method, title, interrupted, chains, draws_per_chain, sweeps; per
