@@ -5,7 +5,7 @@
 #include <privpost/core/random/uniform.hpp>
 #include <privpost/families/binomial.hpp>
 #include <privpost/inference/convergence_check.hpp>
-#include <privpost/inference/infer.hpp>
+#include <privpost/inference/run.hpp>
 #include <privpost/mechanisms/laplace.hpp>
 #include <privpost/mechanisms/ssp.hpp>
 #include <privpost/samplers/conjugate.hpp>
@@ -57,19 +57,19 @@ int main(int argc, char** argv) {
   // ---- the analyst: sees z, n, the mechanism; prior Beta(1, 1) ---------------------------------------------------
   const double n = static_cast<double>(records.size());
   const privpost::beta_prior prior(1.0, 1.0);
-  privpost::inference_options options;
-  options.chains = 4;
-  options.burnin = 1000;
-  options.draws = 2000;
-  options.thin = 2;
-  options.seed = 7;  // inference is reproducible from a seed
-  options.parallel = true;
-  const auto naive = privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, z, n, g); }, options);
-  const auto aware = privpost::infer([&](auto& g) { return privpost::gibbs_ss(prior, mechanism, z, n, g); }, options);
+  privpost::run_options options;  // the chains; run() also takes writers and a convergence target
+  options.inference.chains = 4;
+  options.inference.burnin = 1000;
+  options.inference.draws = 2000;
+  options.inference.thin = 2;
+  options.inference.seed = 7;  // inference is reproducible from a seed
+  options.inference.parallel = true;
+  const auto naive = privpost::run([&](auto& g) { return privpost::conjugate_sampler(prior, z, n, g); }, options).result;
+  const auto aware = privpost::run([&](auto& g) { return privpost::gibbs_ss(prior, mechanism, z, n, g); }, options).result;
 
   // ---- for the example only: the non-private posterior, which no analyst could compute --------------------------
   const Eigen::Matrix<double, 1, 1> exact = count.compute(records).statistic;
-  const auto oracle = privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, exact, n, g); }, options);
+  const auto oracle = privpost::run([&](auto& g) { return privpost::conjugate_sampler(prior, exact, n, g); }, options).result;
 
   std::printf("\nposterior of the prevalence theta (4 chains x 2000 draws):\n");
   print_row("naive (z taken as exact)", naive.draws);

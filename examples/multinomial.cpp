@@ -2,7 +2,7 @@
 // public) under the Gaussian mechanism with the analytic calibration, and the analyst infers the answer shares.
 #include <privpost/families/multinomial.hpp>
 #include <privpost/inference/convergence_check.hpp>
-#include <privpost/inference/infer.hpp>
+#include <privpost/inference/run.hpp>
 #include <privpost/mechanisms/gaussian.hpp>
 #include <privpost/samplers/gibbs_ss.hpp>
 
@@ -25,10 +25,10 @@ int main() {
               mechanism.sigma());
 
   const privpost::dirichlet_prior<K> prior(Eigen::Vector3d::Ones());
-  privpost::inference_options options;
-  options.draws = 2000;
-  options.seed = 3;
-  const auto result = privpost::infer([&](auto& g) { return privpost::gibbs_ss(prior, mechanism, z, n, g); }, options);
+  privpost::run_options options;  // the chains; run() also takes writers and a convergence target
+  options.inference.draws = 2000;
+  options.inference.seed = 3;
+  const auto result = privpost::run([&](auto& g) { return privpost::gibbs_ss(prior, mechanism, z, n, g); }, options).result;
   for (int k = 0; k < K; ++k) {
     const auto ci = result.draws.interval(0.9, k);
     std::printf("theta_%d: mean %.3f, 90%% interval [%.3f, %.3f], R-hat %.3f\n", k, result.draws.mean(k), ci.lower, ci.upper,

@@ -4,7 +4,7 @@
 #include <privpost/families/exponential.hpp>
 #include <privpost/families/truncation.hpp>
 #include <privpost/inference/convergence_check.hpp>
-#include <privpost/inference/infer.hpp>
+#include <privpost/inference/run.hpp>
 #include <privpost/mechanisms/laplace.hpp>
 #include <privpost/mechanisms/ssp.hpp>
 #include <privpost/samplers/conjugate.hpp>
@@ -31,16 +31,16 @@ int main() {
 
   const privpost::exponential_gamma_prior prior(10.0, 20.0);  // prior mean rate 0.5 per hour, sd 0.16
   const double n = static_cast<double>(waits.size());
-  privpost::inference_options options;
-  options.draws = 2000;
-  options.seed = 1;
+  privpost::run_options options;  // the chains; run() also takes writers and a convergence target
+  options.inference.draws = 2000;
+  options.inference.seed = 1;
   const auto aware =
-      privpost::infer([&](auto& g) { return privpost::gibbs_ss_truncated(prior, mechanism, z, n, a, b, g); }, options);
-  const auto naive = privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, z, n, g); }, options);
+      privpost::run([&](auto& g) { return privpost::gibbs_ss_truncated(prior, mechanism, z, n, a, b, g); }, options).result;
+  const auto naive = privpost::run([&](auto& g) { return privpost::conjugate_sampler(prior, z, n, g); }, options).result;
   // For the example only: the posterior given the exact, untruncated sum, which the analyst never sees.
   Eigen::Matrix<double, 1, 1> full = Eigen::Matrix<double, 1, 1>::Zero();
   for (const auto& w : waits) full(0) += w[0];
-  const auto oracle = privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, full, n, g); }, options);
+  const auto oracle = privpost::run([&](auto& g) { return privpost::conjugate_sampler(prior, full, n, g); }, options).result;
   auto row = [](const char* name, const privpost::posterior& p) {
     const auto ci = p.interval(0.9);
     std::printf("  %-40s mean %.3f  90%% interval [%.3f, %.3f]\n", name, p.mean(), ci.lower, ci.upper);
