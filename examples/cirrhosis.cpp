@@ -25,8 +25,8 @@
 #include <privpost/families/regression/noisy_moments.hpp>
 #include <privpost/families/regression/normal_inverse_gamma_regression.hpp>
 #include <privpost/families/regression/regression_layout.hpp>
-#include <privpost/inference/infer.hpp>
 #include <privpost/inference/predictive.hpp>
+#include <privpost/inference/run.hpp>
 #include <privpost/inference/synthetic.hpp>
 #include <privpost/inference/synthetic_regression.hpp>
 #include <privpost/mechanisms/laplace.hpp>
@@ -128,19 +128,21 @@ int synthetic_comparison(const table& data, int sets) {
   for (double eps : {1.0, 10.0, 100.0, 1000.0}) {
     const privpost::laplace_mechanism mechanism(l1, eps);
     const Eigen::VectorXd z = mechanism.release(s, g);
-    privpost::inference_options o;
-    o.chains = 4;
-    o.burnin = 1000;
-    o.draws = 1000;
-    o.thin = 3;
-    o.seed = g();
-    const auto joint = privpost::infer(
-        [&](auto& cg) {
-          return privpost::with_covariate_law(privpost::gibbs_ss(
-              privpost::linear_regression_model(layout, privpost::hierarchical_normal_covariates(layout, niw, cg)), prior,
-              mechanism, z, n, cg));
-        },
-        o);
+    privpost::run_options o;
+    o.inference.chains = 4;
+    o.inference.burnin = 1000;
+    o.inference.draws = 1000;
+    o.inference.thin = 3;
+    o.inference.seed = g();
+    const auto joint =
+        privpost::run(
+            [&](auto& cg) {
+              return privpost::with_covariate_law(privpost::gibbs_ss(
+                  privpost::linear_regression_model(layout, privpost::hierarchical_normal_covariates(layout, niw, cg)), prior,
+                  mechanism, z, n, cg));
+            },
+            o)
+            .result;
     std::vector<double> q[2], u[2];
     for (const auto& v : privpost::synthetic_parameter_draws(joint.draws, sets)) {
       Eigen::MatrixXd x = privpost::synthetic_regression_records(
@@ -250,38 +252,50 @@ int main(int argc, char** argv) {
         const privpost::laplace_mechanism full(l1, eps), half(l1, eps / 2), moment_mechanism(moment_l1, eps / 2);
         const Eigen::VectorXd z = full.release(s, g), z_half = half.release(s, g);
         const Eigen::VectorXd z_moments = moment_mechanism.release(moments.sample_moments(xs), g);
-        privpost::inference_options o;
-        o.chains = 1;
-        o.seed = g();
-        o.draws = 2000;
-        o.burnin = 0;
+        privpost::run_options o;
+        o.inference.chains = 1;
+        o.inference.seed = g();
+        o.inference.draws = 2000;
+        o.inference.burnin = 0;
         const double n = n_train;
-        const auto exact = privpost::infer(
-            [&](auto& cg) { return privpost::conjugate_sampler(privpost::linear_regression_statistic(layout), prior, s, n, cg); },
-            o);
-        const auto naive = privpost::infer(
-            [&](auto& cg) { return privpost::conjugate_sampler(privpost::linear_regression_statistic(layout), prior, z, n, cg); },
-            o);
-        o.burnin = 1000;
-        o.thin = 3;
-        const auto noisy = privpost::infer(
-            [&](auto& cg) {
-              return privpost::gibbs_ss(
-                  privpost::linear_regression_model(layout, privpost::fixed_covariates(moments.moments_from_release(z_moments))),
-                  prior, half, z_half, n, cg);
-            },
-            o);
+        const auto exact =
+            privpost::run(
+                [&](auto& cg) {
+                  return privpost::conjugate_sampler(privpost::linear_regression_statistic(layout), prior, s, n, cg);
+                },
+                o)
+                .result;
+        const auto naive =
+            privpost::run(
+                [&](auto& cg) {
+                  return privpost::conjugate_sampler(privpost::linear_regression_statistic(layout), prior, z, n, cg);
+                },
+                o)
+                .result;
+        o.inference.burnin = 1000;
+        o.inference.thin = 3;
+        const auto noisy =
+            privpost::run(
+                [&](auto& cg) {
+                  return privpost::gibbs_ss(privpost::linear_regression_model(
+                                                layout, privpost::fixed_covariates(moments.moments_from_release(z_moments))),
+                                            prior, half, z_half, n, cg);
+                },
+                o)
+                .result;
         // Gibbs-SS-Update: the whole budget on the statistics, the covariates' mean and covariance learned from the
         // latent Gram block under a public NIW prior centred in the declared box (mean 1/2, spread (1/4)^2, nu = 4).
         const privpost::niw_hyperprior niw{Eigen::VectorXd::Constant(1, 0.5), 1.0, Eigen::MatrixXd::Constant(1, 1, 0.0625 * 2.0),
                                            4.0};
-        const auto update = privpost::infer(
-            [&](auto& cg) {
-              return privpost::gibbs_ss(
-                  privpost::linear_regression_model(layout, privpost::hierarchical_normal_covariates(layout, niw, cg)), prior,
-                  full, z, n, cg);
-            },
-            o);
+        const auto update =
+            privpost::run(
+                [&](auto& cg) {
+                  return privpost::gibbs_ss(
+                      privpost::linear_regression_model(layout, privpost::hierarchical_normal_covariates(layout, niw, cg)), prior,
+                      full, z, n, cg);
+                },
+                o)
+                .result;
         const privpost::posterior* posts[4] = {&exact.draws, &naive.draws, &noisy.draws, &update.draws};
         for (int k = n_train; k < n_all; ++k) {
           const auto i = static_cast<std::size_t>(idx[static_cast<std::size_t>(k)]);

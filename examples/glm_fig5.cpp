@@ -23,7 +23,7 @@
 #include <privpost/core/random/uniform.hpp>
 #include <privpost/diagnostics/calibration.hpp>
 #include <privpost/families/glm/glm_statistic.hpp>
-#include <privpost/inference/infer.hpp>
+#include <privpost/inference/run.hpp>
 #include <privpost/mechanisms/gaussian.hpp>
 #include <privpost/samplers/glm/glm_prior.hpp>
 #include <privpost/samplers/glm/logistic_moment_model.hpp>
@@ -139,19 +139,20 @@ int main(int argc, char** argv) {
 
     // ---- the posteriors -----------------------------------------------------------------------------------------
     privpost::nuts_options nuts;
-    privpost::inference_options options;
-    options.chains = 4;
-    options.burnin = nuts.warmup;
-    options.draws = 1000;
-    options.parallel = true;
-    options.seed = g();
+    privpost::run_options options;
+    options.inference.chains = 4;
+    options.inference.burnin = nuts.warmup;
+    options.inference.draws = 1000;
+    options.inference.parallel = true;
+    options.inference.seed = g();
     const privpost::glm_prior prior;  // s_max 9, tau ~ half-normal(2.5), Omega ~ LKJ(2): the paper's
-    const auto nonprivate = privpost::infer(
-        [&](std::mt19937_64& cg) {
-          return privpost::nuts_sampler<privpost::logistic_record_model>(
-              privpost::logistic_record_model(rec.x, rec.y, prior.s_max), nuts, cg);
-        },
-        options);
+    const auto nonprivate = privpost::run(
+                                [&](std::mt19937_64& cg) {
+                                  return privpost::nuts_sampler<privpost::logistic_record_model>(
+                                      privpost::logistic_record_model(rec.x, rec.y, prior.s_max), nuts, cg);
+                                },
+                                options)
+                                .result;
     const unsigned nonprivate_significant = significant(nonprivate.draws);
     std::printf("non-private posterior:");
     for (int j = 0; j < d; ++j) std::printf("  theta_%d %.3f +- %.3f", j + 1, nonprivate.draws.mean(j), nonprivate.draws.sd(j));
@@ -169,13 +170,14 @@ int main(int argc, char** argv) {
       for (int r = 0; r < reps; ++r) {
         const Eigen::VectorXd z = mechanism.release(s, g);
         auto run = [&](double model_sigma) {
-          options.seed = g();
-          return privpost::infer(
-              [&](std::mt19937_64& cg) {
-                return privpost::nuts_sampler<privpost::logistic_moment_model<>>(
-                    privpost::logistic_moment_model<>(z, n_records, model_sigma, d, prior), nuts, cg);
-              },
-              options);
+          options.inference.seed = g();
+          return privpost::run(
+                     [&](std::mt19937_64& cg) {
+                       return privpost::nuts_sampler<privpost::logistic_moment_model<>>(
+                           privpost::logistic_moment_model<>(z, n_records, model_sigma, d, prior), nuts, cg);
+                     },
+                     options)
+              .result;
         };
         const auto aware = run(mechanism.sigma());
         const auto naive = run(0.0);

@@ -15,7 +15,7 @@
 #include <privpost/diagnostics/calibration.hpp>
 #include <privpost/families/glm/glm_statistic.hpp>
 #include <privpost/families/glm/logistic_link.hpp>
-#include <privpost/inference/infer.hpp>
+#include <privpost/inference/run.hpp>
 #include <privpost/samplers/glm/glm_prior.hpp>
 #include <privpost/samplers/glm/logistic_moment_model.hpp>
 #include <privpost/samplers/glm/logistic_record_model.hpp>
@@ -74,11 +74,11 @@ int main(int argc, char** argv) {
     const privpost::glm_statistic statistic = privpost::glm_statistic::logistic(d, 1e6);  // no record is clipped
     const privpost::glm_prior prior{25.0, 2.5, 2.0};
     privpost::nuts_options nuts;
-    privpost::inference_options options;
-    options.chains = 4;
-    options.burnin = nuts.warmup;
-    options.draws = 1000;
-    options.parallel = true;
+    privpost::run_options options;
+    options.inference.chains = 4;
+    options.inference.burnin = nuts.warmup;
+    options.inference.draws = 1000;
+    options.inference.parallel = true;
     std::printf("d = %d, N = %ld, theta along (0.5, -0.3, 0.2), Sigma = 0.25 Omega, exact sums (no noise), s_max = %g\n\n", d,
                 static_cast<long>(n_records), prior.s_max);
     std::printf("%-8s %10s | %-26s | %-26s | %s\n", "||theta||", "sd(eta)", "KS exact link vs records",
@@ -88,21 +88,23 @@ int main(int argc, char** argv) {
       const privpost::glm_parameters truth{norm * direction, sigma};
       const privpost::logistic_records rec = privpost::simulate_logistic_records(g, truth, n_records);
       const Eigen::VectorXd s = statistic.sum(rec.x, rec.y);
-      options.seed = g();
-      const auto records = privpost::infer(
-          [&](std::mt19937_64& cg) {
-            return privpost::nuts_sampler<privpost::logistic_record_model>(
-                privpost::logistic_record_model(rec.x, rec.y, prior.s_max), nuts, cg);
-          },
-          options);
+      options.inference.seed = g();
+      const auto records = privpost::run(
+                               [&](std::mt19937_64& cg) {
+                                 return privpost::nuts_sampler<privpost::logistic_record_model>(
+                                     privpost::logistic_record_model(rec.x, rec.y, prior.s_max), nuts, cg);
+                               },
+                               options)
+                               .result;
       auto moment_posterior = [&]<class Link>(Link) {
-        options.seed = g();
-        return privpost::infer(
-            [&](std::mt19937_64& cg) {
-              return privpost::nuts_sampler<privpost::logistic_moment_model<Link>>(
-                  privpost::logistic_moment_model<Link>(s, static_cast<double>(n_records), 0.0, d, prior), nuts, cg);
-            },
-            options);
+        options.inference.seed = g();
+        return privpost::run(
+                   [&](std::mt19937_64& cg) {
+                     return privpost::nuts_sampler<privpost::logistic_moment_model<Link>>(
+                         privpost::logistic_moment_model<Link>(s, static_cast<double>(n_records), 0.0, d, prior), nuts, cg);
+                   },
+                   options)
+            .result;
       };
       const auto exact = moment_posterior(privpost::exact_logistic_link{});
       const auto taylor = moment_posterior(privpost::taylor_logistic_link{});

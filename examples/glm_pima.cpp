@@ -40,7 +40,7 @@
 // coefficient, the noise-aware posterior sd is at least the non-private one and larger than the naive one (the noise
 // adds uncertainty that the naive method leaves out).
 #include <privpost/families/glm/glm_statistic.hpp>
-#include <privpost/inference/infer.hpp>
+#include <privpost/inference/run.hpp>
 #include <privpost/inference/synthetic.hpp>
 #include <privpost/inference/synthetic_glm.hpp>
 #include <privpost/mechanisms/gaussian.hpp>
@@ -212,31 +212,33 @@ int main(int argc, char** argv) {
     const privpost::glm_prior prior{100.0, 0.5, 2.0, 0.5};
     const privpost::glm_model_options design{intercept, true};
     privpost::nuts_options nuts;
-    privpost::inference_options options;
-    options.chains = 4;
-    options.burnin = nuts.warmup;
-    options.draws = draws;
-    options.parallel = true;
-    options.seed = seed.value_or(std::random_device{}()) + 1;
+    privpost::run_options options;
+    options.inference.chains = 4;
+    options.inference.burnin = nuts.warmup;
+    options.inference.draws = draws;
+    options.inference.parallel = true;
+    options.inference.seed = seed.value_or(std::random_device{}()) + 1;
     auto moment_posterior = [&](double model_sigma) {
-      return privpost::infer(
-          [&](std::mt19937_64& g) {
-            return privpost::nuts_sampler<privpost::logistic_moment_model<>>(
-                privpost::logistic_moment_model<>(z, static_cast<double>(n), model_sigma, d, prior, design), nuts, g);
-          },
-          options);
+      return privpost::run(
+                 [&](std::mt19937_64& g) {
+                   return privpost::nuts_sampler<privpost::logistic_moment_model<>>(
+                       privpost::logistic_moment_model<>(z, static_cast<double>(n), model_sigma, d, prior, design), nuts, g);
+                 },
+                 options)
+          .result;
     };
     const auto aware = moment_posterior(mechanism.sigma());
     const auto naive = moment_posterior(0.0);
     Eigen::MatrixXd xa(n, d + 1);
     xa.col(0).setConstant(intercept);
     xa.rightCols(d) = rec.x;
-    const auto exact = privpost::infer(
-        [&](std::mt19937_64& g) {
-          return privpost::nuts_sampler<privpost::logistic_record_model>(privpost::logistic_record_model(xa, rec.y, prior.s_max),
-                                                                         nuts, g);
-        },
-        options);
+    const auto exact = privpost::run(
+                           [&](std::mt19937_64& g) {
+                             return privpost::nuts_sampler<privpost::logistic_record_model>(
+                                 privpost::logistic_record_model(xa, rec.y, prior.s_max), nuts, g);
+                           },
+                           options)
+                           .result;
 
     std::printf("%-10s | %-33s | %-33s | %-33s\n", "", "non-private (records)", "noise-aware", "naive (noise ignored)");
     std::printf("%-10s | %-33s | %-33s | %-33s\n", "coef", "mean    sd      95% interval", "mean    sd      95% interval",
@@ -270,7 +272,7 @@ int main(int argc, char** argv) {
       const std::int64_t size = 100 * static_cast<std::int64_t>(n);
       privpost::glm_record_limits limits;
       limits.coordinate = 1.0 / std::sqrt(static_cast<double>(d));
-      std::mt19937_64 g(options.seed + 2);
+      std::mt19937_64 g(options.inference.seed + 2);
       std::vector<std::vector<double>> q(d + 1), u(d + 1);
       for (const auto& v : privpost::synthetic_parameter_draws(aware.draws, synthetic_sets)) {
         const auto p = privpost::glm_synthetic_parameter::from_vector(d, intercept, true, v);

@@ -28,7 +28,7 @@
 // --check exits 1 unless every run converged (R-hat <= 1.05 for every coefficient), every noise-aware sd is at least
 // the non-private one, and every non-private posterior mean lies inside the noise-aware 99% interval.
 #include <privpost/families/glm/glm_statistic.hpp>
-#include <privpost/inference/infer.hpp>
+#include <privpost/inference/run.hpp>
 #include <privpost/mechanisms/gaussian.hpp>
 #include <privpost/samplers/glm/glm_prior.hpp>
 #include <privpost/samplers/glm/poisson_moment_model.hpp>
@@ -168,38 +168,39 @@ int main(int argc, char** argv) {
     // Stan's 0.8 left 20-30 divergent transitions per run in the noise-aware posterior (its curvature changes fast
     // where theta' Sigma theta grows); smaller steps remove most of them.
     nuts.target_accept = 0.95;
-    privpost::inference_options options;
-    options.chains = 4;
-    options.burnin = nuts.warmup;
-    options.draws = draws;
-    options.parallel = true;
-    options.seed = seed.value_or(std::random_device{}()) + 1;
+    privpost::run_options options;
+    options.inference.chains = 4;
+    options.inference.burnin = nuts.warmup;
+    options.inference.draws = draws;
+    options.inference.parallel = true;
+    options.inference.seed = seed.value_or(std::random_device{}()) + 1;
     std::printf("warpbreaks: N = %lld looms, d = %d indicators + intercept (c = 1), counts clamped to %g; L2 sensitivity %.2f\n",
                 static_cast<long long>(n), d, y_bound, statistic.l2_sensitivity());
     Eigen::MatrixXd xa(n, d + 1);
     xa.col(0).setConstant(intercept);
     xa.rightCols(d) = rec.x;
-    const auto exact = on_data_scale(privpost::infer(
+    const auto exact = on_data_scale(privpost::run(
                                          [&](std::mt19937_64& g) {
                                            return privpost::nuts_sampler<privpost::poisson_record_model>(
                                                privpost::poisson_record_model(xa, rec.y, prior.s_max), nuts, g);
                                          },
                                          options)
-                                         .draws);
+                                         .result.draws);
     bool ok = true;
     std::vector<std::pair<std::string, privpost::posterior>> plotted;  // noise-aware posteriors, for --plot
     std::mt19937_64 noise_engine(seed.value_or(0));
     for (const double epsilon : epsilons) {
       const auto mechanism = privpost::gaussian_mechanism::analytic(statistic.l2_sensitivity(), epsilon, delta);
       const Eigen::VectorXd z = seed ? mechanism.release(s, noise_engine) : mechanism.release(s);  // else the OS CSPRNG
-      const auto run = privpost::infer(
-          [&](std::mt19937_64& g) {
-            return privpost::nuts_sampler<privpost::poisson_moment_model>(
-                privpost::poisson_moment_model(z, static_cast<double>(n), mechanism.sigma(), d, prior,
-                                               privpost::glm_model_options{intercept, true}),
-                nuts, g);
-          },
-          options);
+      const auto run = privpost::run(
+                           [&](std::mt19937_64& g) {
+                             return privpost::nuts_sampler<privpost::poisson_moment_model>(
+                                 privpost::poisson_moment_model(z, static_cast<double>(n), mechanism.sigma(), d, prior,
+                                                                privpost::glm_model_options{intercept, true}),
+                                 nuts, g);
+                           },
+                           options)
+                           .result;
       const auto aware = on_data_scale(run.draws);
       if (!plot.empty()) {
         std::ostringstream label;

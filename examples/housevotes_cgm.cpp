@@ -39,7 +39,7 @@
 #include <privpost/families/graphical/tree_bp.hpp>
 #include <privpost/families/graphical/tree_cgm_model.hpp>
 #include <privpost/inference/fit.hpp>
-#include <privpost/inference/infer.hpp>
+#include <privpost/inference/run.hpp>
 #include <privpost/mechanisms/laplace.hpp>
 #include <privpost/samplers/cgm/cgm_em.hpp>
 #include <privpost/samplers/cgm/cgm_noise.hpp>
@@ -222,14 +222,15 @@ int main(int argc, char** argv) {
         its[l + 1].push_back(nf.iterations);
       }
       if (posterior) {
-        privpost::inference_options o;
-        o.chains = 1;
-        o.burnin = 1000;
-        o.draws = 500;
-        o.thin = 10;
-        o.seed = chains();
-        const auto r = privpost::infer(
-            [&](std::mt19937_64& g) { return privpost::gibbs_ss(cgm_model, cgm_prior, mechanism, y, n_fit, g); }, o);
+        privpost::run_options o;
+        o.inference.chains = 1;
+        o.inference.burnin = 1000;
+        o.inference.draws = 500;
+        o.inference.thin = 10;
+        o.inference.seed = chains();
+        const auto r =
+            privpost::run([&](std::mt19937_64& g) { return privpost::gibbs_ss(cgm_model, cgm_prior, mechanism, y, n_fit, g); }, o)
+                .result;
         Eigen::VectorXd theta_post;
         privpost::pseudo_moment_parameters(star, r.draws.draw_matrix().colwise().mean().transpose(), theta_post);
         kl.back().push_back(privpost::exact_kl(bp, theta_np, theta_post));

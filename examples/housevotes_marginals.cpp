@@ -23,7 +23,7 @@
 // The prior is Dirichlet(10 / 162) per cell: a total pseudo-count of 10 records spread over the table. Dirichlet(1) per
 // cell would be a prior of 162 pseudo-records whose margins are sharply uniform (P(V3 = missing) ~ Beta(54, 108), sd
 // 0.04), strong enough to pull P(V3 = y) from 0.58 to 0.44; the same default as privpost-infer's.
-#include <privpost/inference/infer.hpp>
+#include <privpost/inference/run.hpp>
 #include <privpost/mechanisms/laplace.hpp>
 #include <privpost/mechanisms/linear_queries.hpp>
 #include <privpost/samplers/record_histogram.hpp>
@@ -79,18 +79,19 @@ struct interval90 {
 
 // The posterior of the three derived quantities: 4 chains x 1000 draws (burn-in 1000, thin 5).
 std::vector<interval90> posterior(const std::vector<privpost::histogram_measurement>& releases, std::uint64_t seed) {
-  privpost::inference_options o;
-  o.chains = 4;
-  o.burnin = 1000;
-  o.draws = 1000;
-  o.thin = 5;
-  o.seed = seed;
-  const auto result = privpost::infer(
-      [&](std::mt19937_64& g) {
-        return privpost::histogram_gibbs(Eigen::VectorXd::Constant(162, 10.0 / 162.0), 435.0, releases, g,
-                                         privpost::record_init::consistent);
-      },
-      o);
+  privpost::run_options o;
+  o.inference.chains = 4;
+  o.inference.burnin = 1000;
+  o.inference.draws = 1000;
+  o.inference.thin = 5;
+  o.inference.seed = seed;
+  const auto result = privpost::run(
+                          [&](std::mt19937_64& g) {
+                            return privpost::histogram_gibbs(Eigen::VectorXd::Constant(162, 10.0 / 162.0), 435.0, releases, g,
+                                                             privpost::record_init::consistent);
+                          },
+                          o)
+                          .result;
   const Eigen::MatrixXd theta = result.draws.draw_matrix();
   std::vector<Eigen::VectorXd> q(3, Eigen::VectorXd(theta.rows()));
   for (Eigen::Index i = 0; i < theta.rows(); ++i) {

@@ -262,7 +262,9 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
     results.emplace_back(method, run_chains(make, o, io, tick, std::nullopt, stream_as{method, names}));
   });
   if (o.compare_naive && !privpost::tools::interrupt_requested())
-    results.emplace_back("naive", privpost::infer([&](auto& g) { return privpost::conjugate_sampler(prior, z, rec.n, g); }, io));
+    results.emplace_back("naive", privpost::run([&](auto& g) { return privpost::conjugate_sampler(prior, z, rec.n, g); },
+                                                privpost::run_options{.inference = io})
+                                      .result);
   char gamma[32];
   std::snprintf(gamma, sizeof gamma, "%g", rec.granularity);
   std::printf("release: model %s, n %.0f, %s mechanism (epsilon %g%s%s), privpost %s\n", rec.model.c_str(), rec.n,

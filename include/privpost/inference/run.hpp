@@ -24,15 +24,15 @@ namespace privpost {
 /// Settings of a run: the driver's, an optional convergence target, and how writers name what they write.
 struct run_options {
   /// Chains, burn-in (the warm-up, given once: NUTS adapts over exactly it), draws, thin, seed, threads, stop flag.
-  inference_options inference;
+  inference_options inference{};
   /// Set: the chains are extended until the target is met (infer_until); unset: one round (infer).
-  std::optional<convergence_target> target;
+  std::optional<convergence_target> target{};
   /// The method's short name, for file names and tables ("gibbs", "nuts", "naive").
   std::string method = "sampler";
   /// The method in words, for titles ("noise-aware Gibbs-SS").
-  std::string title;
+  std::string title{};
   /// One name per parameter coordinate; empty: theta[0], theta[1], ...
-  std::vector<std::string> names;
+  std::vector<std::string> names{};
   /// Whether writers check convergence (R-hat, ESS, repairs): off for exact samplers of independent draws.
   bool check_convergence = true;
 };
