@@ -1,13 +1,14 @@
-// privpost-calibrate, bounded models: binomial (Beta(1, 1) prior) and multinomial (Dirichlet(1, ..., 1) prior).
+// privpost-calibrate, the bounded family models (bounded_family_tool.hpp): the parameter drawn from the model's
+// calibration_prior, records from the family, a release of their counts.
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
-#include <privpost/families/binomial.hpp>
-#include <privpost/families/multinomial.hpp>
 #include <privpost/mechanisms/gaussian.hpp>
 #include <privpost/mechanisms/laplace.hpp>
 #include <privpost/testing/family_study.hpp>
 
+#include "bounded_family_tool.hpp"
 #include "calibrate.hpp"
 
 namespace privpost::tools::calibrate {
@@ -21,27 +22,14 @@ int run_bounded(const Prior& prior, const cli_options& o, const privpost::study_
   return run(privpost::bounded_family_study(prior, m, resolve_auto<Family>(settings)), o);
 }
 
-template <int K>
-int run_multinomial(const cli_options& o, const privpost::study_settings& settings) {
-  return run_bounded(privpost::dirichlet_prior<K>(Eigen::Matrix<double, K, 1>::Ones()), o, settings);
-}
-
 }  // namespace
 
+// Each bounded family model's calibration_prior (its file in models/; docs/tool-calibrate.md lists them).
 int run_bounded_model(const cli_options& o, const privpost::study_settings& settings) {
-  if (o.model == "binomial") return run_bounded(privpost::beta_prior(1.0, 1.0), o, settings);
-  switch (o.categories) {
-    case 2:
-      return run_multinomial<2>(o, settings);
-    case 3:
-      return run_multinomial<3>(o, settings);
-    case 4:
-      return run_multinomial<4>(o, settings);
-    case 5:
-      return run_multinomial<5>(o, settings);
-    default:
-      throw std::invalid_argument("--categories is " + std::to_string(o.categories) + "; accepted: 2, 3, 4 or 5");
-  }
+  if (takes_categories(o.model) && !(o.categories >= 2 && o.categories <= 5))
+    throw std::invalid_argument("--categories is " + std::to_string(o.categories) + "; accepted: 2, 3, 4 or 5");
+  return privpost::tools::visit_bounded_family(
+      o.model, o.categories, [&]<class M>(std::type_identity<M>) { return run_bounded(M::calibration_prior(), o, settings); });
 }
 
 }  // namespace privpost::tools::calibrate

@@ -30,7 +30,6 @@ struct study_kind {
   bool gaussian = false;  ///< a Gaussian mechanism (--mechanism gaussian, or the GLMs' default)
 
   bool is(privpost::tools::model_kind k) const { return model->kind == k; }
-  bool named(std::string_view name) const { return model->name == name; }
 };
 
 using study_option = privpost::tools::option_use<study_kind>;
@@ -63,9 +62,11 @@ inline constexpr std::array study_option_uses{
                  [](const study_kind& k) {  // the models whose privpost-infer takes it
                    return (k.model->options & privpost::tools::option_collapsed_moves) != 0;
                  }},
-    study_option{
-        "--categories", "3", "multinomial, pairwise-tables and marginals",
-        [](const study_kind& k) { return k.named("multinomial") || k.is(model_kind::tables) || k.is(model_kind::marginals); }},
+    study_option{"--categories", "3", "multinomial, pairwise-tables and marginals",
+                 [](const study_kind& k) {
+                   return privpost::tools::takes_categories(k.model->name) || k.is(model_kind::tables) ||
+                          k.is(model_kind::marginals);
+                 }},
     study_option{"--graph", "chain", "pairwise-tables", [](const study_kind& k) { return k.is(model_kind::tables); }},
     study_option{"--nodes", "3", "pairwise-tables and marginals",
                  [](const study_kind& k) { return k.is(model_kind::tables) || k.is(model_kind::marginals); }},

@@ -1,17 +1,15 @@
-// privpost-calibrate, unbounded models with truncated release: exponential (Gamma(20, 20) prior on the rate), Poisson
-// (Gamma(10, 2)), normal with known sd 1 (N(0, 1) prior on the mean), normal (NIG(0, 1, 10, 10)).
+// privpost-calibrate, the truncated family models (truncated_family_tool.hpp): the parameter drawn from the model's
+// calibration_prior, records from the family, a truncated release.
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
-#include <privpost/families/exponential.hpp>
-#include <privpost/families/normal.hpp>
-#include <privpost/families/normal_known_variance.hpp>
-#include <privpost/families/poisson.hpp>
 #include <privpost/mechanisms/gaussian.hpp>
 #include <privpost/mechanisms/laplace.hpp>
 #include <privpost/testing/truncated_study.hpp>
 
 #include "calibrate.hpp"
+#include "truncated_family_tool.hpp"
 
 namespace privpost::tools::calibrate {
 namespace {
@@ -39,12 +37,10 @@ int run_truncated(const Prior& prior, const cli_options& o, const privpost::stud
 
 }  // namespace
 
-// Priors of the built-in unbounded models (documented in docs/tool-calibrate.md).
+// Each truncated family model's calibration_prior (its file in models/; docs/tool-calibrate.md lists them).
 int run_unbounded_model(const cli_options& o, const privpost::study_settings& settings) {
-  if (o.model == "exponential") return run_truncated(privpost::exponential_gamma_prior(20.0, 20.0), o, settings);
-  if (o.model == "poisson") return run_truncated(privpost::poisson_gamma_prior(10.0, 2.0), o, settings);
-  if (o.model == "normal-known-var") return run_truncated(privpost::normal_mean_prior(0.0, 1.0, 1.0), o, settings);
-  return run_truncated(privpost::normal_inverse_gamma_prior(0.0, 1.0, 10.0, 10.0), o, settings);
+  return privpost::tools::visit_truncated_family(
+      o.model, [&]<class M>(std::type_identity<M>) { return run_truncated(M::calibration_prior(), o, settings); });
 }
 
 }  // namespace privpost::tools::calibrate

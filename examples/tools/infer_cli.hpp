@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "infer_options.hpp"
+#include "models.hpp"
 
 namespace privpost::tools::infer_tool {
 
@@ -15,16 +16,17 @@ namespace privpost::tools::infer_tool {
 inline void add_inference_options(CLI::App& app, options& o, bool synthesize) {
   app.add_option(
       "--prior", o.prior,
-      "comma list: binomial a,b (default 1,1); multinomial alpha_1..K (default 1s); exponential/poisson Gamma shape,rate "
-      "(default 1,1); normal-known-var mean0,sd0,sigma (required); normal m,kappa,a,b (default 0,1,1,1); linreg "
-      "mu_0..mu_{p-1},lambda_0..lambda_{p-1} (diagonal precision),a,b of the normal-inverse-gamma prior (default zeros, ones, "
-      "2, 1; for releases on the declared box's [-1, 1] scale, the default, the prior is on that scale: intercept first); "
-      "pairwise-tables alpha_0, the hyper-Dirichlet pseudo-count of MAP-EM and the posterior's prior (default 10); "
-      "marginals (and pairwise-tables --method records) alpha_0, the Dirichlet's total pseudo-count spread evenly over the "
-      "table's cells (default 10), or one pseudo-count per cell; "
-      "logistic and poisson-glm s_max,tau_scale,lkj_eta,mean_scale (||theta||^2 < s_max, half-normal covariate sds, LKJ "
-      "correlation, normal covariate means; default 9,2.5,2,1; on the declared ranges' unit-ball scale "
-      "100,1/sqrt(d),2,1/sqrt(d))");
+      "comma list: " + privpost::tools::family_prior_help() +
+          "; linreg "
+          "mu_0..mu_{p-1},lambda_0..lambda_{p-1} (diagonal precision),a,b of the normal-inverse-gamma prior (default zeros, "
+          "ones, "
+          "2, 1; for releases on the declared box's [-1, 1] scale, the default, the prior is on that scale: intercept first); "
+          "pairwise-tables alpha_0, the hyper-Dirichlet pseudo-count of MAP-EM and the posterior's prior (default 10); "
+          "marginals (and pairwise-tables --method records) alpha_0, the Dirichlet's total pseudo-count spread evenly over the "
+          "table's cells (default 10), or one pseudo-count per cell; "
+          "logistic and poisson-glm s_max,tau_scale,lkj_eta,mean_scale (||theta||^2 < s_max, half-normal covariate sds, LKJ "
+          "correlation, normal covariate means; default 9,2.5,2,1; on the declared ranges' unit-ball scale "
+          "100,1/sqrt(d),2,1/sqrt(d))");
   app.add_option("--link", o.link, "logistic: the link's moments, exact (default) or taylor (the paper's)")
       ->check(CLI::IsMember({"exact", "taylor"}));
   app.add_option("--target-accept", o.target_accept,

@@ -2,49 +2,28 @@
 // name, take from it what the model accepts (its options, methods, default thinning), and call the implementation
 // file of its kind: one file per kind and tool (release_<kind>.cpp, infer_<kind>.cpp, calibrate_<kind>.cpp).
 //
-// Adding a model of an existing kind (a new exponential family, say) is one row here plus its case in the kind's
-// files; a new kind is its three files and one case in each tool's dispatch, which the compiler checks for
-// completeness (-Wswitch). Every list of models a tool prints or accepts is derived from this table, so the help
-// texts, the command-line checks and the error messages cannot drift apart.
+// The truncated families are types, one file each (truncated_family_tool.hpp): their rows are made from the types, and
+// adding one to the tools is its file and its entry in truncated_family_models. A new kind is its three files and one
+// case in each tool's dispatch, which the compiler checks for completeness (-Wswitch). Every list of models a tool
+// prints or accepts is derived from this table, so the help texts, the command-line checks and the error messages
+// cannot drift apart.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
+#include "bounded_family_tool.hpp"
+#include "model_flags.hpp"
+#include "truncated_family_tool.hpp"
+
 namespace privpost::tools {
-
-/// How a model is released and analysed: one implementation file per kind in each tool.
-enum class model_kind {
-  bounded_family,    ///< an exponential family whose records are bounded by the model (binomial, multinomial)
-  unbounded_family,  ///< an exponential family whose records are truncated to declared bounds (Sec. 4.3)
-  regression,        ///< linear regression's [X^T X, X^T y, y^T y]
-  glm,               ///< logistic and Poisson regression (DP-GLM, PASS-GLM statistics)
-  tables,            ///< the contingency tables of a declared graph (CGM)
-  marginals,         ///< declared marginal tables of a contingency table (noisy marginals; histogram_gibbs)
-};
-
-/// privpost-infer's --method values beyond gibbs and auto (which every model accepts), as flags.
-enum infer_method : std::uint8_t {
-  method_exact = 1,      ///< the integer sum enumerated
-  method_corrected = 2,  ///< Gibbs-SS with a Metropolis-Hastings-corrected sum
-  method_records = 4,    ///< the records latent (record-level sampler)
-};
-
-/// privpost-infer's model-specific options, as flags.
-enum infer_option : std::uint8_t {
-  option_collapsed_moves = 1,  ///< --collapsed-moves
-  option_link = 2,             ///< --link
-  option_target_accept = 4,    ///< --target-accept
-  option_moments = 8,          ///< --moments
-  option_metric = 16,          ///< --metric
-  option_shift_moves = 32,     ///< --shift-moves
-  option_map_em = 64,          ///< --max-iterations, --point-estimate, --map-em-evidence (MAP-EM's settings)
-  option_max_minutes = 128,    ///< --max-minutes (the runs whose time is estimated before they start)
-};
 
 struct model_row {
   std::string_view name;
@@ -93,21 +72,88 @@ inline constexpr int tables_shift_moves = 4;
 /// release of examples/housevotes_marginals.cpp, with R-hat up to 1.014).
 inline constexpr int marginals_thin = 5;
 
-inline constexpr std::array<model_row, 11> models{{
-    {"binomial", model_kind::bounded_family, true, method_exact | method_corrected | method_records, option_collapsed_moves,
-     family_thin},
-    {"multinomial", model_kind::bounded_family, true, method_records, option_collapsed_moves, family_thin},
-    {"poisson", model_kind::unbounded_family, true, method_records, 0, family_thin},
-    {"exponential", model_kind::unbounded_family, false, method_records, 0, family_thin},
-    {"normal-known-var", model_kind::unbounded_family, false, method_records, 0, family_thin},
-    {"normal", model_kind::unbounded_family, false, method_records, 0, family_thin},
-    {"linreg", model_kind::regression, false, method_records, option_moments, regression_thin},
-    {"logistic", model_kind::glm, false, 0, option_link | option_target_accept | option_metric | option_max_minutes, nuts_thin},
-    {"poisson-glm", model_kind::glm, false, 0, option_target_accept | option_metric | option_max_minutes, nuts_thin},
-    {"pairwise-tables", model_kind::tables, true, method_records,
-     option_collapsed_moves | option_shift_moves | option_map_em | option_max_minutes, tables_thin},
-    {"marginals", model_kind::marginals, true, method_records, 0, marginals_thin},
-}};
+namespace model_table_detail {
+// The rows of the family models' types: M's row unless an earlier type of the list has its name (the multinomial
+// models, one type per K, are one row).
+template <class... M>
+constexpr std::size_t distinct_names(std::type_identity<std::tuple<M...>>) {
+  const std::array<std::string_view, sizeof...(M)> names{M::name...};
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    bool first = true;
+    for (std::size_t j = 0; j < i; ++j) first = first && names[j] != names[i];
+    count += first ? 1 : 0;
+  }
+  return count;
+}
+template <class M>
+constexpr model_row family_row() {
+  if constexpr (bounded_family_tool<M>)
+    return {M::name, model_kind::bounded_family, true, M::methods, M::options, family_thin};
+  else
+    return {M::name, model_kind::unbounded_family, M::family::discrete, method_records, 0, family_thin};
+}
+template <class List>
+constexpr auto family_rows() {
+  return []<class... M>(std::type_identity<std::tuple<M...>>) {
+    const std::array<model_row, sizeof...(M)> all{family_row<M>()...};
+    std::array<model_row, distinct_names(std::type_identity<List>{})> rows{};
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      bool first = true;
+      for (std::size_t j = 0; j < i; ++j) first = first && all[j].name != all[i].name;
+      if (first) rows[k++] = all[i];
+    }
+    return rows;
+  }(std::type_identity<List>{});
+}
+template <std::size_t A, std::size_t B, std::size_t C>
+constexpr std::array<model_row, A + B + C> join(const std::array<model_row, A>& a, const std::array<model_row, B>& b,
+                                                const std::array<model_row, C>& c) {
+  std::array<model_row, A + B + C> out{};
+  for (std::size_t i = 0; i < A; ++i) out[i] = a[i];
+  for (std::size_t i = 0; i < B; ++i) out[A + i] = b[i];
+  for (std::size_t i = 0; i < C; ++i) out[A + B + i] = c[i];
+  return out;
+}
+}  // namespace model_table_detail
+
+/// Every model: the bounded and the truncated families (from their types), then the other kinds.
+inline constexpr auto models = model_table_detail::join(
+    model_table_detail::family_rows<bounded_family_models>(), model_table_detail::family_rows<truncated_family_models>(),
+    std::array<model_row, 5>{{
+        {"linreg", model_kind::regression, false, method_records, option_moments, regression_thin},
+        {"logistic", model_kind::glm, false, 0, option_link | option_target_accept | option_metric | option_max_minutes,
+         nuts_thin},
+        {"poisson-glm", model_kind::glm, false, 0, option_target_accept | option_metric | option_max_minutes, nuts_thin},
+        {"pairwise-tables", model_kind::tables, true, method_records,
+         option_collapsed_moves | option_shift_moves | option_map_em | option_max_minutes, tables_thin},
+        {"marginals", model_kind::marginals, true, method_records, 0, marginals_thin},
+    }});
+
+/// "binomial Beta a,b (default 1,1); ...": every family model's --prior, for the help (one entry per name).
+inline std::string family_prior_help() {
+  std::string text;
+  std::vector<std::string_view> seen;
+  auto add = [&]<class... M>(std::type_identity<std::tuple<M...>>) {
+    (
+        [&] {
+          if (std::find(seen.begin(), seen.end(), M::name) != seen.end()) return;  // a model with one type per K
+          seen.push_back(M::name);
+          std::string fallback;
+          if constexpr (requires { M::prior_default_help; })
+            fallback = M::prior_default_help;
+          else
+            fallback = M::prior_default;
+          text += (text.empty() ? "" : "; ") + std::string(M::name) + " " + std::string(M::prior_meaning) +
+                  (fallback.empty() ? std::string(" (required)") : " (default " + fallback + ")");
+        }(),
+        ...);
+  };
+  add(std::type_identity<bounded_family_models>{});
+  add(std::type_identity<truncated_family_models>{});
+  return text;
+}
 
 /// The names of every model, in the table's order (for the command lines' checks).
 inline std::vector<std::string> model_names() {

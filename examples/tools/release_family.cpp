@@ -8,6 +8,8 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include <privpost/privpost.hpp>
@@ -52,9 +54,9 @@ void release_on_lattice(const options& o, privpost::tools::release_record& r, co
 privpost::tools::release_record make_family_release(const options& o) {
   using namespace privpost;
   // What privpost-infer cannot analyse is refused here, before the data are read or any budget is charged.
-  if (o.model == "multinomial" && !(o.categories >= 2 && o.categories <= tools::max_categories))
+  if (tools::takes_categories(o.model) && !(o.categories >= 2 && o.categories <= tools::max_categories))
     throw std::invalid_argument("--categories is " + std::to_string(o.categories) + "; accepted: an integer from 2 to " +
-                                std::to_string(tools::max_categories) + " (the multinomial models privpost-infer analyses)");
+                                std::to_string(tools::max_categories) + " (the " + o.model + " models privpost-infer analyses)");
   tools::release_record r;
   r.model = o.model;
   r.mechanism = o.mechanism;
@@ -62,18 +64,14 @@ privpost::tools::release_record make_family_release(const options& o) {
   r.column = o.column;
   const std::string input = shard_path(o.input);
   double l1 = 0, l2 = 0;
-  const bool counts = o.model == "binomial" || o.model == "multinomial";
+  const bool counts = tools::find_model(o.model).kind == tools::model_kind::bounded_family;
   if (counts) {
     if (o.lower || o.upper) throw std::invalid_argument("--lower/--upper: the " + o.model + " model has fixed bounds");
     r.policy = "none";
-    if (o.model == "binomial") {
-      l1 = binomial_family::l1_sensitivity;
-      l2 = binomial_family::l2_sensitivity;
-    } else {
-      r.categories = o.categories;
-      l1 = 2.0;
-      l2 = std::sqrt(2.0);
-    }
+    // The family's own sensitivities: its records are bounded by the model.
+    std::tie(l1, l2, r.categories) = tools::visit_bounded_family(o.model, o.categories, []<class M>(std::type_identity<M>) {
+      return std::tuple<double, double, int>{M::family::l1_sensitivity, M::family::l2_sensitivity, M::categories};
+    });
   } else {
     if (!o.lower || !o.upper)
       throw std::invalid_argument("the " + o.model + " model is unbounded: declare record bounds with --lower and --upper");
@@ -86,39 +84,32 @@ privpost::tools::release_record make_family_release(const options& o) {
   // This process's records (its shard under mpirun) and its part of the statistic, summed exactly (release_tool.hpp).
   shard_sums part = read_shard([&] {
     const std::vector<double> x = tools::read_csv_column(input, o.column, shard_rows());
-    if (o.model == "binomial") {
-      shard_sums p(1);
-      for (std::size_t i = 0; i < x.size(); ++i) {
-        if (x[i] != 0.0 && x[i] != 1.0)
-          throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) + "; accepted: 0 or 1");
-        p.sums[0].add(x[i]);
-      }
-      p.records = static_cast<double>(x.size());
-      return p;
-    }
-    if (o.model == "multinomial") {
-      shard_sums p(static_cast<std::size_t>(o.categories - 1));
-      for (std::size_t i = 0; i < x.size(); ++i) {
-        if (!(x[i] >= 0 && x[i] < o.categories && std::floor(x[i]) == x[i]))
-          throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) +
-                                      "; accepted: a category 0.." + std::to_string(o.categories - 1));
-        if (x[i] < o.categories - 1) p.sums[static_cast<std::size_t>(x[i])].add(1.0);
-      }
-      p.records = static_cast<double>(x.size());
-      return p;
-    }
-    if (o.model == "poisson" && tools::is_discrete(o.mechanism)) {
-      // counts on the lattice: a record that is not a whole number is an input error, named here (the lattice
-      // mechanism would refuse the statistic without saying which record)
-      for (std::size_t i = 0; i < x.size(); ++i)
-        if (std::isfinite(x[i]) && std::floor(x[i]) != x[i])
-          throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) +
-                                      "; accepted by the poisson model with a lattice mechanism: a whole number");
-    }
+    if (counts)  // each record's statistic (counts of 0/1 or of categories), summed exactly
+      return tools::visit_bounded_family(o.model, o.categories, [&]<class M>(std::type_identity<M>) {
+        using F = typename M::family;
+        shard_sums p(static_cast<std::size_t>(F::dimension));
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          if (!M::valid_record(x[i]))
+            throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) +
+                                        "; accepted: " + M::accepted_records());
+          const auto t = F::statistic(static_cast<typename F::record_type>(x[i]));
+          for (std::size_t j = 0; j < p.sums.size(); ++j) p.sums[j].add(t(static_cast<Eigen::Index>(j)));
+        }
+        p.records = static_cast<double>(x.size());
+        return p;
+      });
     std::vector<std::array<double, 1>> records(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) records[i][0] = x[i];
-    auto accumulate = [&](auto family_tag) {
-      using F = decltype(family_tag);
+    return tools::visit_truncated_family(o.model, [&]<class M>(std::type_identity<M>) {
+      using F = typename M::family;
+      if (F::discrete && tools::is_discrete(o.mechanism)) {
+        // counts on the lattice: a record that is not a whole number is an input error, named here (the lattice
+        // mechanism would refuse the statistic without saying which record)
+        for (std::size_t i = 0; i < x.size(); ++i)
+          if (std::isfinite(x[i]) && std::floor(x[i]) != x[i])
+            throw std::invalid_argument("record " + std::to_string(i + 1) + " is " + std::to_string(x[i]) + "; accepted by the " +
+                                        o.model + " model with a lattice mechanism: a whole number");
+      }
       const bounded_statistic<1, record_statistic<F>> stat({}, {interval(*o.lower, *o.upper)}, out_of_bounds::drop);
       // The sensitivity from the declared bounds alone, from the one statistic object that sums the records.
       l1 = stat.l1_sensitivity();
@@ -129,9 +120,7 @@ privpost::tools::release_record make_family_release(const options& o) {
       p.records = static_cast<double>(partial.records);
       p.outside = static_cast<double>(partial.outside);
       return p;
-    };
-    // t(x) = x for exponential, poisson and normal-known-var alike
-    return o.model == "normal" ? accumulate(normal_family{}) : accumulate(exponential_rate_family{});
+    });
   });
   const Eigen::VectorXd s = combine(part);  // every rank's part; the ranks other than 0 stop here
   r.n = part.records;

@@ -10,30 +10,32 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include <privpost/core/concepts.hpp>
 #include <privpost/core/interval.hpp>
-#include <privpost/families/exponential.hpp>
 #include <privpost/families/glm/glm_statistic.hpp>
 #include <privpost/families/graphical/contingency_tables.hpp>
 #include <privpost/families/graphical/pairwise_graph.hpp>
-#include <privpost/families/normal.hpp>
 #include <privpost/families/regression/regression_layout.hpp>
 #include <privpost/families/truncation.hpp>
 #include <privpost/mechanisms/linear_queries.hpp>
 #include <privpost/mechanisms/reachable.hpp>
 #include <privpost/mechanisms/ssp.hpp>
 
+#include "bounded_family_tool.hpp"
 #include "csv.hpp"
 #include "json_fields.hpp"
 #include "models.hpp"
+#include "truncated_family_tool.hpp"
 
 namespace privpost::tools {
 
@@ -132,7 +134,7 @@ inline nlohmann::json to_json(const release_record& r) {
                       {"truncation_policy", r.policy},
                       {"noisy_statistics", r.noisy_statistics}};
   if (!r.release_id.empty()) j["release_id"] = r.release_id;
-  if (r.model == "multinomial") j["categories"] = r.categories;
+  if (takes_categories(r.model)) j["categories"] = r.categories;
   if (!r.column.empty()) j["column"] = r.column;
   if (!r.ledger_file.empty())
     j["ledger"] = ledger_json(r.ledger_file, r.ledger_label, r.ledger_entries, r.ledger_spent, r.ledger_total);
@@ -240,20 +242,33 @@ inline std::string show(double x) {
   return buffer;
 }
 
+// What privpost-release's statistic of r's truncated family model says, with r's declared bounds and the drop policy
+// (bounded_statistic<1, record_statistic<F>>, mechanisms/ssp.hpp): the sensitivities and what one record can add to
+// each coordinate.
+struct truncated_statistic_view {
+  double l1, l2;
+  std::vector<interval> ranges;
+};
+
+inline truncated_statistic_view truncated_statistic(const release_record& r) {
+  return visit_truncated_family(r.model, [&]<class M>(std::type_identity<M>) {
+    const bounded_statistic<1, record_statistic<typename M::family>> stat({}, {interval(r.lower, r.upper)}, out_of_bounds::drop);
+    return truncated_statistic_view{stat.l1_sensitivity(), stat.l2_sensitivity(),
+                                    std::vector<interval>(stat.ranges().begin(), stat.ranges().end())};
+  });
+}
+
 // The sensitivity privpost-release computes for r from its declared bounds: L1 for the Laplace mechanisms, L2 for the
 // Gaussian ones. Throws std::invalid_argument (through the library's checks) for bounds it cannot use.
 inline double declared_sensitivity(const release_record& r) {
   const bool l1 = r.mechanism == "laplace" || r.mechanism == "discrete-laplace";
-  if (r.model == "binomial") return 1.0;
-  if (r.model == "multinomial") return l1 ? 2.0 : std::sqrt(2.0);
+  if (kind_of(r.model) == model_kind::bounded_family)  // the family's own: its records are bounded by the model
+    return visit_bounded_family(r.model, r.categories, [&]<class M>(std::type_identity<M>) {
+      return l1 ? M::family::l1_sensitivity : M::family::l2_sensitivity;
+    });
   if (kind_of(r.model) == model_kind::unbounded_family) {  // records in [lower, upper], out-of-bounds ones dropped
-    const std::array<interval, 1> box{interval(r.lower, r.upper)};
-    if (r.model == "normal") {
-      const bounded_statistic<1, record_statistic<normal_family>> stat({}, box, out_of_bounds::drop);
-      return l1 ? stat.l1_sensitivity() : stat.l2_sensitivity();
-    }
-    const bounded_statistic<1, record_statistic<exponential_rate_family>> stat({}, box, out_of_bounds::drop);
-    return l1 ? stat.l1_sensitivity() : stat.l2_sensitivity();
+    const auto stat = truncated_statistic(r);
+    return l1 ? stat.l1 : stat.l2;
   }
   if (kind_of(r.model) == model_kind::regression) {
     const int d = static_cast<int>(r.covariates.size());
@@ -290,12 +305,11 @@ inline std::pair<double, double> statistic_range(const release_record& r, std::s
   const model_kind kind = kind_of(r.model);
   if (kind == model_kind::bounded_family || kind == model_kind::tables || kind == model_kind::marginals)
     return {0.0, n};                           // counts of records
-  if (kind == model_kind::unbounded_family) {  // t(x) = x, and x^2 for the normal's second entry; a dropped record adds 0
-    if (r.model == "normal" && i == 1) {
-      const double top = std::max(r.lower * r.lower, r.upper * r.upper);
-      return {0.0, n * top};
-    }
-    return {n * std::min(r.lower, 0.0), n * std::max(r.upper, 0.0)};
+  if (kind == model_kind::unbounded_family) {  // n times what one record adds (0 when it is dropped)
+    const auto ranges = truncated_statistic(r).ranges;
+    // a statistic the family does not have is refused by its length check, not here
+    if (i >= ranges.size()) return {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+    return {n * ranges[i].lo, n * ranges[i].hi};
   }
   double entry = 0.0;  // the largest |entry| of one record's statistic
   if (kind == model_kind::regression) {
@@ -441,7 +455,7 @@ inline release_record from_json(const nlohmann::json& j) {
   } else if (j.contains("bounds")) {
     fail("field 'bounds' does not apply to the " + r.model + " model");
   }
-  if (r.model == "multinomial") r.categories = static_cast<int>(whole(need(j, "categories"), "categories", 2, max_categories));
+  if (takes_categories(r.model)) r.categories = static_cast<int>(whole(need(j, "categories"), "categories", 2, max_categories));
   const auto& z = need(j, "noisy_statistics");
   if (!z.is_array()) fail("noisy_statistics is not an array");
   for (const auto& v : z) {

@@ -121,7 +121,7 @@ inline constexpr std::array release_option_uses{
                    [](const release_kind& k) { return k.gaussian; }},
     release_option{"--lower", "0", "the unbounded family models (declared record bounds)", option_rules::unbounded},
     release_option{"--upper", "1", "the unbounded family models (declared record bounds)", option_rules::unbounded},
-    release_option{"--categories", "3", "multinomial", [](const release_kind& k) { return k.model->name == "multinomial"; }},
+    release_option{"--categories", "3", "multinomial", [](const release_kind& k) { return takes_categories(k.model->name); }},
     release_option{"--columns", "a,b", option_rules::table_text, option_rules::table_models},
     release_option{"--levels", "0,1", option_rules::table_text, option_rules::table_models},
     release_option{"--levels-of", "a=0/1", option_rules::table_text, option_rules::table_models},

@@ -97,24 +97,9 @@ inline void report_synthetic_sets(const options& o) {
 // The records' engine: seeded from the run's seed, apart from the chains' engines.
 inline std::mt19937_64 synthetic_engine(const options& o) { return privpost::chain_engine(o.seed, 1 << 20); }
 
-// The family's parameter at a posterior draw theta: from the vector (family_from_vector), or for normal-known-var the
-// draw's mean with the records' known sd, which the prior holds.
-template <class F, class Prior>
-typename F::parameter_type synthetic_family_parameter(const Eigen::VectorXd& theta, const Prior& prior) {
-  if constexpr (std::is_same_v<F, privpost::normal_known_variance_family>) {
-    return privpost::normal_mean_parameter{theta(0), prior.sigma()};
-  } else if constexpr (std::is_arithmetic_v<typename F::parameter_type>) {
-    return theta(0);
-  } else {
-    return F::from_vector(theta);
-  }
-}
-
 // Writes o.synthetic_sets files synthetic_<k>.csv into o.synthetic_dir from the noise-aware run r with this prior.
 template <class F, class Prior>
 void write_synthetic_sets(const options& o, const release_record& rec, const privpost::inference_result& r, const Prior& prior) {
-  static_assert(privpost::family_from_vector<F> || std::is_same_v<F, privpost::normal_known_variance_family>,
-                "a family whose posterior draws determine its records");
   const auto draws = privpost::synthetic_parameter_draws(r.draws, o.synthetic_sets);
   create_synthetic_dir(o);
   auto g = synthetic_engine(o);
@@ -123,7 +108,7 @@ void write_synthetic_sets(const options& o, const release_record& rec, const pri
     const Eigen::VectorXd& theta = draws[static_cast<std::size_t>(k)];
     std::ostringstream text;
     text << synthetic_provenance(o, rec, r, k, theta) << csv_header_field(column) << '\n';
-    const auto p = synthetic_family_parameter<F>(theta, prior);
+    const auto p = family_parameter_at<F>(theta, prior);  // truncated_family_tool.hpp
     char value[32];
     for (std::int64_t i = 0; i < o.synthetic_records; ++i) {
       std::snprintf(value, sizeof value, "%.17g", synthetic_record_inside<F>(p, rec, g));

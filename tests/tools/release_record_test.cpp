@@ -43,17 +43,23 @@ json binomial() {
   return consistent(r);
 }
 
-json exponential() {
+// A truncated family's record: records in [0, 8], 50 of them, the out-of-bounds ones dropped.
+json truncated(const std::string& model, double noisy) {
   release_record r;
-  r.model = "exponential";
+  r.model = model;
   r.n = 50;
   r.policy = "drop";
   r.has_bounds = true;
   r.lower = 0;
   r.upper = 8;
-  r.noisy_statistics = {120};
+  r.noisy_statistics = {noisy};
   return consistent(r);
 }
+
+json exponential() { return truncated("exponential", 120); }
+
+// A truncated family added to the tools in one file (examples/tools/models/rayleigh.hpp): t(x) = x^2.
+json rayleigh() { return truncated("rayleigh", 400); }
 
 json linreg() {
   release_record r;
@@ -100,7 +106,7 @@ json tables() {
 }  // namespace
 
 TEST_CASE("release record: consistent records of every kind are read", "[record]") {
-  for (const json& j : {binomial(), exponential(), linreg(), logistic(), tables()}) {
+  for (const json& j : {binomial(), exponential(), rayleigh(), linreg(), logistic(), tables()}) {
     INFO(j.dump());
     CHECK(refusal(j) == "accepted");
   }
@@ -119,6 +125,15 @@ TEST_CASE("release record: values no honest release produces are refused by one 
     CHECK_THAT(refusal(j), Catch::Contains("noisy_statistics[0] is") && Catch::Contains("lies in [0, 100]") &&
                                Catch::Contains("50 noise scales outside is no release of this mechanism"));
   }
+  // A truncated family's range is n times what one record adds, from its statistic on the declared bounds (x^2 in
+  // [0, 64] for the rayleigh model, 50 records, noise scale 64).
+  json r = rayleigh();
+  r["noisy_statistics"] = {50.0 * 64.0 + 50.0 * 64.0};
+  CHECK(refusal(r) == "accepted");
+  r["noisy_statistics"] = {50.0 * 64.0 + 51.0 * 64.0};
+  CHECK_THAT(refusal(r), Catch::Contains("lies in [0, 3200]"));
+  r["noisy_statistics"] = {1.0, 2.0};  // a second statistic the family does not have: left to the length check
+  CHECK(refusal(r) == "accepted");
   json g = logistic();
   g["noisy_statistics"][3] = 1e15;
   CHECK_THAT(refusal(g), Catch::Contains("noisy_statistics[3] is 1000000000000000"));
@@ -131,6 +146,10 @@ TEST_CASE("release record: the sensitivity must follow from the declared bounds,
   json e = exponential();
   e["bounds"]["upper"] = 4.0;  // bounds that do not give the recorded sensitivity 8
   CHECK_THAT(refusal(e), Catch::Contains("the declared bounds of this exponential release give 4"));
+  json ry = rayleigh();
+  ry["mechanism"]["sensitivity"] = 8.0;  // the exponential's sensitivity on these bounds, not x^2's
+  ry["mechanism"]["scale"] = 8.0;
+  CHECK_THAT(refusal(ry), Catch::Contains("the declared bounds of this rayleigh release give 64"));
   e = exponential();
   e["bounds"] = {{"lower", -1e308}, {"upper", 1e308}};
   CHECK_THAT(refusal(e), Catch::Contains("accepted: finite lo < hi with a finite width"));
