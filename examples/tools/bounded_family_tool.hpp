@@ -35,6 +35,7 @@ namespace privpost::tools {
 ///   a truncated family (truncated_family_tool.hpp);
 /// - `valid_record(x)` and `accepted_records()`: which CSV values are records (privpost-release refuses the others,
 ///   naming what it accepts).
+/// Optional: `prior_default_help`, the default as --prior's help states it for every K of a model with one type per K.
 template <class M>
 concept bounded_family_tool = privpost::exponential_family<typename M::family> &&
     requires(const std::vector<double>& values, double x) {

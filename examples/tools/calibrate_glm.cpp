@@ -22,6 +22,7 @@
 #include <privpost/samplers/nuts.hpp>
 
 #include "calibrate.hpp"
+#include "glm_tool.hpp"
 
 namespace privpost::tools::calibrate {
 
@@ -31,17 +32,14 @@ struct glm_trial {
   Eigen::VectorXd z;      ///< the release
 };
 
-/// The declared count bound of the Poisson studies.
-constexpr double poisson_study_y_bound = 5.0;
-
-template <class Model>
+// The study of the GLM model M (glm_tool.hpp): its moment model, prior and count bound.
+template <class M>
 int run_glm_study(const cli_options& o, const study_settings& settings) {
-  constexpr bool poisson = std::is_same_v<Model, poisson_moment_model>;
+  using Model = typename M::study_model;
   const int d = o.dim;
-  const glm_prior prior = poisson ? glm_prior{4.0, 0.5, 2.0, 0.5} : glm_prior{9.0, 1.0, 2.0, 0.5};
+  const glm_prior prior = M::study_prior;
   const glm_model_options design{1.0, true};
-  const auto statistic = poisson ? glm_statistic::poisson(d, 1.0, poisson_study_y_bound, design.intercept)
-                                 : glm_statistic::logistic(d, 1.0, design.intercept);
+  const auto statistic = M::statistic(d, 1.0, M::study_y_bound, design.intercept);
   const bool laplace = o.mechanism == "laplace";
   const double sigma = laplace ? 0.0 : analytic_gaussian_sigma(o.epsilon, o.delta, statistic.l2_sensitivity());
   const laplace_mechanism laplace_noise(statistic.l1_sensitivity(), o.epsilon);
@@ -82,14 +80,14 @@ int run_glm_study(const cli_options& o, const study_settings& settings) {
     return t;
   };
   const simulation_study study(simulate, select_methods(available, settings.methods, "privpost-calibrate"));
-  std::cerr << "privpost-calibrate: " << (poisson ? "Poisson" : "logistic") << " DP-GLM, " << d
+  std::cerr << "privpost-calibrate: " << M::study_title << " DP-GLM, " << d
             << " covariate(s) + intercept (c = 1) and covariate mean, ";
   if (laplace)
     std::cerr << "Laplace noise scale " << laplace_noise.scale() << " (L1 sensitivity " << statistic.l1_sensitivity()
-              << ", glm_statistic::l1_sensitivity at R = 1" << (poisson ? ", R_y = 5" : "") << "; noise-aware: collapsed Gibbs)";
+              << ", glm_statistic::l1_sensitivity at R = 1" << M::study_l1_note << "; noise-aware: collapsed Gibbs)";
   else
-    std::cerr << "Gaussian noise sigma " << sigma << " (L2 sensitivity " << statistic.l2_sensitivity() << ", "
-              << (poisson ? "docs/design-glm.md Sec. 2.3 at R = 1, R_y = 5" : "Lemma 3.3 at R = 1") << ")";
+    std::cerr << "Gaussian noise sigma " << sigma << " (L2 sensitivity " << statistic.l2_sensitivity() << ", " << M::study_l2_note
+              << ")";
   std::cerr << "; NUTS with a " << (nuts.dense_metric ? "dense" : "diagonal") << " metric; prior s_max " << prior.s_max
             << ", tau_scale " << prior.tau_scale << "; sums from the model's normal approximation; parameters theta_0..theta_"
             << d << ", tau_1..tau_" << d << ", mu_1..mu_" << d << "\n";
@@ -103,8 +101,7 @@ int run_glm_model(const cli_options& o, const study_settings& settings) {
   if (o.mechanism != "gaussian" && o.mechanism != "laplace")
     throw std::invalid_argument("--mechanism " + o.mechanism + "; accepted: gaussian, laplace");
   detail::check_study_settings("privpost-calibrate", settings, {.collapsed = true, .shift = true});
-  if (o.model == "poisson-glm") return run_glm_study<poisson_moment_model>(o, settings);
-  return run_glm_study<logistic_moment_model<>>(o, settings);
+  return privpost::tools::visit_glm(o.model, [&]<class M>(std::type_identity<M>) { return run_glm_study<M>(o, settings); });
 }
 
 }  // namespace privpost::tools::calibrate

@@ -11,13 +11,15 @@
 #include <privpost/testing/partition_study.hpp>
 
 #include "calibrate.hpp"
+#include "models.hpp"
 
 namespace privpost::tools::calibrate {
 
 int run_partition_study(const cli_options& o) {
   if (privpost::tools::spread_job() != nullptr)
     throw std::invalid_argument("--partitions runs in one process; run it without mpirun");
-  if (o.model != "linreg") throw std::invalid_argument("--partitions serves --model linreg");
+  if (privpost::tools::kind_of(o.model) != privpost::tools::model_kind::regression)
+    throw std::invalid_argument("--partitions serves --model linreg");
   if (o.dim != 1) throw std::invalid_argument("--partitions studies one covariate (--dim 1)");
   if (!(o.n >= 4 && o.n <= 1e7 && std::floor(o.n) == o.n)) throw std::invalid_argument("--n must be a whole number in [4, 10^7]");
   check_epsilon("privpost-calibrate", o.epsilon);

@@ -126,14 +126,14 @@ void glm_cost_estimate(const Eigen::VectorXd& z, const release_record& rec, int 
                                 ": fewer --draws/--burnin/--chains, or raise --max-minutes to run it");
 }
 
-template <class Model>
+// Model: the moment model the GLM model M samples (M::with_moment_model).
+template <class M, class Model>
 int run_glm_with(const release_record& rec, const options& o, const std::string& link_name) {
   using namespace privpost;
-  constexpr bool poisson = std::is_same_v<Model, poisson_moment_model>;
+  constexpr bool counts = M::kind == glm_kind::poisson;  // responses: counts with a declared bound, or labels
   const int d = static_cast<int>(rec.covariates.size());
   const std::optional<double> c = rec.intercept ? std::optional<double>(rec.intercept_value) : std::nullopt;
-  const auto statistic =
-      poisson ? glm_statistic::poisson(d, rec.radius, rec.y_bound, c) : glm_statistic::logistic(d, rec.radius, c);
+  const auto statistic = M::statistic(d, rec.radius, rec.y_bound, c);
   const Eigen::VectorXd z =
       Eigen::Map<const Eigen::VectorXd>(rec.noisy_statistics.data(), static_cast<Eigen::Index>(rec.noisy_statistics.size()));
   if (z.size() != statistic.size())
@@ -207,7 +207,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
     auto naive_tick = [&](const inference_progress& pr) {
       naive_progress(static_cast<long>(pr.done), static_cast<long>(pr.total));
     };
-    results.emplace_back("naive", infer(make(0.0), io, naive_tick));
+    results.emplace_back("naive", run(make(0.0), run_options{.inference = io}, progress_writer{naive_tick}).result);
   }
   const int p = statistic.augmented();
   std::vector<std::string> names;
@@ -226,7 +226,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
               : "gaussian mechanism (epsilon " + format_number(rec.epsilon) + ", delta " + format_number(rec.delta) + ", sigma " +
                     format_number(rec.noise) + ")";
   std::printf("release: model %s (%d covariate(s)%s%s), n %.0f, %s, privpost %s\n", rec.model.c_str(), d, c ? " + intercept" : "",
-              poisson ? (", y-bound " + format_number(rec.y_bound)).c_str() : "", rec.n, noise.c_str(), rec.version.c_str());
+              counts ? (", y-bound " + format_number(rec.y_bound)).c_str() : "", rec.n, noise.c_str(), rec.version.c_str());
   std::printf(
       "NUTS: %d chains x %d draws (warm-up %d, thin %d, target acceptance %g, %s metric, seed %llu); link %s; prior "
       "s_max %g, tau_scale %g, lkj_eta %g%s\n",
@@ -240,8 +240,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   std::vector<std::string> titles;
   for (const auto& [method, r] : results) {
     const std::string how = laplace ? "collapsed Gibbs: NUTS given the Laplace noise variances" : "NUTS";
-    titles.push_back(method == "nuts" ? (poisson ? "noise-aware Poisson DP-GLM (" + how + ", exact tilted moments)"
-                                                 : "noise-aware logistic DP-GLM (" + how + ", link " + link_name + ")")
+    titles.push_back(method == "nuts" ? M::title(how, link_name)
                                       : std::string("naive (treats the release as exact; for comparison only)"));
     summarise_glm(titles.back(), r, names, p);
     if (method == "nuts") {
@@ -258,8 +257,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   std::printf("* the 95%% interval of a coefficient excludes 0\n");
   if (!o.draws_csv.empty()) write_draws(o.draws_csv, results, names);
   write_outputs(o, rec, o.thin, results, titles, names);
-  if (sampled && !interrupt_requested())
-    write_synthetic_glm_sets(o, rec, *sampled, poisson ? glm_kind::poisson : glm_kind::logistic, c);
+  if (sampled && !interrupt_requested()) write_synthetic_glm_sets(o, rec, *sampled, M::kind, c);
   return (o.strict && warnings > 0) ? strict_exit_status : 0;
 }
 
@@ -267,14 +265,12 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
 
 int run_glm(const release_record& rec, const options& o) {
   if (!o.moments.empty()) throw std::invalid_argument("--moments applies to linreg releases only");
-  if (rec.model == "poisson-glm") {
-    if (o.link != "exact")
-      throw std::invalid_argument("--link applies to logistic releases only (the Poisson moments are exact, no link)");
-    return run_glm_with<privpost::poisson_moment_model>(rec, o, "log (exact moments)");
-  }
-  if (o.link == "exact") return run_glm_with<privpost::logistic_moment_model<privpost::exact_logistic_link>>(rec, o, o.link);
-  if (o.link == "taylor") return run_glm_with<privpost::logistic_moment_model<privpost::taylor_logistic_link>>(rec, o, o.link);
-  throw std::invalid_argument("--link is '" + o.link + "'; accepted: exact, taylor");
+  // The model's moment model (and --link where it has links; the model table refused --link for the others).
+  return privpost::tools::visit_glm(rec.model, [&]<class M>(std::type_identity<M>) {
+    return M::with_moment_model(o.link, [&]<class Model>(std::type_identity<Model>, const std::string& link) {
+      return run_glm_with<M, Model>(rec, o, link);
+    });
+  });
 }
 
 }  // namespace privpost::tools::infer_tool

@@ -2,15 +2,16 @@
 // name, take from it what the model accepts (its options, methods, default thinning), and call the implementation
 // file of its kind: one file per kind and tool (release_<kind>.cpp, infer_<kind>.cpp, calibrate_<kind>.cpp).
 //
-// The truncated families are types, one file each (truncated_family_tool.hpp): their rows are made from the types, and
-// adding one to the tools is its file and its entry in truncated_family_models. A new kind is its three files and one
-// case in each tool's dispatch, which the compiler checks for completeness (-Wswitch). Every list of models a tool
-// prints or accepts is derived from this table, so the help texts, the command-line checks and the error messages
-// cannot drift apart.
+// The family models and the GLMs are types, one file each in models/ (bounded_family_tool.hpp,
+// truncated_family_tool.hpp, glm_tool.hpp): their rows are made from the types, and adding a family to the tools is
+// its file and its entry in the kind's list. The other kinds are rows here; a new kind is its three files and one case in each
+// tool's dispatch, which the compiler checks for completeness (-Wswitch). Every list of models a tool prints or accepts is
+// derived from this table, so the help texts, the command-line checks and the error messages cannot drift apart.
 #pragma once
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "bounded_family_tool.hpp"
+#include "glm_tool.hpp"
 #include "model_flags.hpp"
 #include "truncated_family_tool.hpp"
 
@@ -107,25 +109,25 @@ constexpr auto family_rows() {
     return rows;
   }(std::type_identity<List>{});
 }
-template <std::size_t A, std::size_t B, std::size_t C>
-constexpr std::array<model_row, A + B + C> join(const std::array<model_row, A>& a, const std::array<model_row, B>& b,
-                                                const std::array<model_row, C>& c) {
-  std::array<model_row, A + B + C> out{};
-  for (std::size_t i = 0; i < A; ++i) out[i] = a[i];
-  for (std::size_t i = 0; i < B; ++i) out[A + i] = b[i];
-  for (std::size_t i = 0; i < C; ++i) out[A + B + i] = c[i];
+template <class... M>
+constexpr auto glm_rows(std::type_identity<std::tuple<M...>>) {
+  return std::array<model_row, sizeof...(M)>{model_row{M::name, model_kind::glm, false, 0, M::options, nuts_thin}...};
+}
+template <std::size_t... N>
+constexpr std::array<model_row, (N + ...)> join(const std::array<model_row, N>&... parts) {
+  std::array<model_row, (N + ...)> out{};
+  std::size_t k = 0;
+  ((std::copy(parts.begin(), parts.end(), out.begin() + static_cast<std::ptrdiff_t>(k)), k += N), ...);
   return out;
 }
 }  // namespace model_table_detail
 
-/// Every model: the bounded and the truncated families (from their types), then the other kinds.
+/// Every model: the bounded and the truncated families and the GLMs from their types, the other kinds as rows.
 inline constexpr auto models = model_table_detail::join(
     model_table_detail::family_rows<bounded_family_models>(), model_table_detail::family_rows<truncated_family_models>(),
-    std::array<model_row, 5>{{
-        {"linreg", model_kind::regression, false, method_records, option_moments, regression_thin},
-        {"logistic", model_kind::glm, false, 0, option_link | option_target_accept | option_metric | option_max_minutes,
-         nuts_thin},
-        {"poisson-glm", model_kind::glm, false, 0, option_target_accept | option_metric | option_max_minutes, nuts_thin},
+    std::array<model_row, 1>{{{"linreg", model_kind::regression, false, method_records, option_moments, regression_thin}}},
+    model_table_detail::glm_rows(std::type_identity<glm_models>{}),
+    std::array<model_row, 2>{{
         {"pairwise-tables", model_kind::tables, true, method_records,
          option_collapsed_moves | option_shift_moves | option_map_em | option_max_minutes, tables_thin},
         {"marginals", model_kind::marginals, true, method_records, 0, marginals_thin},

@@ -18,6 +18,7 @@
 
 #include "csv.hpp"
 #include "json_fields.hpp"
+#include "models.hpp"
 
 namespace privpost::tools {
 
@@ -153,7 +154,9 @@ inline partition_record partition_from_json(const nlohmann::json& j) {
   partition_record r;
   r.version = text(j, "privpost_version");
   r.release_id = read_release_id(j, fields);
-  if (text(j, "model") != "linreg") fail("model is not 'linreg' (the one model of partition releases)");
+  const model_row* model = model_named(text(j, "model"));
+  if (model == nullptr || model->kind != model_kind::regression)
+    fail("model is not 'linreg' (the one model of partition releases)");
   r.n = whole(j, "n", 4, 9007199254740992.0);
   r.epsilon = number(j, "epsilon");
   if (!(r.epsilon > 0)) fail("epsilon is not > 0");

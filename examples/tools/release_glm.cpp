@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <privpost/privpost.hpp>
@@ -26,7 +27,8 @@ namespace privpost::tools::release_tool {
 // column's level (declare its range 0,1). Every record is kept: n is public.
 privpost::tools::release_record make_glm_release(const options& o) {
   using namespace privpost;
-  const bool poisson = o.model == "poisson-glm";
+  // Responses are counts with a declared bound (--y-bound) or labels (the model's glm_kind, glm_tool.hpp).
+  const bool counts = tools::glm_counts(o.model);
   const std::string& model = o.model;
   if (o.covariates.empty() || o.response.empty())
     throw std::invalid_argument(model + " needs --covariates a,b,... and --response y");
@@ -39,9 +41,9 @@ privpost::tools::release_record make_glm_release(const options& o) {
   const bool laplace = o.mechanism_given && o.mechanism == "laplace";
   if (o.lower || o.upper || !o.y_bounds.empty() || o.noisy_moments)
     throw std::invalid_argument("--lower/--upper/--y-bounds/--noisy-moments do not apply to the " + model + " model");
-  if (poisson && !o.y_bound)
-    throw std::invalid_argument("poisson-glm needs --y-bound R_y: the declared largest count (larger counts are clamped)");
-  if (poisson && !(std::isfinite(*o.y_bound) && *o.y_bound >= 1.0))
+  if (counts && !o.y_bound)
+    throw std::invalid_argument(model + " needs --y-bound R_y: the declared largest count (larger counts are clamped)");
+  if (counts && !(std::isfinite(*o.y_bound) && *o.y_bound >= 1.0))
     throw std::invalid_argument("--y-bound is " + std::to_string(*o.y_bound) + "; accepted: a finite number >= 1");
   tools::release_record r;
   r.model = model;
@@ -77,8 +79,8 @@ privpost::tools::release_record make_glm_release(const options& o) {
     r.radius = *o.radius;
   }
   const std::optional<double> c = r.intercept ? std::optional<double>(r.intercept_value) : std::nullopt;
-  if (poisson) r.y_bound = *o.y_bound;
-  const auto statistic = poisson ? glm_statistic::poisson(d, r.radius, r.y_bound, c) : glm_statistic::logistic(d, r.radius, c);
+  if (counts) r.y_bound = *o.y_bound;
+  const auto statistic = tools::glm_statistic_of(model, d, r.radius, r.y_bound, c);
   const std::string input = shard_path(o.input);
   // This process's records (its shard under mpirun) and its part of the statistic, summed exactly (release_tool.hpp).
   shard_sums part = read_shard([&] {
@@ -101,13 +103,13 @@ privpost::tools::release_record make_glm_release(const options& o) {
     std::vector<double> y;
     long clamped_y = 0;
     for (const auto& [line, cell] : tools::read_csv_cells(input, o.response, shard_rows())) {
-      if (!poisson && !o.positive.empty()) {
+      if (!counts && !o.positive.empty()) {
         y.push_back(cell == o.positive ? 1.0 : -1.0);
         continue;
       }
       const bool number = tools::is_decimal_number(cell);
       const double v = number ? std::strtod(cell.c_str(), nullptr) : 0.0;
-      if (poisson) {
+      if (counts) {
         if (!number || !(std::isfinite(v) && v >= 0.0 && v == std::floor(v)))
           throw std::invalid_argument("CSV line " + std::to_string(line) + ": response '" + tools::echo(cell) +
                                       "'; accepted: a count (an integer >= 0)");
@@ -157,11 +159,8 @@ privpost::tools::release_record make_glm_release(const options& o) {
     r.sensitivity = statistic.l2_sensitivity();
     r.noise = m.sigma();
     r.calibration = "analytic";
-    if (poisson)
-      r.sensitivity_rule = r.intercept ? "exact Poisson bound (docs/design-glm.md Sec. 2.3) at sqrt(c^2 + R^2), equal noise"
-                                       : "exact Poisson bound (docs/design-glm.md Sec. 2.3), equal noise";
-    else
-      r.sensitivity_rule = r.intercept ? "Lemma 3.3 (exact), with the intercept column's inner products" : "Lemma 3.3 (exact)";
+    r.sensitivity_rule =
+        tools::visit_glm(model, [&]<class M>(std::type_identity<M>) { return M::sensitivity_rule(r.intercept); });
     release_into(r, m, s);
   }
   if (r.glm_scale == "unit_ball")
@@ -169,8 +168,7 @@ privpost::tools::release_record make_glm_release(const options& o) {
               << " value(s) clamped into a range\n";
   else
     std::cerr << "privpost-release: " << clipped << " record(s) longer than the radius " << r.radius << " scaled onto the ball\n";
-  if (poisson)
-    std::cerr << "privpost-release: " << clamped_y << " count(s) clamped to the declared y-bound " << r.y_bound << "\n";
+  if (counts) std::cerr << "privpost-release: " << clamped_y << " count(s) clamped to the declared y-bound " << r.y_bound << "\n";
   std::cerr << "privpost-release: " << model << " statistic " << (laplace ? "L1" : "L2") << " sensitivity " << r.sensitivity
             << " (" << r.sensitivity_rule << ")\n";
   return r;

@@ -30,7 +30,8 @@ namespace {
 
 privpost::tools::release_record make_release(const options& o) {
   using namespace privpost;
-  if (tools::is_discrete(o.mechanism) && !tools::is_family_model(o.model) && o.model != "marginals")
+  if (tools::is_discrete(o.mechanism) && !tools::is_family_model(o.model) &&
+      tools::kind_of(o.model) != tools::model_kind::marginals)
     throw std::invalid_argument("--mechanism " + o.mechanism + " serves the family models (" + tools::family_model_list() +
                                 ") and marginals; the " + o.model + " model releases with laplace or gaussian");
   if (o.granularity && !tools::is_discrete(o.mechanism))

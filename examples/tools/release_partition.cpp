@@ -82,7 +82,8 @@ void check_partition_record(const partition_record& r, std::size_t partitions, c
 
 std::string make_partition_release(const options& o) {
   using namespace privpost;
-  if (o.model != "linreg") throw std::invalid_argument("--partitions serves the linreg model");
+  if (tools::kind_of(o.model) != tools::model_kind::regression)
+    throw std::invalid_argument("--partitions serves the linreg model");
   if (o.covariates.empty() || o.response.empty())
     throw std::invalid_argument("linreg needs --covariates a,b,... and --response y");
   if (o.x_bounds.empty() || o.y_bounds.empty())

@@ -33,6 +33,7 @@
 
 #include "bounded_family_tool.hpp"
 #include "csv.hpp"
+#include "glm_tool.hpp"
 #include "json_fields.hpp"
 #include "models.hpp"
 #include "truncated_family_tool.hpp"
@@ -40,9 +41,8 @@
 namespace privpost::tools {
 
 struct release_record {
-  std::string
-      model;     ///< binomial|multinomial|poisson|exponential|normal-known-var|normal|linreg|logistic|poisson-glm|pairwise-tables
-  double n = 0;  ///< number of records (public)
+  std::string model;      ///< a model of the tools' table (models.hpp)
+  double n = 0;           ///< number of records (public)
   int categories = 0;     ///< K, multinomial only
   std::string mechanism;  ///< laplace|gaussian|discrete-laplace|discrete-gaussian
   double epsilon = 0, delta = 0;
@@ -84,7 +84,7 @@ struct release_record {
   std::string positive_label;                ///< the response label mapped to +1 (empty: numeric 0/1 or -1/+1)
   std::vector<std::string> statistic_names;  ///< glm_statistic::names(covariates), in the order of noisy_statistics
   std::string sensitivity_rule;              ///< which result gave the sensitivity
-  double y_bound = 0;                        ///< poisson-glm: R_y, the declared largest count (larger ones clamped)
+  double y_bound = 0;                        ///< GLMs of counts: R_y, the declared largest count (larger ones clamped)
   // pairwise-tables: the declared graph; noisy_statistics are its edge tables in table_layout order
   std::vector<std::string> nodes;                ///< one node per column, by column name
   std::vector<std::vector<std::string>> levels;  ///< each node's declared levels, in state order
@@ -167,7 +167,7 @@ inline nlohmann::json to_json(const release_record& r) {
                 {"statistic_names", r.statistic_names},
                 {"sensitivity_rule", r.sensitivity_rule}};
     if (!r.positive_label.empty()) j["glm"]["positive_label"] = r.positive_label;
-    if (r.model == "poisson-glm") j["glm"]["y_bound"] = r.y_bound;
+    if (glm_counts(r.model)) j["glm"]["y_bound"] = r.y_bound;
   }
   if (kind_of(r.model) == model_kind::tables) {
     nlohmann::json edges = nlohmann::json::array();
@@ -282,8 +282,7 @@ inline double declared_sensitivity(const release_record& r) {
   if (kind_of(r.model) == model_kind::glm) {
     const int d = static_cast<int>(r.covariates.size());
     const std::optional<double> c = r.intercept ? std::optional<double>(r.intercept_value) : std::nullopt;
-    const auto statistic =
-        r.model == "poisson-glm" ? glm_statistic::poisson(d, r.radius, r.y_bound, c) : glm_statistic::logistic(d, r.radius, c);
+    const auto statistic = glm_statistic_of(r.model, d, r.radius, r.y_bound, c);
     return l1 ? statistic.l1_sensitivity() : statistic.l2_sensitivity();
   }
   if (kind_of(r.model) == model_kind::marginals) {
@@ -322,7 +321,7 @@ inline std::pair<double, double> statistic_range(const release_record& r, std::s
   } else {  // the GLMs: ||[c, x]|| <= sqrt(c^2 + R^2) =: a, entries of y x~ and t2 at most max(1, R_y) max(a, a^2)
     const double c = r.intercept ? r.intercept_value : 0.0;
     const double a = std::hypot(c, r.radius);
-    entry = std::max(1.0, r.model == "poisson-glm" ? r.y_bound : 1.0) * std::max(a, a * a);
+    entry = std::max(1.0, glm_counts(r.model) ? r.y_bound : 1.0) * std::max(a, a * a);
   }
   return {-n * entry, n * entry};
 }
@@ -530,7 +529,7 @@ inline release_record from_json(const nlohmann::json& j) {
                              ? g.at("sensitivity_rule").get<std::string>()
                              : std::string();
     if (g.contains("positive_label")) r.positive_label = text(g, "positive_label");
-    if (r.model == "poisson-glm") {
+    if (glm_counts(r.model)) {
       r.y_bound = number(g, "y_bound");
       if (!(r.y_bound >= 1.0 && r.y_bound <= 1e9))
         fail("glm y_bound is " + std::to_string(r.y_bound) + "; accepted: a number in [1, 1e9]");
@@ -539,8 +538,7 @@ inline release_record from_json(const nlohmann::json& j) {
     // another order, would otherwise run silently on the wrong statistics.
     const int d = static_cast<int>(r.covariates.size());
     const std::optional<double> cc = r.intercept ? std::optional<double>(r.intercept_value) : std::nullopt;
-    const auto statistic =
-        r.model == "poisson-glm" ? glm_statistic::poisson(d, r.radius, r.y_bound, cc) : glm_statistic::logistic(d, r.radius, cc);
+    const auto statistic = glm_statistic_of(r.model, d, r.radius, r.y_bound, cc);
     // Names by the data's columns ("y*glucose"), or the generic x1..xd of earlier privpost releases.
     const auto expected = r.statistic_names == statistic.names() ? statistic.names() : statistic.names(r.covariates);
     if (r.statistic_names.size() != expected.size())
