@@ -5,7 +5,8 @@
 #              exact sum of the admitted records to 10^-4 (the bits themselves: tests/distributed/mpi_test.cpp).
 #   bad-shard: a shard with a text cell ends every rank with its message, and no record is written.
 #   calibrate: the trials over 2 ranks give the single-process table (every field but the seconds).
-#   infer:     the chains over 2 ranks give the single-process draws (the CSV files are equal).
+#   infer:     the chains over 2 ranks give the single-process draws (the CSV files are equal), also extended in
+#              rounds by --target-ess.
 include("${CMAKE_CURRENT_LIST_DIR}/tool_test_support.cmake")
 privpost_require_defined(CASE MPIEXEC WORKDIR)
 file(MAKE_DIRECTORY "${WORKDIR}")
@@ -123,6 +124,18 @@ elseif(CASE STREQUAL "infer")
     message(FATAL_ERROR "the draws of 2 ranks differ from the single-process draws")
   endif()
   message("the 2-rank draws equal the single-process draws (${WORKDIR}/spread.csv)")
+  # --target-ess extends the chains in rounds: the root checks the target, every rank runs the same rounds.
+  file(REMOVE "${WORKDIR}/single_until.csv" "${WORKDIR}/spread_until.csv")
+  set(extended "--target-ess 2000: reached after [0-9]+ sweeps per chain \\([2-9] rounds")
+  privpost_expect_run("${WORKDIR}" success "${extended}" "${INFER}" ${run} --target-ess 2000 --draws-csv single_until.csv)
+  privpost_expect_run("${WORKDIR}" success "${extended}" "${MPIEXEC}" -n 2 "${INFER}" ${run} --target-ess 2000
+                      --draws-csv spread_until.csv)
+  file(READ "${WORKDIR}/single_until.csv" a)
+  file(READ "${WORKDIR}/spread_until.csv" b)
+  if(NOT a STREQUAL b)
+    message(FATAL_ERROR "with --target-ess the draws of 2 ranks differ from the single-process draws")
+  endif()
+  message("with --target-ess the 2-rank draws equal the single-process draws (${WORKDIR}/spread_until.csv)")
 else()
   message(FATAL_ERROR "mpi_tool_test.cmake: unknown -DCASE=${CASE}")
 endif()

@@ -6,13 +6,14 @@
 // hold their own records) and computes its part of the count of republicans exactly; the parts combine into the count
 // one process computes from all the rows, bit for bit (distributed::sharded_statistic). Rank 0 alone draws the Laplace
 // noise, once, from the OS CSPRNG, and sends the release to the others; the noise-aware posterior of the share of
-// republicans then runs its chains spread over the ranks (distributed::infer), with the draws one process would make
-// for the same seed. --check exits non-zero unless the sharded count equals the single-process count and the
-// posterior's R-hat is below 1.01.
+// republicans then runs its chains spread over the ranks (privpost::run on distributed::ranks), with the draws one process would
+// make for the same seed. --check exits non-zero unless the sharded count equals the single-process count and the posterior's
+// R-hat is below 1.01.
 #include <mpi.h>
 #include <privpost/distributed/mpi.hpp>
 #include <privpost/families/binomial.hpp>
 #include <privpost/inference/infer.hpp>
+#include <privpost/inference/run.hpp>
 #include <privpost/mechanisms/laplace.hpp>
 #include <privpost/mechanisms/ssp.hpp>
 #include <privpost/samplers/gibbs_ss.hpp>
@@ -72,8 +73,9 @@ int run(int argc, char** argv) {
   options.seed = 11;
   const privpost::beta_prior prior(1.0, 1.0);
   const Eigen::VectorXd released = Eigen::VectorXd::Constant(1, z);
-  const auto result = privpost::distributed::infer(
-      comm, [&](auto& g) { return privpost::gibbs_ss(prior, mechanism, released, n, g); }, options);
+  const auto result = privpost::run([&](auto& g) { return privpost::gibbs_ss(prior, mechanism, released, n, g); },
+                                    {.inference = options}, privpost::distributed::ranks(comm))
+                          .result;
 
   bool ok = true;
   if (me == 0) {
@@ -81,13 +83,13 @@ int run(int argc, char** argv) {
     std::vector<std::array<double, 1>> all;
     for (Eigen::Index i = 0; i < votes.rows(); ++i) all.push_back({static_cast<double>(votes(i, 0))});
     const double single = count.compute(all).statistic(0);
-    const auto ci = result->draws.interval(0.9);
+    const auto ci = result.draws.interval(0.9);
     std::printf("%d ranks, %zu records on rank 0; count of republicans: sharded %.0f, one process %.0f (%s)\n", ranks,
                 shard.size(), statistic.statistic(0), single, statistic.statistic(0) == single ? "equal" : "DIFFERENT");
     std::printf("released with Laplace noise at epsilon %.1f: z = %.2f of n = %.0f\n", epsilon, z, n);
     std::printf("posterior share of republicans (4 chains over %d ranks): mean %.3f, 90%% interval [%.3f, %.3f], R-hat %.3f\n",
-                ranks, result->draws.mean(), ci.lower, ci.upper, result->draws.rhat());
-    ok = statistic.statistic(0) == single && result->draws.rhat() < 1.01;
+                ranks, result.draws.mean(), ci.lower, ci.upper, result.draws.rhat());
+    ok = statistic.statistic(0) == single && result.draws.rhat() < 1.01;
   }
   double status = ok ? 0.0 : 1.0;  // rank 0's verdict, for every rank's exit status
   privpost::distributed::broadcast(comm, std::span<double>(&status, 1));

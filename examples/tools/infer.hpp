@@ -29,8 +29,8 @@ namespace privpost::tools::infer_tool {
 
 // Runs the noise-aware sampler through privpost::run: infer, or infer_until with --target-ess (saying what it did on
 // stderr); tick is told the progress. A model's own default target (until_rhat: extend until R-hat <= 1.01, no ESS
-// target, at most until_rhat->max_sweeps a chain) applies when --target-ess is not given; under mpirun it is not
-// (the chains run their first round only, and the tool says so).
+// target, at most until_rhat->max_sweeps a chain) applies when --target-ess is not given. Under mpirun the chains are
+// spread over the ranks, with the draws of one process.
 // stream_as: the method's name and its parameters' names when the run's kept draws are the ones reported, to be
 // streamed to --output-dir's CmdStan CSV files as they are made (a run killed outright leaves valid files); unset when
 // the model transforms its draws before reporting them (the files are then written at the end only).
@@ -51,17 +51,6 @@ template <class Make, class Tick>
 privpost::inference_result run_chains(Make make, const options& o, const privpost::inference_options& io, Tick tick,
                                       std::optional<privpost::convergence_target> until_rhat = std::nullopt,
                                       const std::optional<stream_as>& stream = std::nullopt) {
-#if defined(PRIVPOST_TOOLS_MPI)
-  // Under mpirun the chains are spread over the ranks (chain c on rank c mod K, the same seeds); every rank gets the
-  // draws, so that all go on through the same code (rank 0 alone prints and writes).
-  if (privpost::tools::spread_job() != nullptr) {
-    if (o.target_ess > 0.0) throw std::invalid_argument("--target-ess extends the chains in one process; run it without mpirun");
-    if (until_rhat)
-      std::fprintf(stderr, "privpost-infer: under mpirun the chains are not extended to R-hat <= %g (%d draws per chain)\n",
-                   until_rhat->max_rhat, io.draws);
-    return privpost::distributed::broadcast(MPI_COMM_WORLD, privpost::distributed::infer(MPI_COMM_WORLD, make, io, tick));
-  }
-#endif
   privpost::run_options ro;
   ro.inference = io;
   if (o.target_ess > 0.0) {
@@ -77,8 +66,18 @@ privpost::inference_result run_chains(Make make, const options& o, const privpos
     ro.method = stream->method;
     ro.names = stream->names;
   }
-  auto e = streams ? privpost::run(make, ro, privpost::progress_writer{tick}, cmdstan_stream{o.cmdstan.get()})
-                   : privpost::run(make, ro, privpost::progress_writer{tick});
+  auto run_on = [&](const auto& where) {
+    return streams ? privpost::run(make, ro, where, privpost::progress_writer{tick}, cmdstan_stream{o.cmdstan.get()})
+                   : privpost::run(make, ro, where, privpost::progress_writer{tick});
+  };
+#if defined(PRIVPOST_TOOLS_MPI)
+  // Under mpirun the chains are spread over the ranks (chain c on rank c mod K, the same seeds); every rank gets the
+  // draws, so that all go on through the same code (rank 0 alone prints and writes).
+  auto e = privpost::tools::spread_job() != nullptr ? run_on(privpost::distributed::ranks(MPI_COMM_WORLD))
+                                                    : run_on(privpost::this_process{});
+#else
+  auto e = run_on(privpost::this_process{});
+#endif
   if (o.target_ess > 0.0)
     std::fprintf(
         stderr, "privpost-infer: --target-ess %g: %s after %lld sweeps per chain (%d round%s; %lld draws per chain kept)\n",

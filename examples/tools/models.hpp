@@ -77,15 +77,18 @@ inline constexpr int marginals_thin = 5;
 namespace model_table_detail {
 // The rows of the family models' types: M's row unless an earlier type of the list has its name (the multinomial
 // models, one type per K, are one row).
+// Whether names[i] is the first entry of its name.
+template <std::size_t N>
+constexpr bool first_named(const std::array<std::string_view, N>& names, std::size_t i) {
+  for (std::size_t j = 0; j < i; ++j)
+    if (names[j] == names[i]) return false;
+  return true;
+}
 template <class... M>
 constexpr std::size_t distinct_names(std::type_identity<std::tuple<M...>>) {
   const std::array<std::string_view, sizeof...(M)> names{M::name...};
   std::size_t count = 0;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    bool first = true;
-    for (std::size_t j = 0; j < i; ++j) first = first && names[j] != names[i];
-    count += first ? 1 : 0;
-  }
+  for (std::size_t i = 0; i < names.size(); ++i) count += first_named(names, i) ? 1 : 0;
   return count;
 }
 template <class M>
@@ -99,13 +102,11 @@ template <class List>
 constexpr auto family_rows() {
   return []<class... M>(std::type_identity<std::tuple<M...>>) {
     const std::array<model_row, sizeof...(M)> all{family_row<M>()...};
+    const std::array<std::string_view, sizeof...(M)> names{M::name...};
     std::array<model_row, distinct_names(std::type_identity<List>{})> rows{};
     std::size_t k = 0;
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      bool first = true;
-      for (std::size_t j = 0; j < i; ++j) first = first && all[j].name != all[i].name;
-      if (first) rows[k++] = all[i];
-    }
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (first_named(names, i)) rows[k++] = all[i];
     return rows;
   }(std::type_identity<List>{});
 }

@@ -297,18 +297,20 @@ inline double declared_sensitivity(const release_record& r) {
   return l1 ? contingency_l1_sensitivity(graph, relation) : contingency_l2_sensitivity(graph, relation);
 }
 
-// [lo, hi] containing every value statistic i of r can take before noise, for the one rule of
+// For each of r's `count` statistics, [lo, hi] containing every value it can take before noise, for the one rule of
 // max_noise_scales_outside. Loose where the exact range is tedious (it only has to contain the true range).
-inline std::pair<double, double> statistic_range(const release_record& r, std::size_t i) {
+inline std::vector<std::pair<double, double>> statistic_ranges(const release_record& r, std::size_t count) {
   const double n = r.n;
   const model_kind kind = kind_of(r.model);
   if (kind == model_kind::bounded_family || kind == model_kind::tables || kind == model_kind::marginals)
-    return {0.0, n};                           // counts of records
-  if (kind == model_kind::unbounded_family) {  // n times what one record adds (0 when it is dropped)
+    return std::vector<std::pair<double, double>>(count, {0.0, n});  // counts of records
+  if (kind == model_kind::unbounded_family) {                        // n times what one record adds (0 when it is dropped)
     const auto ranges = truncated_statistic(r).ranges;
     // a statistic the family does not have is refused by its length check, not here
-    if (i >= ranges.size()) return {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
-    return {n * ranges[i].lo, n * ranges[i].hi};
+    std::vector<std::pair<double, double>> out(
+        count, {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()});
+    for (std::size_t i = 0; i < std::min(count, ranges.size()); ++i) out[i] = {n * ranges[i].lo, n * ranges[i].hi};
+    return out;
   }
   double entry = 0.0;  // the largest |entry| of one record's statistic
   if (kind == model_kind::regression) {
@@ -323,7 +325,7 @@ inline std::pair<double, double> statistic_range(const release_record& r, std::s
     const double a = std::hypot(c, r.radius);
     entry = std::max(1.0, glm_counts(r.model) ? r.y_bound : 1.0) * std::max(a, a * a);
   }
-  return {-n * entry, n * entry};
+  return std::vector<std::pair<double, double>>(count, {-n * entry, n * entry});
 }
 
 }  // namespace record_detail
@@ -631,8 +633,9 @@ inline release_record from_json(const nlohmann::json& j) {
     fail("mechanism field 'sensitivity' is " + record_detail::show(r.sensitivity) + "; the declared bounds of this " + r.model +
          " release give " + record_detail::show(expected));
   // One rule for values no honest release produces (see max_noise_scales_outside).
+  const auto ranges = record_detail::statistic_ranges(r, r.noisy_statistics.size());
   for (std::size_t i = 0; i < r.noisy_statistics.size(); ++i) {
-    const auto [lo, hi] = record_detail::statistic_range(r, i);
+    const auto [lo, hi] = ranges[i];
     const double zi = r.noisy_statistics[i];
     const double outside = zi < lo ? lo - zi : (zi > hi ? zi - hi : 0.0);
     if (!(outside <= max_noise_scales_outside * r.noise))

@@ -257,8 +257,9 @@ inline void check_before_charge(const privpost::tools::release_record& r, std::s
   dry.noisy_statistics.assign(dimension, 0.0);
   if (is_discrete(r.mechanism)) {
     const double capacity = privpost::lattice{r.granularity}.capacity();
+    const auto ranges = privpost::tools::record_detail::statistic_ranges(r, dimension);
     for (std::size_t i = 0; i < dimension; ++i) {
-      const auto [lo, hi] = privpost::tools::record_detail::statistic_range(r, i);
+      const auto [lo, hi] = ranges[i];
       const double largest = std::max(std::abs(lo), std::abs(hi));
       if (!(largest <= capacity))
         throw std::invalid_argument(

@@ -17,6 +17,7 @@
 #include <random>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "privpost/core/random/beta.hpp"
@@ -24,6 +25,7 @@
 #include "privpost/distributed/mpi.hpp"
 #include "privpost/families/binomial.hpp"
 #include "privpost/families/normal.hpp"
+#include "privpost/inference/run.hpp"
 #include "privpost/mechanisms/gaussian.hpp"
 #include "privpost/mechanisms/laplace.hpp"
 #include "privpost/samplers/record_augmented.hpp"
@@ -150,9 +152,16 @@ TEST_CASE("a bad shard ends every rank with the failing rank's message", "[distr
   CHECK(distributed::collectively(comm, [&] { return me + 1; }) == me + 1);
 }
 
-TEST_CASE("distributed infer: the single-process run's draws, whatever the number of ranks", "[distributed]") {
+// A writer that counts what run() tells it: the draws streamed and the results written.
+struct counting_writer {
+  int draws = 0, writes = 0;
+  void draw(const run_header&, const kept_draw&) { ++draws; }
+  void write(const run_header&, const inference_result&) { ++writes; }
+};
+
+TEST_CASE("run on ranks: the single-process run's draws, whatever the number of ranks", "[distributed]") {
   const MPI_Comm comm = MPI_COMM_WORLD;
-  const int me = distributed::rank(comm);
+  const int me = distributed::rank(comm), n = distributed::size(comm);
   for (bool parallel : {false, true}) {
     inference_options o;
     o.chains = 5;
@@ -164,27 +173,52 @@ TEST_CASE("distributed infer: the single-process run's draws, whatever the numbe
     auto make = [](auto& g) {
       return record_gibbs(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 1.0), Eigen::VectorXd::Constant(1, 31.0), 100.0, g);
     };
-    const auto spread = distributed::infer(comm, make, o);
-    CHECK(spread.has_value() == (me == 0));
-    if (spread) {
-      const auto single = infer(make, o);
-      CHECK(spread->draws.chains().size() == 5);
-      for (std::size_t c = 0; c < 5; ++c) CHECK(spread->draws.chains()[c] == single.draws.chains()[c]);
-      CHECK(spread->sweeps == single.sweeps);
-      CHECK(spread->events == single.events);
-      CHECK_FALSE(spread->interrupted);
-    }
-    // Every rank can have the root's result.
-    const auto everywhere = distributed::broadcast(comm, spread);
+    // The root may be any rank: the last one here.
+    counting_writer w;
+    const auto spread = run(make, run_options{.inference = o}, distributed::ranks(comm, n - 1), w);
     const auto single = infer(make, o);
-    CHECK(everywhere.draws.chains() == single.draws.chains());
-    CHECK(everywhere.sweeps == single.sweeps);
-    CHECK(everywhere.diagnostic_names == single.diagnostic_names);
-    CHECK(everywhere.diagnostics == single.diagnostics);
+    CHECK(spread.result.draws.chains().size() == 5);
+    CHECK(spread.result.draws.chains() == single.draws.chains());
+    CHECK(spread.result.sweeps == single.sweeps);
+    CHECK(spread.result.events == single.events);
+    CHECK_FALSE(spread.result.interrupted);
+    CHECK(spread.reached);
+    CHECK(spread.rounds == 1);
+    CHECK(spread.sweeps_per_chain == 20 + 150 * 2);
+    // The writers are the root's; it streams the draws of the chains it makes itself (chain c on rank c mod n).
+    const int root_chains = (5 - n) / n + 1;
+    CHECK(w.writes == (me == n - 1 ? 1 : 0));
+    CHECK(w.draws == (me == n - 1 ? 150 * root_chains : 0));
   }
 }
 
-TEST_CASE("distributed infer: per-draw diagnostics reach the root and every rank", "[distributed]") {
+TEST_CASE("run on ranks: infer_until's rounds and draws, whatever the number of ranks", "[distributed]") {
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  inference_options o;
+  o.chains = 3;
+  o.burnin = 10;
+  o.draws = 8;
+  o.seed = 17;
+  auto make = [](auto& g) {
+    return record_gibbs(beta_prior(1.0, 1.0), laplace_mechanism(1.0, 1.0), Eigen::VectorXd::Constant(1, 31.0), 100.0, g);
+  };
+  for (const double min_ess : {200.0, 1e9}) {  // reached after a few doublings; never, up to the cap
+    convergence_target t;
+    t.min_ess = min_ess;
+    t.max_sweeps = 10 + 8 * 64;
+    const auto spread = run(make, run_options{.inference = o, .target = t}, distributed::ranks(comm));
+    const auto single = infer_until(make, o, t);
+    CHECK(spread.result.draws.chains() == single.result.draws.chains());
+    CHECK(spread.result.sweeps == single.result.sweeps);
+    CHECK(spread.result.events == single.result.events);
+    CHECK(spread.reached == single.reached);
+    CHECK(spread.rounds == single.rounds);
+    CHECK(spread.sweeps_per_chain == single.sweeps_per_chain);
+    CHECK(single.rounds > 1);
+  }
+}
+
+TEST_CASE("run on ranks: per-draw diagnostics reach every rank", "[distributed]") {
   const MPI_Comm comm = MPI_COMM_WORLD;
   inference_options o;
   o.chains = 4;
@@ -193,13 +227,13 @@ TEST_CASE("distributed infer: per-draw diagnostics reach the root and every rank
   o.seed = 5;
   auto make = [](auto&) { return uniform_chain{}; };
   const auto single = infer(make, o);
-  const auto everywhere = distributed::broadcast(comm, distributed::infer(comm, make, o));
+  const auto everywhere = run(make, run_options{.inference = o}, distributed::ranks(comm)).result;
   CHECK(everywhere.diagnostic_names == std::vector<std::string>{"half__"});
   CHECK(everywhere.diagnostics == single.diagnostics);
   CHECK(everywhere.draws.chains() == single.draws.chains());
 }
 
-TEST_CASE("distributed infer: a chain that throws ends every rank", "[distributed]") {
+TEST_CASE("run on ranks: a chain that throws ends every rank", "[distributed]") {
   const MPI_Comm comm = MPI_COMM_WORLD;
   const int me = distributed::rank(comm), n = distributed::size(comm);
   // Chain 1 refuses to start (its engine's first output is even), chain 0 does not: a seed found the same way on
@@ -216,32 +250,36 @@ TEST_CASE("distributed infer: a chain that throws ends every rank", "[distribute
     if (g() % 2 == 0) throw std::runtime_error("this chain refuses to start");
     return uniform_chain{};
   };
-  bool threw = false;
-  try {
-    (void)distributed::infer(comm, make, o);
-  } catch (const distributed::remote_failure& e) {
-    threw = true;
-    CHECK(me != 1 % n);
-    CHECK(e.rank() == 1 % n);
-    CHECK_THAT(e.what(), Catch::Contains("refuses to start"));
-  } catch (const std::runtime_error& e) {
-    threw = true;
-    CHECK(me == 1 % n);
-    CHECK_THAT(e.what(), Catch::Contains("refuses to start"));
+  for (const bool until : {false, true}) {
+    bool threw = false;
+    try {
+      run_options ro{.inference = o};
+      if (until) ro.target = convergence_target{};
+      (void)run(make, ro, distributed::ranks(comm));
+    } catch (const distributed::remote_failure& e) {
+      threw = true;
+      CHECK(me != 1 % n);
+      CHECK(e.rank() == 1 % n);
+      CHECK_THAT(e.what(), Catch::Contains("refuses to start"));
+    } catch (const std::runtime_error& e) {
+      threw = true;
+      CHECK(me == 1 % n);
+      CHECK_THAT(e.what(), Catch::Contains("refuses to start"));
+    }
+    CHECK(threw);
   }
-  CHECK(threw);
 }
 
-TEST_CASE("distributed infer: bad arguments are refused on every rank", "[distributed]") {
+TEST_CASE("run on ranks: bad arguments are refused on every rank", "[distributed]") {
   const MPI_Comm comm = MPI_COMM_WORLD;
   inference_options o;
   o.chains = 2;
   o.draws = 10;
   auto make = [](auto&) { return uniform_chain{}; };
-  auto quiet = [](const inference_progress&) {};
-  CHECK_THROWS_WITH(distributed::infer(comm, make, o, quiet, distributed::size(comm)), Catch::Contains("root"));
+  CHECK_THROWS_WITH(distributed::ranks(comm, distributed::size(comm)), Catch::Contains("root"));
+  CHECK_THROWS_WITH(distributed::ranks(comm, -1), Catch::Contains("root"));
   o.chains = 0;
-  CHECK_THROWS_WITH(distributed::infer(comm, make, o), Catch::Contains("chains"));
+  CHECK_THROWS_WITH(run(make, run_options{.inference = o}, distributed::ranks(comm)), Catch::Contains("chains"));
 }
 
 TEST_CASE("distributed run_calibration: the single-process report, whatever the number of ranks", "[distributed]") {

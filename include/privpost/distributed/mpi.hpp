@@ -31,6 +31,7 @@
 #include "privpost/core/numerical_events.hpp"
 #include "privpost/inference/calibration_study.hpp"
 #include "privpost/inference/infer.hpp"
+#include "privpost/inference/run.hpp"
 #include "privpost/mechanisms/ssp.hpp"
 #include "privpost/samplers/record_sharded.hpp"
 #include "privpost/samplers/record_sharded_histogram.hpp"
@@ -254,12 +255,7 @@ constexpr std::size_t event_counters = sizeof(numerical_events) / sizeof(std::ui
 static_assert(std::is_trivially_copyable_v<numerical_events> && sizeof(numerical_events) % sizeof(std::uint64_t) == 0,
               "numerical_events must hold only std::uint64_t counters to be sent between ranks");
 
-// One chain's results as sent from its rank to the root.
-struct chain_payload {
-  Eigen::MatrixXd draws, diagnostics;
-  numerical_events events;
-  std::int64_t kept = 0, swept = 0;
-};
+using privpost::detail::chain_payload;
 
 inline void send_chain(MPI_Comm comm, int root, int tag, const chain_payload& p) {
   const std::array<std::int64_t, 6> header{p.draws.rows(),       p.draws.cols(), p.diagnostics.rows(),
@@ -292,82 +288,9 @@ inline chain_payload receive_chain(MPI_Comm comm, int source, int tag) {
 }
 }  // namespace detail
 
-/// privpost::infer with the chains spread over the ranks of comm: chain c runs on rank c mod size (its engine is
-/// chain_engine(seed, c), as in one process), each rank running its chains as options.parallel says, and the root
-/// receives every chain. Returns on the root exactly what privpost::infer(make, options) returns in one process for
-/// the same options, and std::nullopt on the other ranks. progress is called on the root only, from its own chains'
-/// sweeps scaled to the whole run. A chain that throws ends every rank (the collectively rule); options.stop cuts
-/// every chain to the shortest kept, as in one process.
-// clang-format off
-template <random_engine Engine = std::mt19937_64, class MakeSampler, class Progress = void (*)(const inference_progress&)>
-  requires std::invocable<MakeSampler&, Engine&> && sampler<std::invoke_result_t<MakeSampler&, Engine&>, Engine>
-std::optional<inference_result> infer(MPI_Comm comm, MakeSampler make, const inference_options& options,
-                                      Progress progress = nullptr, int root = 0) {
-  // clang-format on
-  privpost::detail::check_inference_options("distributed::infer", options, 1);
-  const int n_ranks = size(comm), me = rank(comm);
-  if (root < 0 || root >= n_ranks)
-    throw_invalid("distributed::infer", "root", root, "a rank in [0, " + std::to_string(n_ranks - 1) + "]");
-  const std::int64_t per_chain =
-      static_cast<std::int64_t>(options.burnin) + static_cast<std::int64_t>(options.draws) * options.thin;
-  const std::int64_t total = per_chain * options.chains;
-  std::vector<int> mine;
-  for (int c = me; c < options.chains; c += n_ranks) mine.push_back(c);
-  const std::int64_t local_total = per_chain * static_cast<std::int64_t>(mine.size());
-  const std::int64_t report_every = std::max<std::int64_t>(1, local_total / 100);
-  using S = std::invoke_result_t<MakeSampler&, Engine&>;
-  const std::vector<std::string> diagnostic_names = privpost::detail::draw_diagnostic_names<S>();
-  const auto n_diagnostics = static_cast<Eigen::Index>(diagnostic_names.size());
-  std::vector<detail::chain_payload> local(mine.size());
-  std::mutex progress_mutex;
-  std::int64_t done = 0;
-  auto tick = [&](std::int64_t sweeps) {
-    if (me != root || !privpost::detail::wants_progress(progress)) return;
-    std::lock_guard lock(progress_mutex);
-    done += sweeps;
-    progress(inference_progress{local_total > 0 ? done * total / local_total : total, total});
-  };
-  collectively(comm, [&] {
-    inference_options here = options;
-    here.chains = static_cast<int>(mine.size());
-    if (here.chains == 0) return;
-    privpost::detail::for_each_chain(here, [&](int k) {
-      const auto i = static_cast<std::size_t>(k);
-      privpost::detail::driven_chain<S, Engine> chain(make, options.seed, mine[i], options.burnin, n_diagnostics);
-      chain.advance(options.burnin, options.draws, options, report_every, tick);
-      local[i] = {std::move(chain.draws), std::move(chain.diagnostics), chain.sampler.events(), chain.kept, chain.swept};
-    });
-  });
-  constexpr int tag = 0x7076;  // "pv"
-  if (me != root) {
-    for (const auto& p : local) detail::send_chain(comm, root, tag, p);
-    return std::nullopt;
-  }
-  const auto n_chains = static_cast<std::size_t>(options.chains);
-  std::vector<Eigen::MatrixXd> chains(n_chains), diagnostics(n_chains);
-  std::vector<Eigen::Index> kept_draws(n_chains, 0);
-  numerical_events all;
-  std::int64_t sweeps = 0;
-  for (int c = 0; c < options.chains; ++c) {
-    const int owner = c % n_ranks;
-    detail::chain_payload p =
-        owner == me ? std::move(local[static_cast<std::size_t>(c / n_ranks)]) : detail::receive_chain(comm, owner, tag);
-    const auto i = static_cast<std::size_t>(c);
-    chains[i] = std::move(p.draws);
-    diagnostics[i] = std::move(p.diagnostics);
-    kept_draws[i] = static_cast<Eigen::Index>(p.kept);
-    all += p.events;
-    sweeps += p.swept;
-  }
-  if (n_diagnostics == 0) diagnostics.clear();
-  const bool interrupted = sweeps < total;
-  if (interrupted) privpost::detail::cut_to_kept("distributed::infer", chains, diagnostics, kept_draws);
-  return inference_result{posterior(std::move(chains)), all, sweeps, diagnostic_names, std::move(diagnostics), interrupted};
-}
-
-/// Sends the root's inference_result to every rank (on_root: the root's result; ignored elsewhere). What a program
-/// whose every rank goes on with the draws needs after distributed::infer, such as the command-line tools, whose ranks
-/// run the same code so that their later collective steps line up.
+/// Sends the root's inference_result to every rank (on_root: the root's result; ignored elsewhere). What run() under
+/// ranks gives every rank, so that programs whose ranks all go on with the draws (the command-line tools) can run the
+/// same code and line up their later collective steps.
 inline inference_result broadcast(MPI_Comm comm, const std::optional<inference_result>& on_root, int root = 0) {
   const bool here = rank(comm) == root;
   if (here && !on_root) throw std::invalid_argument("distributed::broadcast: the root has no inference_result to send");
@@ -412,6 +335,74 @@ inline inference_result broadcast(MPI_Comm comm, const std::optional<inference_r
                           std::move(diagnostics),
                           interrupted};
 }
+
+/// The placement of a run's chains over the ranks of comm (run(make, options, distributed::ranks(comm), writers...)):
+/// chain c runs on rank c mod size, with the engine chain_engine(seed, c) it has in one process, each rank running its
+/// chains as inference_options::parallel says; the root receives every chain and checks infer_until's target, and
+/// run() gives every rank the root's result, exactly what the same run returns in one process. Progress and the writers
+/// are the root's (its own chains scaled to the whole run). A chain that throws ends every rank (collectively);
+/// inference_options::stop on any rank ends the run on all, every chain cut to the shortest kept, as in one process.
+/// Every rank calls run() with the same arguments.
+class ranks {
+ public:
+  /// std::invalid_argument when root is not a rank of comm.
+  explicit ranks(MPI_Comm comm, int root = 0) : comm_(comm), root_(root), rank_(rank(comm)), size_(size(comm)) {
+    if (root < 0 || root >= size_)
+      throw_invalid("distributed::ranks", "root", root, "a rank in [0, " + std::to_string(size_ - 1) + "]");
+  }
+  /// Chain c runs on rank c mod size.
+  bool runs(int chain) const noexcept { return chain % size_ == rank_; }
+  /// How many of chains chains run on this rank.
+  int chains_here(int chains) const noexcept { return chains > rank_ ? (chains - rank_ - 1) / size_ + 1 : 0; }
+  /// This rank receives every chain.
+  bool is_root() const noexcept { return rank_ == root_; }
+  /// f(), with a failure on one rank ending every rank (distributed::collectively).
+  template <class F>
+  void collectively(F&& f) const {
+    distributed::collectively(comm_, std::forward<F>(f));
+  }
+  /// Sends this rank's chains to the root; on the root, receives every other rank's.
+  void gather(std::vector<detail::chain_payload>& chains) const {
+    constexpr int tag = 0x7076;  // "pv"
+    for (std::size_t c = 0; c < chains.size(); ++c) {
+      const int owner = static_cast<int>(c % static_cast<std::size_t>(size_));
+      if (owner == root_) continue;
+      if (owner == rank_)
+        detail::send_chain(comm_, root_, tag, chains[c]);
+      else if (is_root())
+        chains[c] = detail::receive_chain(comm_, owner, tag);
+    }
+  }
+  /// The root's v, on every rank.
+  bool agree(bool v) const {
+    std::uint8_t b = v ? 1 : 0;
+    detail::check_mpi(MPI_Bcast(&b, 1, MPI_UINT8_T, root_, comm_), "MPI_Bcast");
+    return b != 0;
+  }
+  /// Whether flag is set on any rank.
+  bool any(bool flag) const {
+    int in = flag ? 1 : 0, out = 0;
+    detail::check_mpi(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LOR, comm_), "MPI_Allreduce");
+    return out != 0;
+  }
+  /// The root's result on every rank.
+  extended_inference_result share(std::optional<extended_inference_result> on_root) const {
+    const bool here = is_root();
+    std::optional<inference_result> result;
+    std::array<std::int64_t, 3> rest{};
+    if (here) {
+      rest = {on_root->reached ? 1 : 0, on_root->rounds, on_root->sweeps_per_chain};
+      result = std::move(on_root->result);
+    }
+    detail::check_mpi(MPI_Bcast(rest.data(), 3, MPI_INT64_T, root_, comm_), "MPI_Bcast");
+    return {broadcast(comm_, result, root_), rest[0] != 0, static_cast<int>(rest[1]), rest[2]};
+  }
+
+ private:
+  MPI_Comm comm_;
+  int root_, rank_, size_;
+};
+static_assert(chain_placement<ranks>);
 
 namespace detail {
 // A trial summary as bytes, sent from the rank that ran the trial to the root: counts and sizes as std::uint64_t,

@@ -15,6 +15,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <span>
 #include <stdexcept>
@@ -58,7 +59,7 @@ struct inference_options {
   const std::atomic<bool>* stop = nullptr;
   /// When set, told every kept draw as soon as it is made, from the thread running its chain: one chain's draws in
   /// order, the chains of a parallel run concurrently (each call for one chain). What a writer that streams the draws
-  /// to disk uses (run() serialises the calls for its writers). Under distributed::infer, on the rank running the chain.
+  /// to disk uses (run() serialises the calls for its writers). Under distributed::ranks, on the rank running the chain.
   std::function<void(const kept_draw&)> on_draw;
 };
 
@@ -266,60 +267,6 @@ inline void check_inference_options(const char* function, const inference_option
 }
 }  // namespace detail
 
-/// Runs options.chains chains of the sampler that make(g) builds (g: the chain's engine, for initialisation),
-/// discarding burnin sweeps and keeping draws sweeps thinned by thin. A sampler with end_warmup() is told once, after
-/// the burn-in, and a sampler with begin_warmup(int) is told the burn-in's length before its first step (NUTS adapts
-/// over exactly the burn-in). progress(inference_progress) is called about a hundred times per run (serialised across
-/// threads). Exceptions in a chain are rethrown here. Engine: any uniform random bit generator,
-/// `infer<my_engine>(make, options)`.
-// (clang-format 14 joins a requires-clause to the declaration: laid out by hand)
-// clang-format off
-template <random_engine Engine = std::mt19937_64, class MakeSampler, class Progress = void (*)(const inference_progress&)>
-  requires std::invocable<MakeSampler&, Engine&> && sampler<std::invoke_result_t<MakeSampler&, Engine&>, Engine>
-inference_result infer(MakeSampler make, const inference_options& options, Progress progress = nullptr) {
-  // clang-format on
-  detail::check_inference_options("infer", options, 1);
-  const std::int64_t per_chain =
-      static_cast<std::int64_t>(options.burnin) + static_cast<std::int64_t>(options.draws) * options.thin;
-  const std::int64_t total = per_chain * options.chains;
-  const std::int64_t report_every = std::max<std::int64_t>(1, total / 100);
-  using S = std::invoke_result_t<MakeSampler&, Engine&>;
-  const std::vector<std::string> diagnostic_names = detail::draw_diagnostic_names<S>();
-  const auto n_diagnostics = static_cast<Eigen::Index>(diagnostic_names.size());
-  const auto n_chains = static_cast<std::size_t>(options.chains);
-  std::vector<Eigen::MatrixXd> chains(n_chains), diagnostics(n_chains);
-  std::vector<numerical_events> events(n_chains);
-  std::vector<Eigen::Index> kept_draws(n_chains, 0);
-  std::vector<std::int64_t> swept(n_chains, 0);
-  std::mutex progress_mutex;
-  std::int64_t done = 0;
-  auto tick = [&](std::int64_t sweeps) {
-    if (!detail::wants_progress(progress)) return;
-    std::lock_guard lock(progress_mutex);
-    done += sweeps;
-    progress(inference_progress{done, total});
-  };
-  // One chain at a time in its own scope: a sequential run holds one sampler in memory, not options.chains of them.
-  detail::for_each_chain(options, [&](int c) {
-    const auto i = static_cast<std::size_t>(c);
-    detail::driven_chain<S, Engine> chain(make, options.seed, c, options.burnin, n_diagnostics);
-    chain.advance(options.burnin, options.draws, options, report_every, tick);
-    chains[i] = std::move(chain.draws);
-    diagnostics[i] = std::move(chain.diagnostics);
-    events[i] = chain.sampler.events();
-    kept_draws[i] = chain.kept;
-    swept[i] = chain.swept;
-  });
-  numerical_events all;
-  for (const auto& e : events) all += e;
-  if (n_diagnostics == 0) diagnostics.clear();
-  std::int64_t sweeps = 0;
-  for (const auto n : swept) sweeps += n;
-  const bool interrupted = sweeps < total;
-  if (interrupted) detail::cut_to_kept("infer", chains, diagnostics, kept_draws);
-  return {posterior(std::move(chains)), all, sweeps, diagnostic_names, std::move(diagnostics), interrupted};
-}
-
 /// When infer_until stops: every parameter with R-hat <= max_rhat and bulk and tail ESS >= min_ess (over all chains),
 /// or max_sweeps sweeps per chain (burn-in included), whichever comes first.
 struct convergence_target {
@@ -362,6 +309,230 @@ struct extended_inference_result {
   std::int64_t sweeps_per_chain = 0;  ///< burn-in included
 };
 
+namespace detail {
+// One chain's kept draws, diagnostics and counters, as a placement moves them to the root of the run.
+struct chain_payload {
+  Eigen::MatrixXd draws, diagnostics;
+  numerical_events events;
+  std::int64_t kept = 0, swept = 0;
+};
+}  // namespace detail
+
+/// Where a run's chains are made, for infer, infer_until and run(): this_process makes every chain here (the default);
+/// distributed::ranks (distributed/mpi.hpp) spreads them over the ranks of an MPI communicator. Chain c always uses
+/// chain_engine(seed, c), so the draws are the same wherever they are made. A placement says which chains it runs
+/// here (runs(c), chains_here(chains)), whether this process is the root that receives every chain (is_root()), runs a
+/// block so that a failure on one process ends all (collectively(f)), moves the chains to the root (gather(chains):
+/// entry c filled where chain c ran on entry, every entry filled on the root on return), hands the root's verdict to
+/// every process (agree(v)), tells whether any process raised a flag (any(flag)), and gives every process the root's
+/// result (share(result)). The driver calls these in the same order on every process.
+template <class P>
+concept chain_placement = requires(const P& p, int c, bool b, std::vector<detail::chain_payload>& chains,
+                                   std::optional<extended_inference_result> r) {
+  { p.runs(c) } -> std::same_as<bool>;
+  { p.chains_here(c) } -> std::same_as<int>;
+  { p.is_root() } -> std::same_as<bool>;
+  p.collectively([] {});
+  p.gather(chains);
+  { p.agree(b) } -> std::same_as<bool>;
+  { p.any(b) } -> std::same_as<bool>;
+  { p.share(std::move(r)) } -> std::same_as<extended_inference_result>;
+};
+
+/// Every chain in this process (in one thread per chain when inference_options::parallel): the default placement.
+struct this_process {
+  /// true: every chain runs here.
+  bool runs(int /*chain*/) const noexcept { return true; }
+  /// chains.
+  int chains_here(int chains) const noexcept { return chains; }
+  /// true.
+  bool is_root() const noexcept { return true; }
+  /// f().
+  template <class F>
+  void collectively(F&& f) const {
+    std::forward<F>(f)();
+  }
+  /// Nothing to move: every chain is here.
+  void gather(std::vector<detail::chain_payload>& /*chains*/) const noexcept {}
+  /// v.
+  bool agree(bool v) const noexcept { return v; }
+  /// flag.
+  bool any(bool flag) const noexcept { return flag; }
+  /// The result itself.
+  extended_inference_result share(std::optional<extended_inference_result> r) const { return std::move(r).value(); }
+};
+static_assert(chain_placement<this_process>);
+
+namespace detail {
+// The root's progress over the whole run from the sweeps of the chains made here: every chain is as long as the others,
+// so the run is chains / chains_here times the chains made here.
+inline std::int64_t whole_run_sweeps(std::int64_t done_here, int chains, int chains_here) noexcept {
+  return chains_here == chains || chains_here == 0 ? done_here : done_here * chains / chains_here;
+}
+
+// The run's result from every chain's payload (on the root): the posterior, the summed events and sweeps, the chains
+// cut to the shortest when stopped.
+inline inference_result assemble(const char* function, std::vector<chain_payload>& runs,
+                                 const std::vector<std::string>& diagnostic_names, bool stopped) {
+  const std::size_t n_chains = runs.size();
+  std::vector<Eigen::MatrixXd> chains(n_chains), diagnostics(n_chains);
+  std::vector<Eigen::Index> kept(n_chains, 0);
+  numerical_events all;
+  std::int64_t sweeps = 0;
+  for (std::size_t c = 0; c < n_chains; ++c) {
+    chains[c] = std::move(runs[c].draws);
+    diagnostics[c] = std::move(runs[c].diagnostics);
+    kept[c] = static_cast<Eigen::Index>(runs[c].kept);
+    all += runs[c].events;
+    sweeps += runs[c].swept;
+  }
+  if (diagnostic_names.empty()) diagnostics.clear();
+  if (stopped) cut_to_kept(function, chains, diagnostics, kept);
+  return {posterior(std::move(chains)), all, sweeps, diagnostic_names, std::move(diagnostics), stopped};
+}
+
+// infer on a placement: the result on the root, std::nullopt elsewhere.
+template <class Engine, class MakeSampler, class Progress, chain_placement Placement>
+std::optional<inference_result> infer_on(const Placement& where, MakeSampler& make, const inference_options& options,
+                                         Progress& progress) {
+  check_inference_options("infer", options, 1);
+  const std::int64_t per_chain =
+      static_cast<std::int64_t>(options.burnin) + static_cast<std::int64_t>(options.draws) * options.thin;
+  const std::int64_t total = per_chain * options.chains;
+  const int here = where.chains_here(options.chains);
+  const std::int64_t report_every = std::max<std::int64_t>(1, per_chain * here / 100);
+  using S = std::invoke_result_t<MakeSampler&, Engine&>;
+  const std::vector<std::string> diagnostic_names = draw_diagnostic_names<S>();
+  const auto n_diagnostics = static_cast<Eigen::Index>(diagnostic_names.size());
+  std::vector<chain_payload> runs(static_cast<std::size_t>(options.chains));
+  std::mutex progress_mutex;
+  std::int64_t done = 0;
+  auto tick = [&](std::int64_t sweeps) {
+    if (!where.is_root() || !wants_progress(progress)) return;
+    std::lock_guard lock(progress_mutex);
+    done += sweeps;
+    progress(inference_progress{whole_run_sweeps(done, options.chains, here), total});
+  };
+  // One chain at a time in its own scope: a sequential run holds one sampler in memory, not options.chains of them.
+  where.collectively([&] {
+    for_each_chain(options, [&](int c) {
+      if (!where.runs(c)) return;
+      driven_chain<S, Engine> chain(make, options.seed, c, options.burnin, n_diagnostics);
+      chain.advance(options.burnin, options.draws, options, report_every, tick);
+      runs[static_cast<std::size_t>(c)] = {std::move(chain.draws), std::move(chain.diagnostics), chain.sampler.events(),
+                                           chain.kept, chain.swept};
+    });
+  });
+  where.gather(runs);
+  if (!where.is_root()) return std::nullopt;
+  std::int64_t sweeps = 0;
+  for (const auto& r : runs) sweeps += r.swept;
+  return assemble("infer", runs, diagnostic_names, sweeps < total);
+}
+
+// infer_until on a placement: the result on the root, std::nullopt elsewhere. Every process runs the same rounds: the
+// root checks the target on every chain and agree() tells the others.
+template <class Engine, class MakeSampler, class Progress, chain_placement Placement>
+std::optional<extended_inference_result> infer_until_on(const Placement& where, MakeSampler& make,
+                                                        const inference_options& options, const convergence_target& target,
+                                                        Progress& progress) {
+  check_inference_options("infer_until", options, 4);
+  if (!(target.max_rhat >= 1.0 && std::isfinite(target.max_rhat)))
+    throw_invalid("infer_until", "max_rhat", target.max_rhat, "a finite number >= 1");
+  if (!(target.min_ess >= 0.0 && std::isfinite(target.min_ess)))
+    throw_invalid("infer_until", "min_ess", target.min_ess, "a finite number >= 0");
+  const std::int64_t first = static_cast<std::int64_t>(options.burnin) + static_cast<std::int64_t>(options.draws) * options.thin;
+  if (target.max_sweeps < first)
+    throw_invalid("infer_until", "max_sweeps", static_cast<double>(target.max_sweeps),
+                  "at least burnin + draws * thin = " + std::to_string(first));
+  using S = std::invoke_result_t<MakeSampler&, Engine&>;
+  using chain_type = driven_chain<S, Engine>;
+  const auto n_chains = static_cast<std::size_t>(options.chains);
+  const std::vector<std::string> diagnostic_names = draw_diagnostic_names<S>();
+  const auto n_diagnostics = static_cast<Eigen::Index>(diagnostic_names.size());
+  const int here = where.chains_here(options.chains);
+  // Held by pointer: the chains stay where they were built, so a sampler need not be movable (null: made elsewhere).
+  std::vector<std::unique_ptr<chain_type>> runs(n_chains);
+  where.collectively([&] {
+    for (int c = 0; c < options.chains; ++c)
+      if (where.runs(c))
+        runs[static_cast<std::size_t>(c)] = std::make_unique<chain_type>(make, options.seed, c, options.burnin, n_diagnostics);
+  });
+  std::mutex progress_mutex;
+  std::int64_t done = 0, planned = first * options.chains;
+  const std::int64_t report_every = std::max<std::int64_t>(1, first * here / 100);
+  auto tick = [&](std::int64_t sweeps) {
+    if (!where.is_root() || !wants_progress(progress)) return;
+    std::lock_guard lock(progress_mutex);
+    done += sweeps;
+    progress(inference_progress{whole_run_sweeps(done, options.chains, here), planned});
+  };
+  std::vector<chain_payload> gathered(n_chains);
+  // Runs every chain made here for `burn` sweeps and `keep` kept draws, then gathers a copy of every chain on the root;
+  // true when any process was stopped.
+  auto round = [&](std::int64_t burn, std::int64_t keep) {
+    where.collectively([&] {
+      for_each_chain(options, [&](int c) {
+        if (auto& r = runs[static_cast<std::size_t>(c)]) r->advance(burn, keep, options, report_every, tick);
+      });
+    });
+    for (std::size_t c = 0; c < n_chains; ++c)
+      if (const auto& r = runs[c]) gathered[c] = {r->draws, r->diagnostics, r->sampler.events(), r->kept, r->swept};
+    where.gather(gathered);
+    return where.any(stop_requested(options));
+  };
+
+  std::int64_t per_chain = first, kept_per_chain = options.draws;
+  bool stopped = round(options.burnin, options.draws);
+  int rounds = 1;
+  bool reached = false;
+  while (!stopped) {
+    bool ok = false, extend = false;
+    if (where.is_root()) {
+      std::vector<Eigen::MatrixXd> chains(n_chains);
+      for (std::size_t c = 0; c < n_chains; ++c) chains[c] = gathered[c].draws;
+      const posterior p(std::move(chains));
+      ok = true;
+      for (Eigen::Index j = 0; j < p.dimension() && ok; ++j) {
+        const double r = p.rhat(j), b = p.ess_bulk(j), t = p.ess_tail(j);
+        ok = std::isfinite(r) && r <= target.max_rhat && b >= target.min_ess && t >= target.min_ess;
+      }
+      extend = !ok && per_chain + kept_per_chain * options.thin <= target.max_sweeps;  // doubles the kept draws
+    }
+    reached = where.agree(ok);
+    if (!where.agree(extend)) break;
+    {
+      std::lock_guard lock(progress_mutex);
+      planned += kept_per_chain * options.thin * options.chains;
+    }
+    stopped = round(0, kept_per_chain);
+    per_chain += kept_per_chain * options.thin;
+    kept_per_chain *= 2;
+    ++rounds;
+  }
+  if (!where.is_root()) return std::nullopt;
+  std::int64_t longest = 0;
+  for (const auto& g : gathered) longest = std::max(longest, g.swept);
+  if (stopped) per_chain = longest;
+  return extended_inference_result{assemble("infer_until", gathered, diagnostic_names, stopped), reached, rounds, per_chain};
+}
+}  // namespace detail
+
+/// Runs options.chains chains of the sampler that make(g) builds (g: the chain's engine, for initialisation),
+/// discarding burnin sweeps and keeping draws sweeps thinned by thin. A sampler with end_warmup() is told once, after
+/// the burn-in, and a sampler with begin_warmup(int) is told the burn-in's length before its first step (NUTS adapts
+/// over exactly the burn-in). progress(inference_progress) is called about a hundred times per run (serialised across
+/// threads). Exceptions in a chain are rethrown here. Engine: any uniform random bit generator,
+/// `infer<my_engine>(make, options)`.
+// (clang-format 14 joins a requires-clause to the declaration: laid out by hand)
+// clang-format off
+template <random_engine Engine = std::mt19937_64, class MakeSampler, class Progress = void (*)(const inference_progress&)>
+  requires std::invocable<MakeSampler&, Engine&> && sampler<std::invoke_result_t<MakeSampler&, Engine&>, Engine>
+inference_result infer(MakeSampler make, const inference_options& options, Progress progress = nullptr) {
+  // clang-format on
+  return *detail::infer_on<Engine>(this_process{}, make, options, progress);
+}
+
 /// Runs the chains as infer does, then keeps extending every chain (the same samplers, continuing) until the target
 /// is met or max_sweeps per chain would be exceeded: each round doubles the kept draws per chain (thinning unchanged).
 /// All kept draws are returned. progress is told the sweeps done and the sweeps planned so far. begin_warmup(),
@@ -372,90 +543,7 @@ template <random_engine Engine = std::mt19937_64, class MakeSampler, class Progr
 extended_inference_result infer_until(MakeSampler make, const inference_options& options, const convergence_target& target,
                                       Progress progress = nullptr) {
   // clang-format on
-  detail::check_inference_options("infer_until", options, 4);
-  if (!(target.max_rhat >= 1.0 && std::isfinite(target.max_rhat)))
-    throw_invalid("infer_until", "max_rhat", target.max_rhat, "a finite number >= 1");
-  if (!(target.min_ess >= 0.0 && std::isfinite(target.min_ess)))
-    throw_invalid("infer_until", "min_ess", target.min_ess, "a finite number >= 0");
-  const std::int64_t first = static_cast<std::int64_t>(options.burnin) + static_cast<std::int64_t>(options.draws) * options.thin;
-  if (target.max_sweeps < first)
-    throw_invalid("infer_until", "max_sweeps", static_cast<double>(target.max_sweeps),
-                  "at least burnin + draws * thin = " + std::to_string(first));
-  using S = std::invoke_result_t<MakeSampler&, Engine&>;
-  using chain_type = detail::driven_chain<S, Engine>;
-  const auto n_chains = static_cast<std::size_t>(options.chains);
-  const std::vector<std::string> diagnostic_names = detail::draw_diagnostic_names<S>();
-  const auto n_diagnostics = static_cast<Eigen::Index>(diagnostic_names.size());
-  // Held by pointer: the chains stay where they were built, so a sampler need not be movable.
-  std::vector<std::unique_ptr<chain_type>> runs;
-  runs.reserve(n_chains);
-  for (int c = 0; c < options.chains; ++c)
-    runs.push_back(std::make_unique<chain_type>(make, options.seed, c, options.burnin, n_diagnostics));
-  const Eigen::Index dim = runs.front()->draws.cols();
-  std::mutex progress_mutex;
-  std::int64_t done = 0, planned = first * options.chains;
-  const std::int64_t report_every = std::max<std::int64_t>(1, planned / 100);
-  auto tick = [&](std::int64_t sweeps) {
-    if (!detail::wants_progress(progress)) return;
-    std::lock_guard lock(progress_mutex);
-    done += sweeps;
-    progress(inference_progress{done, planned});
-  };
-  std::vector<Eigen::MatrixXd> chains(n_chains), diagnostics(n_chains);
-  auto collect = [&] {
-    for (std::size_t c = 0; c < n_chains; ++c) {
-      chains[c] = runs[c]->draws;
-      diagnostics[c] = runs[c]->diagnostics;
-    }
-  };
-  bool stopped = false;
-  auto round = [&](std::int64_t burn, std::int64_t keep) {
-    detail::for_each_chain(options,
-                           [&](int c) { runs[static_cast<std::size_t>(c)]->advance(burn, keep, options, report_every, tick); });
-    collect();
-    if (detail::stop_requested(options)) {
-      stopped = true;
-      std::vector<Eigen::Index> kept_draws(n_chains);
-      for (std::size_t c = 0; c < n_chains; ++c) kept_draws[c] = runs[c]->kept;
-      detail::cut_to_kept("infer_until", chains, diagnostics, kept_draws);
-    }
-  };
-
-  std::int64_t per_chain = first;
-  round(options.burnin, options.draws);
-  int rounds = 1;
-  bool reached = false;
-  while (!stopped) {
-    const posterior p(chains);
-    bool ok = true;
-    for (Eigen::Index j = 0; j < dim && ok; ++j) {
-      const double r = p.rhat(j), b = p.ess_bulk(j), t = p.ess_tail(j);
-      ok = std::isfinite(r) && r <= target.max_rhat && b >= target.min_ess && t >= target.min_ess;
-    }
-    const std::int64_t keep = chains.front().rows();  // double the kept draws
-    if (ok || per_chain + keep * options.thin > target.max_sweeps) {
-      reached = ok;
-      break;
-    }
-    {
-      std::lock_guard lock(progress_mutex);
-      planned += keep * options.thin * options.chains;
-    }
-    round(0, keep);
-    per_chain += keep * options.thin;
-    ++rounds;
-  }
-  numerical_events all;
-  std::int64_t sweeps = 0, longest = 0;
-  for (const auto& r : runs) {
-    all += r->sampler.events();
-    sweeps += r->swept;
-    longest = std::max(longest, r->swept);
-  }
-  if (n_diagnostics == 0) diagnostics.clear();
-  if (stopped) per_chain = longest;
-  return {inference_result{posterior(std::move(chains)), all, sweeps, diagnostic_names, std::move(diagnostics), stopped}, reached,
-          rounds, per_chain};
+  return *detail::infer_until_on<Engine>(this_process{}, make, options, target, progress);
 }
 
 }  // namespace privpost

@@ -1,7 +1,8 @@
 // privpost/inference/run.hpp
-// run(make, options, writers...): one entry for a posterior run, in the style of Stan's services: the chains as infer
-// runs them (or infer_until's, when a convergence target is given), every kept draw handed as it is made to the writers
-// that stream (draw(header, kept_draw)), then every writer handed the result in turn.
+// run(make, options[, placement], writers...): one entry for a posterior run, in the style of Stan's services: the
+// chains as infer runs them (or infer_until's, when a convergence target is given), in this process or spread over MPI
+// ranks (distributed::ranks), every kept draw handed as it is made to the writers that stream (draw(header,
+// kept_draw)), then every writer handed the result in turn.
 // Writers (inference/writers.hpp, or a user's own) are composed by the caller instead of each program writing its
 // own report: a summary table, the draws as CSV, CmdStan CSV files, a JSON summary.
 #pragma once
@@ -88,15 +89,17 @@ inline std::vector<std::string> default_names(Eigen::Index dimension) {
 
 }  // namespace detail
 
-/// Runs the sampler that make(g) builds as infer does (infer_until when options.target is set), then calls
+/// Runs the sampler that make(g) builds as infer does (infer_until when options.target is set), with its chains where
+/// the placement says (this_process, or distributed::ranks to spread them over MPI ranks), then calls
 /// write(header, result) on every writer, in order; writers with progress() are told the run's progress. Returns what
-/// the chains did (reached is true and rounds 1 without a target). The draws reach the writers even when
-/// options.inference.stop ended the run early (inference_result::interrupted). std::invalid_argument when names does
-/// not match the sampler's dimension.
+/// the chains did (reached is true and rounds 1 without a target), on every process of the placement. The writers
+/// write on the placement's root only, which streams the draws of the chains it makes itself (under ranks, the other
+/// chains reach the writers at the end). The draws reach the writers even when options.inference.stop ended the run
+/// early (inference_result::interrupted). std::invalid_argument when names does not match the sampler's dimension.
 // clang-format off
-template <random_engine Engine = std::mt19937_64, class MakeSampler, run_writer... Writers>
+template <random_engine Engine = std::mt19937_64, class MakeSampler, chain_placement Placement, run_writer... Writers>
   requires std::invocable<MakeSampler&, Engine&> && sampler<std::invoke_result_t<MakeSampler&, Engine&>, Engine>
-extended_inference_result run(MakeSampler make, const run_options& options, Writers&&... writers) {
+extended_inference_result run(MakeSampler make, const run_options& options, const Placement& where, Writers&&... writers) {
   // clang-format on
   auto progress = [&](const inference_progress& p) {
     (
@@ -122,26 +125,40 @@ extended_inference_result run(MakeSampler make, const run_options& options, Writ
   std::optional<run_header> streamed;
   std::mutex stream_mutex;
   if constexpr ((streaming_writer<std::remove_cvref_t<Writers>> || ...)) {
-    io.on_draw = [&, chained = io.on_draw](const kept_draw& d) {
-      if (chained) chained(d);
-      std::lock_guard lock(stream_mutex);
-      if (!streamed) streamed = header_for(static_cast<Eigen::Index>(d.parameters.size()));
-      (
-          [&](auto& w) {
-            if constexpr (streaming_writer<std::remove_cvref_t<decltype(w)>>) w.draw(*streamed, d);
-          }(writers),
-          ...);
-    };
+    if (where.is_root())
+      io.on_draw = [&, chained = io.on_draw](const kept_draw& d) {
+        if (chained) chained(d);
+        std::lock_guard lock(stream_mutex);
+        if (!streamed) streamed = header_for(static_cast<Eigen::Index>(d.parameters.size()));
+        (
+            [&](auto& w) {
+              if constexpr (streaming_writer<std::remove_cvref_t<decltype(w)>>) w.draw(*streamed, d);
+            }(writers),
+            ...);
+      };
   }
-  extended_inference_result out = [&] {
-    if (options.target) return infer_until<Engine>(std::move(make), io, *options.target, progress);
-    auto result = infer<Engine>(std::move(make), io, progress);
-    const std::int64_t per_chain = result.sweeps / io.chains;
-    return extended_inference_result{std::move(result), true, 1, per_chain};
-  }();
-  const run_header header = header_for(out.result.draws.dimension());
-  (writers.write(header, out.result), ...);
+  std::optional<extended_inference_result> on_root;
+  if (options.target) {
+    on_root = detail::infer_until_on<Engine>(where, make, io, *options.target, progress);
+  } else if (auto result = detail::infer_on<Engine>(where, make, io, progress)) {
+    const std::int64_t per_chain = result->sweeps / io.chains;
+    on_root = extended_inference_result{std::move(*result), true, 1, per_chain};
+  }
+  extended_inference_result out = where.share(std::move(on_root));
+  if (where.is_root()) {
+    const run_header header = header_for(out.result.draws.dimension());
+    (writers.write(header, out.result), ...);
+  }
   return out;
+}
+
+/// run() with every chain in this process (this_process).
+// clang-format off
+template <random_engine Engine = std::mt19937_64, class MakeSampler, run_writer... Writers>
+  requires std::invocable<MakeSampler&, Engine&> && sampler<std::invoke_result_t<MakeSampler&, Engine&>, Engine>
+extended_inference_result run(MakeSampler make, const run_options& options, Writers&&... writers) {
+  // clang-format on
+  return run<Engine>(std::move(make), options, this_process{}, std::forward<Writers>(writers)...);
 }
 
 }  // namespace privpost
