@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -31,19 +33,36 @@ namespace privpost::tools::infer_tool {
 // stderr); tick is told the progress. A model's own default target (until_rhat: extend until R-hat <= 1.01, no ESS
 // target, at most until_rhat->max_sweeps a chain) applies when --target-ess is not given. Under mpirun the chains are
 // spread over the ranks, with the draws of one process.
-// stream_as: the method's name and its parameters' names when the run's kept draws are the ones reported, to be
-// streamed to --output-dir's CmdStan CSV files as they are made (a run killed outright leaves valid files); unset when
-// the model transforms its draws before reporting them (the files are then written at the end only).
+// stream_as: the method's name and the reported parameters' names, for the kept draws to be streamed to --output-dir's
+// CmdStan CSV files as they are made (a run killed outright leaves valid files). transform, when set, makes the
+// reported draw from the sampled one (a model that reports its draws on another scale, or fewer columns than it
+// samples); unset, the sampled draw is the one reported. The final files are rewritten at the end from the reported
+// results (write_outputs), which the same transform made.
 struct stream_as {
   std::string method;
   std::vector<std::string> names;
+  std::function<void(std::span<const double> sampled, std::span<double> reported)> transform{};
 };
 
-// Hands the kept draws to --output-dir's writer as they are made; the final files are written by write_outputs (with
-// the method's title and the final header), so the end of the run writes nothing here.
+// Hands the kept draws to --output-dir's writer as they are made, on the reported scale; the final files are written
+// by write_outputs (with the method's title and the final header), so the end of the run writes nothing here.
 struct cmdstan_stream {
   privpost::cmdstan_csv_writer* writer;
-  void draw(const privpost::run_header& h, const privpost::kept_draw& d) { writer->draw(h, d); }
+  const stream_as* as;
+  std::optional<privpost::run_header> header{};  // the run's, with the reported names (a transformed stream)
+  std::vector<double> reported{};
+  void draw(const privpost::run_header& h, const privpost::kept_draw& d) {
+    if (!as->transform) return writer->draw(h, d);
+    if (!header) {
+      header = h;
+      header->names = as->names;
+      reported.resize(as->names.size());
+    }
+    as->transform(d.parameters, reported);
+    privpost::kept_draw r = d;
+    r.parameters = reported;
+    writer->draw(*header, r);
+  }
   void write(const privpost::run_header&, const privpost::inference_result&) noexcept {}
 };
 
@@ -64,10 +83,10 @@ privpost::inference_result run_chains(Make make, const options& o, const privpos
   const bool streams = stream && o.cmdstan;
   if (streams) {
     ro.method = stream->method;
-    ro.names = stream->names;
+    if (!stream->transform) ro.names = stream->names;  // else the sampled parameters are not the reported ones
   }
   auto run_on = [&](const auto& where) {
-    return streams ? privpost::run(make, ro, where, privpost::progress_writer{tick}, cmdstan_stream{o.cmdstan.get()})
+    return streams ? privpost::run(make, ro, where, privpost::progress_writer{tick}, cmdstan_stream{o.cmdstan.get(), &*stream})
                    : privpost::run(make, ro, where, privpost::progress_writer{tick});
   };
 #if defined(PRIVPOST_TOOLS_MPI)

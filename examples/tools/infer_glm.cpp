@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -26,29 +27,40 @@ namespace {
 // of the declared ranges (x'_j = (x_j - centre_j) / (h_j sqrt d), h_j the half-width):
 //   slope_j = theta'_j / (h_j sqrt d), intercept = c theta'_0 - sum_j slope_j centre_j (log-odds at x = 0),
 //   sd_j = tau'_j h_j sqrt d, mean_j = centre_j + h_j sqrt d mu'_j.
-privpost::posterior reported(const privpost::posterior& sampled, const release_record& rec, int p, bool mean) {
+void report_draw(std::span<const double> m, std::span<double> out, const release_record& rec, int p, bool mean) {
   const int d = static_cast<int>(rec.covariates.size());
   const int off = p - d;
-  const Eigen::Index corr = static_cast<Eigen::Index>(d) * (d - 1) / 2;
+  const std::size_t corr = static_cast<std::size_t>(d) * static_cast<std::size_t>(d - 1) / 2;
   const bool data_scale = rec.glm_scale == "unit_ball";
+  const auto at = [](int i) { return static_cast<std::size_t>(i); };
+  double shift = 0.0;
+  for (int k = 0; k < d; ++k) {
+    double scale = 1.0, centre = 0.0;
+    if (data_scale) {
+      const auto& b = rec.covariate_bounds[at(k)];
+      scale = 0.5 * (b.second - b.first) * std::sqrt(static_cast<double>(d));
+      centre = 0.5 * (b.first + b.second);
+    }
+    out[at(off + k)] = m[at(off + k)] / scale;
+    shift += out[at(off + k)] * centre;
+    out[at(p + k)] = m[at(p + k)] * scale;
+    if (mean) out[at(p + d + k)] = centre + scale * m[corr + at(p + d + k)];
+  }
+  if (off == 1) out[0] = rec.intercept_value * m[0] - shift;
+}
+
+// The reported columns of every draw (report_draw).
+privpost::posterior reported(const privpost::posterior& sampled, const release_record& rec, int p, bool mean) {
+  const int d = static_cast<int>(rec.covariates.size());
   std::vector<Eigen::MatrixXd> chains;
+  std::vector<double> in, row(static_cast<std::size_t>(p + d + (mean ? d : 0)));
   for (const auto& m : sampled.chains()) {
-    Eigen::MatrixXd out(m.rows(), p + d + (mean ? d : 0));
+    Eigen::MatrixXd out(m.rows(), static_cast<Eigen::Index>(row.size()));
+    in.resize(static_cast<std::size_t>(m.cols()));
     for (Eigen::Index i = 0; i < m.rows(); ++i) {
-      double shift = 0.0;
-      for (int k = 0; k < d; ++k) {
-        double scale = 1.0, centre = 0.0;
-        if (data_scale) {
-          const auto& b = rec.covariate_bounds[static_cast<std::size_t>(k)];
-          scale = 0.5 * (b.second - b.first) * std::sqrt(static_cast<double>(d));
-          centre = 0.5 * (b.first + b.second);
-        }
-        out(i, off + k) = m(i, off + k) / scale;
-        shift += out(i, off + k) * centre;
-        out(i, p + k) = m(i, p + k) * scale;
-        if (mean) out(i, p + d + k) = centre + scale * m(i, p + d + corr + k);
-      }
-      if (off == 1) out(i, 0) = rec.intercept_value * m(i, 0) - shift;
+      for (Eigen::Index j = 0; j < m.cols(); ++j) in[static_cast<std::size_t>(j)] = m(i, j);
+      report_draw(in, row, rec, p, mean);
+      for (Eigen::Index j = 0; j < out.cols(); ++j) out(i, j) = row[static_cast<std::size_t>(j)];
     }
     chains.push_back(std::move(out));
   }
@@ -190,6 +202,17 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
       return nuts_sampler<Model>(Model(z, rec.n, model_sigma, d, prior, design), nuts, g);
     };
   };
+  const int p = statistic.augmented();
+  std::vector<std::string> names;
+  if (c) names.emplace_back("intercept");
+  for (const auto& n : rec.covariates) names.push_back(n);
+  for (const auto& n : rec.covariates) names.push_back("sd(" + n + ")");
+  if (rec.intercept)
+    for (const auto& n : rec.covariates) names.push_back("mean(" + n + ")");
+  // --output-dir's files get the reported draws as they are made.
+  const stream_as stream{"nuts", names, [&](std::span<const double> sampled, std::span<double> out) {
+                           report_draw(sampled, out, rec, p, rec.intercept);
+                         }};
   std::vector<std::pair<std::string, inference_result>> results;
   if (laplace) {
     // Partially collapsed Gibbs (docs/design-glm.md Sec. 5.10): NUTS given the Laplace noise's latent variances, then the
@@ -197,9 +220,9 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
     using sampler = glm_collapsed_gibbs<typename Model::map_type, laplace_mechanism>;
     results.emplace_back(
         "nuts", run_chains([&](std::mt19937_64& g) { return sampler(z, rec.n, *laplace_noise, d, prior, design, nuts, g); }, o,
-                           io, tick));
+                           io, tick, std::nullopt, stream));
   } else {
-    results.emplace_back("nuts", run_chains(make(gaussian_sigma), o, io, tick));
+    results.emplace_back("nuts", run_chains(make(gaussian_sigma), o, io, tick, std::nullopt, stream));
   }
   if (o.compare_naive && !interrupt_requested()) {
     // The naive posterior can take longer than the noise-aware one (its geometry is narrower): it has its own progress.
@@ -209,13 +232,6 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
     };
     results.emplace_back("naive", run(make(0.0), run_options{.inference = io}, progress_writer{naive_tick}).result);
   }
-  const int p = statistic.augmented();
-  std::vector<std::string> names;
-  if (c) names.emplace_back("intercept");
-  for (const auto& n : rec.covariates) names.push_back(n);
-  for (const auto& n : rec.covariates) names.push_back("sd(" + n + ")");
-  if (rec.intercept)
-    for (const auto& n : rec.covariates) names.push_back("mean(" + n + ")");
   // privpost-synthesize: the sets are drawn from the sampled scale's draws (the covariate law lives there), after the
   // summary.
   std::optional<inference_result> sampled;

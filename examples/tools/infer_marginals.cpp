@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -200,6 +201,12 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
   const privpost::inference_options io = driver_options(o);
   tools::progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const privpost::inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
+  // --output-dir's files get the reported columns as they are made (privpost-synthesize's cells follow them).
+  stream_as stream{"records", names};
+  if (synthesize)
+    stream.transform = [&names](std::span<const double> sampled, std::span<double> out) {
+      std::copy_n(sampled.begin(), names.size(), out.begin());
+    };
   std::vector<std::pair<std::string, privpost::inference_result>> results;
   results.emplace_back("records", run_chains(
                                       [&](auto& g) {
@@ -207,7 +214,7 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
                                             histogram_gibbs(alpha, first.n, measurements, g, record_init::consistent), margins,
                                             report_cells, names.size(), synthesize);
                                       },
-                                      o, io, tick));
+                                      o, io, tick, std::nullopt, stream));
   for (std::size_t k = 0; k < recs.size(); ++k) {
     const auto& r = recs[k];
     std::string tables;

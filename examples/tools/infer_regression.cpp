@@ -1,7 +1,9 @@
 // privpost-infer, linear regression: Gibbs-SS-Update (default), -Prior or -Noisy covariate moments, or the record-level
 // sampler (--method records, with the NIW or fixed normal covariate law); releases made on the declared box's [-1, 1]
 // scale are sampled there and reported on the data's scale.
+#include <algorithm>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,24 +17,34 @@ namespace {
 // y' = (y - c_y) / h_y) turned into the data's scale: slope_j = h_y theta'_j / h_j, intercept = c_y + h_y theta'_0 -
 // sum_j slope_j c_j, sigma^2 = h_y^2 sigma'^2. Without an intercept the slopes and sigma^2 are mapped alike (the scaled
 // model then passes through the box's centre).
-privpost::posterior to_data_scale(const privpost::posterior& scaled, const privpost::tools::release_record& rec) {
+void to_data_scale(std::span<double> draw, const privpost::tools::release_record& rec) {
   const int d = static_cast<int>(rec.covariates.size());
   const int off = rec.intercept ? 1 : 0;
   const double yc = 0.5 * (rec.response_bounds.first + rec.response_bounds.second);
   const double yh = 0.5 * (rec.response_bounds.second - rec.response_bounds.first);
+  const auto at = [](int i) { return static_cast<std::size_t>(i); };
+  double shift = 0.0;
+  for (int k = 0; k < d; ++k) {
+    const auto& b = rec.covariate_bounds[at(k)];
+    const double xc = 0.5 * (b.first + b.second), xh = 0.5 * (b.second - b.first);
+    draw[at(off + k)] = yh * draw[at(off + k)] / xh;
+    shift += draw[at(off + k)] * xc;
+  }
+  if (rec.intercept) draw[0] = yc + yh * draw[0] - shift;
+  draw[at(off + d)] = yh * yh * draw[at(off + d)];
+}
+
+// Every draw on the data's scale (to_data_scale above).
+privpost::posterior to_data_scale(const privpost::posterior& scaled, const privpost::tools::release_record& rec) {
   std::vector<Eigen::MatrixXd> chains;
+  std::vector<double> row;
   for (const auto& m : scaled.chains()) {
     Eigen::MatrixXd out = m;
+    row.resize(static_cast<std::size_t>(m.cols()));
     for (Eigen::Index i = 0; i < m.rows(); ++i) {
-      double shift = 0.0;
-      for (int k = 0; k < d; ++k) {
-        const auto& b = rec.covariate_bounds[static_cast<std::size_t>(k)];
-        const double xc = 0.5 * (b.first + b.second), xh = 0.5 * (b.second - b.first);
-        out(i, off + k) = yh * m(i, off + k) / xh;
-        shift += out(i, off + k) * xc;
-      }
-      if (rec.intercept) out(i, 0) = yc + yh * m(i, 0) - shift;
-      out(i, off + d) = yh * yh * m(i, off + d);
+      for (Eigen::Index j = 0; j < m.cols(); ++j) row[static_cast<std::size_t>(j)] = m(i, j);
+      to_data_scale(row, rec);
+      for (Eigen::Index j = 0; j < m.cols(); ++j) out(i, j) = row[static_cast<std::size_t>(j)];
     }
     chains.push_back(std::move(out));
   }
@@ -88,6 +100,21 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   const inference_options io = driver_options(o);
   tools::progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const inference_progress& pr) { progress(static_cast<long>(pr.done), static_cast<long>(pr.total)); };
+  std::vector<std::string> names;
+  for (int k = 0; k < p; ++k)
+    names.push_back((rec.intercept && k == 0) ? std::string("intercept")
+                                              : rec.covariates[static_cast<std::size_t>(k - (rec.intercept ? 1 : 0))]);
+  names.push_back("sigma^2");
+  // --output-dir's files get the reported draws as they are made: (theta, sigma^2), on the data's scale.
+  auto stream_of = [&](const std::string& method) {
+    stream_as s{method, names};
+    if (rec.unit_scaled || synthesize)
+      s.transform = [&rec, p](std::span<const double> sampled, std::span<double> out) {
+        std::copy_n(sampled.begin(), p + 1, out.begin());
+        if (rec.unit_scaled) to_data_scale(out, rec);
+      };
+    return s;
+  };
   std::vector<std::pair<std::string, inference_result>> results;
   const bool records = o.method == "records";
   if (records) {
@@ -112,7 +139,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
                                             return record_regression(layout, prior, h, box, ybox, mechanism, z, rec.n, g,
                                                                      record_init::consistent);
                                           },
-                                          o, io, tick));
+                                          o, io, tick, std::nullopt, stream_of("records")));
     } else {
       const normal_covariate_law law{centre, Eigen::MatrixXd(spread.asDiagonal())};
       results.emplace_back("records", run_chains(
@@ -120,7 +147,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
                                             return record_regression(layout, prior, law, box, ybox, mechanism, z, rec.n, g,
                                                                      record_init::consistent);
                                           },
-                                          o, io, tick));
+                                          o, io, tick, std::nullopt, stream_of("records")));
     }
   } else if (moments == "update") {
     const double nu = d + 3.0;
@@ -132,9 +159,10 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
     if (synthesize) {
       // The covariate law rides along with (theta, sigma^2): synthetic records need a joint draw of both
       // (privpost/inference/synthetic_regression.hpp). Its columns are split off once the sets are written.
-      results.emplace_back("gibbs", run_chains([&](auto& g) { return with_covariate_law(chain(g)); }, o, io, tick));
+      results.emplace_back("gibbs", run_chains([&](auto& g) { return with_covariate_law(chain(g)); }, o, io, tick, std::nullopt,
+                                               stream_of("gibbs")));
     } else {
-      results.emplace_back("gibbs", run_chains(chain, o, io, tick));
+      results.emplace_back("gibbs", run_chains(chain, o, io, tick, std::nullopt, stream_of("gibbs")));
     }
   } else if (moments == "prior") {
     const auto cm = normal_covariate_moments(layout, centre, Eigen::MatrixXd(spread.asDiagonal()));
@@ -143,7 +171,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
                                         return gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, mechanism,
                                                         z, rec.n, g);
                                       },
-                                      o, io, tick));
+                                      o, io, tick, std::nullopt, stream_of("gibbs")));
   } else if (moments == "noisy") {
     if (rec.noisy_moments.empty())
       throw std::invalid_argument("--moments noisy: the release record holds no noisy_moments (release with --noisy-moments)");
@@ -156,18 +184,16 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
                                         return gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, mechanism,
                                                         z, rec.n, g);
                                       },
-                                      o, io, tick));
+                                      o, io, tick, std::nullopt, stream_of("gibbs")));
   } else {
     throw std::invalid_argument("--moments is '" + moments + "'; accepted: update, prior, noisy");
   }
   if (o.compare_naive && !interrupt_requested())
     results.emplace_back(
-        "naive", infer([&](auto& g) { return conjugate_sampler(linear_regression_statistic(layout), prior, z, rec.n, g); }, io));
-  std::vector<std::string> names;
-  for (int k = 0; k < p; ++k)
-    names.push_back((rec.intercept && k == 0) ? std::string("intercept")
-                                              : rec.covariates[static_cast<std::size_t>(k - (rec.intercept ? 1 : 0))]);
-  names.push_back("sigma^2");
+        "naive",
+        privpost::run([&](auto& g) { return conjugate_sampler(linear_regression_statistic(layout), prior, z, rec.n, g); },
+                      run_options{.inference = io})
+            .result);
   // privpost-synthesize: the joint draws are kept for the sets (written after the summary); the summary is of
   // (theta, sigma^2) alone.
   std::optional<inference_result> joint;

@@ -323,6 +323,7 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
   const inference_options io = driver_options(run);
   progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
+  const auto names = cell_names(rec, graph);
   const inference_result r = run_chains(
       [&](auto& g) {
         gibbs_ss chain(model, prior, mechanism, y, rec.n, g);
@@ -330,9 +331,8 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
         chain.set_shift_moves(shifts);
         return chain;
       },
-      run, io, tick, chains.until_rhat);
+      run, io, tick, chains.until_rhat, stream_as{"gibbs", names});
   run.draws = static_cast<int>(r.draws.draws_per_chain());  // what was kept (every round's), for the header and the report
-  const auto names = cell_names(rec, graph);
   const table_layout layout(graph);
   std::printf(
       "\nnoise-aware posterior (Bayesian CGM, Gibbs-SS; hyper-Dirichlet alpha_0 = %g): %d chains x %d draws (burn-in "
