@@ -84,13 +84,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   namespace tools = privpost::tools;
   if (!tools::same_value(r.sensitivity, tools::record_detail::declared_sensitivity(r)))
     privpost::fuzz::violated("a sensitivity the declared bounds do not give");
+  const auto ranges = tools::record_detail::statistic_ranges(r, r.noisy_statistics.size());
   for (std::size_t i = 0; i < r.noisy_statistics.size(); ++i) {
-    const auto [lo, hi] = tools::record_detail::statistic_range(r, i);
+    const auto [lo, hi] = ranges[i];
     const double z = r.noisy_statistics[i];
     if (z < lo - privpost::max_noise_scales_outside * r.noise || z > hi + privpost::max_noise_scales_outside * r.noise)
       privpost::fuzz::violated("a noisy statistic no honest release produces");
   }
-  if (r.model == "multinomial" && !(r.categories >= 2 && r.categories <= tools::max_categories))
+  if (tools::takes_categories(r.model) && !(r.categories >= 2 && r.categories <= tools::max_categories))
     privpost::fuzz::violated("categories");
   auto distinct = [](const std::vector<std::string>& v) {
     for (std::size_t i = 0; i < v.size(); ++i)
