@@ -36,8 +36,16 @@ using study_option = privpost::tools::option_use<study_kind>;
 using privpost::tools::model_kind;
 
 constexpr bool any_model(const study_kind&) { return true; }
+// The models whose privpost-infer takes --collapsed-moves.
+bool collapsed_moves(const privpost::tools::model_row& m) { return (m.options & privpost::tools::option_collapsed_moves) != 0; }
+// A --categories count: multinomial's, or the tables' and marginals' levels per node.
+bool categories_or_tables(const privpost::tools::model_row& m) {
+  return privpost::tools::model_rules::categories(m) || privpost::tools::model_rules::table_columns(m);
+}
+using privpost::tools::for_models;
+namespace model_rules = privpost::tools::model_rules;
 
-inline constexpr std::array study_option_uses{
+inline const std::array study_option_uses{
     study_option{"--model", "binomial", "every study", any_model},
     study_option{"--methods", "gibbs", "every study", any_model},
     study_option{"--n", "100", "every study", any_model},
@@ -52,29 +60,20 @@ inline constexpr std::array study_option_uses{
     study_option{"--ranks", "ranks.csv", "every study", any_model},
     study_option{"--plot", "plot.png", "every study", any_model},
     study_option{"--mmd-draws", "0", "every study", any_model},
-    study_option{"--dim", "2", "linreg, logistic and poisson-glm",
-                 [](const study_kind& k) { return k.is(model_kind::regression) || k.is(model_kind::glm); }},
-    study_option{"--moments", "noisy", "linreg", [](const study_kind& k) { return k.is(model_kind::regression); }},
-    study_option{"--partitions", "10", "linreg", [](const study_kind& k) { return k.is(model_kind::regression); }},
+    for_models<study_kind, model_rules::covariates>("--dim", "2"),
+    for_models<study_kind, model_rules::regression>("--moments", "noisy"),
+    for_models<study_kind, model_rules::regression>("--partitions", "10"),
     study_option{"--delta", "1e-6", "the Gaussian mechanism (--mechanism gaussian; the GLMs' default)",
                  [](const study_kind& k) { return k.gaussian; }},
-    study_option{"--collapsed-moves", "1", "binomial, multinomial and pairwise-tables",
-                 [](const study_kind& k) {  // the models whose privpost-infer takes it
-                   return (k.model->options & privpost::tools::option_collapsed_moves) != 0;
-                 }},
-    study_option{"--categories", "3", "multinomial, pairwise-tables and marginals",
-                 [](const study_kind& k) {
-                   return privpost::tools::takes_categories(k.model->name) || k.is(model_kind::tables) ||
-                          k.is(model_kind::marginals);
-                 }},
-    study_option{"--graph", "chain", "pairwise-tables", [](const study_kind& k) { return k.is(model_kind::tables); }},
-    study_option{"--nodes", "3", "pairwise-tables and marginals",
-                 [](const study_kind& k) { return k.is(model_kind::tables) || k.is(model_kind::marginals); }},
-    study_option{"--queries", "identity", "marginals", [](const study_kind& k) { return k.is(model_kind::marginals); }},
-    study_option{"--pseudo-count", "10", "pairwise-tables", [](const study_kind& k) { return k.is(model_kind::tables); }},
+    for_models<study_kind, collapsed_moves>("--collapsed-moves", "1"),
+    for_models<study_kind, categories_or_tables>("--categories", "3"),
+    for_models<study_kind, model_rules::tables>("--graph", "chain"),
+    for_models<study_kind, model_rules::table_columns>("--nodes", "3"),
+    for_models<study_kind, model_rules::marginals>("--queries", "identity"),
+    for_models<study_kind, model_rules::tables>("--pseudo-count", "10"),
     study_option{"--truncation", "0.01", "the unbounded family models",
                  [](const study_kind& k) { return k.is(model_kind::unbounded_family); }},
-    study_option{"--metric", "diag", "logistic and poisson-glm", [](const study_kind& k) { return k.is(model_kind::glm); }},
+    for_models<study_kind, model_rules::glm>("--metric", "diag"),
 };
 
 study_kind kind_of_study(const std::string& model, const std::string& mechanism, bool mechanism_given) {

@@ -224,4 +224,23 @@ std::string models_where(Pred pred) {
   return text;
 }
 
+/// The model rules the tools' option tables share (option_table.hpp for_models): which rows take an option.
+namespace model_rules {
+inline bool glm(const model_row& m) { return m.kind == model_kind::glm; }
+/// The GLMs whose responses are counts with a declared bound (--y-bound).
+inline bool glm_counts(const model_row& m) { return m.kind == model_kind::glm && tools::glm_counts(m.name); }
+/// The GLMs whose responses are labels (--positive).
+inline bool glm_labels(const model_row& m) { return m.kind == model_kind::glm && !tools::glm_counts(m.name); }
+inline bool regression(const model_row& m) { return m.kind == model_kind::regression; }
+/// Covariates and a response: linreg and the GLMs.
+inline bool covariates(const model_row& m) { return regression(m) || glm(m); }
+inline bool tables(const model_row& m) { return m.kind == model_kind::tables; }
+inline bool marginals(const model_row& m) { return m.kind == model_kind::marginals; }
+/// Records of discrete columns: pairwise-tables and marginals.
+inline bool table_columns(const model_row& m) { return tables(m) || marginals(m); }
+/// A --categories count (a family model with one type per K).
+inline bool categories(const model_row& m) { return takes_categories(m.name); }
+inline bool unbounded_family(const model_row& m) { return m.kind == model_kind::unbounded_family; }
+}  // namespace model_rules
+
 }  // namespace privpost::tools

@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "models.hpp"
+
 namespace privpost::tools {
 
 /// One option of a tool: its flag, a value it accepts (the generated refusal test passes it; empty for a flag), what it
@@ -25,9 +27,19 @@ template <class Kind>
 struct option_use {
   std::string_view flag;
   std::string_view example;
-  std::string_view applies_to;
+  std::string applies_to;
   bool (*applies)(const Kind&);
 };
+
+/// The row of an option that the models Selects chooses use (Kind::model: the run's row of the model table): its words
+/// are those models' names as the table has them (models_where), between prefix and suffix, so that a model added to
+/// the table is named wherever its rule takes it.
+template <class Kind, bool (*Selects)(const model_row&)>
+option_use<Kind> for_models(std::string_view flag, std::string_view example, std::string_view prefix = "",
+                            std::string_view suffix = "") {
+  return {flag, example, std::string(prefix) + models_where(Selects) + std::string(suffix),
+          [](const Kind& k) { return Selects(*k.model); }};
+}
 
 namespace option_detail {
 inline std::vector<std::string> flags(const CLI::App& app, bool given_only) {
@@ -56,8 +68,7 @@ void refuse_unused_options(const CLI::App& app, const std::array<option_use<Kind
     const option_use<Kind>* u = option_detail::find(table, flag);
     if (u == nullptr) throw std::logic_error(flag + " has no row in the tool's option table");
     if (!u->applies(k))
-      throw std::invalid_argument(flag + " does not apply to " + run + ": it applies to " + std::string(u->applies_to) + "; " +
-                                  nothing);
+      throw std::invalid_argument(flag + " does not apply to " + run + ": it applies to " + u->applies_to + "; " + nothing);
   }
 }
 

@@ -83,20 +83,16 @@ using release_option = option_use<release_kind>;
 // The rules of the table, named where several options share one.
 namespace option_rules {
 inline bool every(const release_kind&) { return true; }
-inline bool covariate_models(const release_kind& k) { return k.is(model_kind::regression) || k.is(model_kind::glm); }
-inline bool table_models(const release_kind& k) { return k.is(model_kind::tables) || k.is(model_kind::marginals); }
 inline bool unbounded(const release_kind& k) { return k.is(model_kind::unbounded_family); }
 inline bool partition(const release_kind& k) { return k.partitions; }
 inline bool cutoffs(const release_kind& k) { return k.cutoffs; }
 inline bool quantiles(const release_kind& k) { return k.quantiles; }
-inline constexpr std::string_view covariate_text = "linreg, logistic and poisson-glm";
-inline constexpr std::string_view table_text = "pairwise-tables and marginals";
-inline constexpr std::string_view partition_text = "partition releases (linreg --partitions M)";
-inline constexpr std::string_view cutoffs_text = "partition releases of probabilities (--partitions M --cutoffs)";
-inline constexpr std::string_view quantiles_text = "partition releases of quantiles (--partitions M --quantiles)";
+inline const std::string partition_text = "partition releases (" + models_where(model_rules::regression) + " --partitions M)";
+inline const std::string cutoffs_text = "partition releases of probabilities (--partitions M --cutoffs)";
+inline const std::string quantiles_text = "partition releases of quantiles (--partitions M --quantiles)";
 }  // namespace option_rules
 
-inline constexpr std::array release_option_uses{
+inline const std::array release_option_uses{
     release_option{"--input", "records.csv", "every release", option_rules::every},
     release_option{"--model", "binomial", "every release", option_rules::every},
     release_option{"--epsilon", "1", "every release", option_rules::every},
@@ -105,33 +101,31 @@ inline constexpr std::array release_option_uses{
     release_option{"--budget", "1", "every release with --ledger", option_rules::every},
     release_option{"--mechanism", "laplace", "every release", option_rules::every},
     release_option{"--column", "x", "the family models (one CSV column)", [](const release_kind& k) { return k.family(); }},
-    release_option{"--covariates", "x", option_rules::covariate_text, option_rules::covariate_models},
-    release_option{"--response", "y", option_rules::covariate_text, option_rules::covariate_models},
-    release_option{"--x-bounds", "0,1", option_rules::covariate_text, option_rules::covariate_models},
-    release_option{"--no-intercept", "", option_rules::covariate_text, option_rules::covariate_models},
-    release_option{"--radius", "1", "logistic and poisson-glm", [](const release_kind& k) { return k.is(model_kind::glm); }},
-    release_option{"--y-bound", "10", "poisson-glm", [](const release_kind& k) { return glm_counts(k.model->name); }},
-    release_option{"--positive", "yes", "logistic",
-                   [](const release_kind& k) { return k.is(model_kind::glm) && !glm_counts(k.model->name); }},
-    release_option{"--y-bounds", "0,1", "linreg", [](const release_kind& k) { return k.is(model_kind::regression); }},
-    release_option{"--noisy-moments", "", "linreg statistics releases (not --partitions)",
-                   [](const release_kind& k) { return k.is(model_kind::regression) && k.statistics(); }},
+    for_models<release_kind, model_rules::covariates>("--covariates", "x"),
+    for_models<release_kind, model_rules::covariates>("--response", "y"),
+    for_models<release_kind, model_rules::covariates>("--x-bounds", "0,1"),
+    for_models<release_kind, model_rules::covariates>("--no-intercept", ""),
+    for_models<release_kind, model_rules::glm>("--radius", "1"),
+    for_models<release_kind, model_rules::glm_counts>("--y-bound", "10"),
+    for_models<release_kind, model_rules::glm_labels>("--positive", "yes"),
+    for_models<release_kind, model_rules::regression>("--y-bounds", "0,1"),
+    release_option{"--noisy-moments", "", models_where(model_rules::regression) + " statistics releases (not --partitions)",
+                   [](const release_kind& k) { return model_rules::regression(*k.model) && k.statistics(); }},
     release_option{"--granularity", "1", "the lattice mechanisms (--mechanism discrete-laplace|discrete-gaussian)",
                    [](const release_kind& k) { return k.discrete; }},
     release_option{"--delta", "1e-6", "the Gaussian mechanisms (gaussian, discrete-gaussian; the GLMs' default)",
                    [](const release_kind& k) { return k.gaussian; }},
     release_option{"--lower", "0", "the unbounded family models (declared record bounds)", option_rules::unbounded},
     release_option{"--upper", "1", "the unbounded family models (declared record bounds)", option_rules::unbounded},
-    release_option{"--categories", "3", "multinomial", [](const release_kind& k) { return takes_categories(k.model->name); }},
-    release_option{"--columns", "a,b", option_rules::table_text, option_rules::table_models},
-    release_option{"--levels", "0,1", option_rules::table_text, option_rules::table_models},
-    release_option{"--levels-of", "a=0/1", option_rules::table_text, option_rules::table_models},
-    release_option{"--missing-level", "0", option_rules::table_text, option_rules::table_models},
-    release_option{"--marginals", "a,b", "marginals", [](const release_kind& k) { return k.is(model_kind::marginals); }},
-    release_option{"--edges", "a:b", "pairwise-tables", [](const release_kind& k) { return k.is(model_kind::tables); }},
-    release_option{"--neighbours", "replace", "pairwise-tables", [](const release_kind& k) { return k.is(model_kind::tables); }},
-    release_option{"--partitions", "10", "linreg (a partition release)",
-                   [](const release_kind& k) { return k.is(model_kind::regression); }},
+    for_models<release_kind, model_rules::categories>("--categories", "3"),
+    for_models<release_kind, model_rules::table_columns>("--columns", "a,b"),
+    for_models<release_kind, model_rules::table_columns>("--levels", "0,1"),
+    for_models<release_kind, model_rules::table_columns>("--levels-of", "a=0/1"),
+    for_models<release_kind, model_rules::table_columns>("--missing-level", "0"),
+    for_models<release_kind, model_rules::marginals>("--marginals", "a,b"),
+    for_models<release_kind, model_rules::tables>("--edges", "a:b"),
+    for_models<release_kind, model_rules::tables>("--neighbours", "replace"),
+    for_models<release_kind, model_rules::regression>("--partitions", "10", "", " (a partition release)"),
     release_option{"--coefficient", "x", option_rules::partition_text, option_rules::partition},
     release_option{"--cutoffs", "0", option_rules::partition_text, option_rules::partition},
     release_option{"--quantiles", "0.5", option_rules::partition_text, option_rules::partition},
