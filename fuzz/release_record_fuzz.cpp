@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "fuzz_support.hpp"
@@ -91,21 +93,39 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (z < lo - privpost::max_noise_scales_outside * r.noise || z > hi + privpost::max_noise_scales_outside * r.noise)
       privpost::fuzz::violated("a noisy statistic no honest release produces");
   }
-  if (tools::takes_categories(r.model) && !(r.categories >= 2 && r.categories <= tools::max_categories))
-    privpost::fuzz::violated("categories");
+  // The payload is the model kind's (payload_for), and its fields are what the reader promises.
+  if (r.payload.index() != tools::payload_for(tools::kind_of(r.model)).index()) privpost::fuzz::violated("payload kind");
   auto distinct = [](const std::vector<std::string>& v) {
     for (std::size_t i = 0; i < v.size(); ++i)
       for (std::size_t k = 0; k < i; ++k)
         if (v[i] == v[k]) return false;
     return true;
   };
-  if (!distinct(r.covariates) || !distinct(r.nodes)) privpost::fuzz::violated("duplicate names");
-  for (const auto& l : r.levels)
-    if (!distinct(l)) privpost::fuzz::violated("duplicate level names");
-  for (const auto& [u, v] : r.edges)
-    if (!(u >= 0 && u < v && static_cast<std::size_t>(v) < r.nodes.size())) privpost::fuzz::violated("edge");
-  for (const auto& [lo, hi] : r.covariate_bounds)
-    if (!(lo < hi && std::isfinite(hi - lo))) privpost::fuzz::violated("covariate bound");
-  if (r.has_bounds && !(r.lower < r.upper && std::isfinite(r.upper - r.lower))) privpost::fuzz::violated("bounds");
+  auto check_covariates = [&](const tools::covariate_block& c) {
+    if (!distinct(c.covariates)) privpost::fuzz::violated("duplicate names");
+    for (const auto& [lo, hi] : c.covariate_bounds)
+      if (!(lo < hi && std::isfinite(hi - lo))) privpost::fuzz::violated("covariate bound");
+  };
+  auto check_columns = [&](const tools::table_columns_block& t) {
+    if (!distinct(t.nodes)) privpost::fuzz::violated("duplicate names");
+    for (const auto& l : t.levels)
+      if (!distinct(l)) privpost::fuzz::violated("duplicate level names");
+  };
+  std::visit(
+      [&]<class P>(const P& p) {
+        if constexpr (std::is_same_v<P, tools::family_release>) {
+          if (tools::takes_categories(r.model) && !(p.categories >= 2 && p.categories <= tools::max_categories))
+            privpost::fuzz::violated("categories");
+          if (p.has_bounds && !(p.lower < p.upper && std::isfinite(p.upper - p.lower))) privpost::fuzz::violated("bounds");
+        } else if constexpr (std::is_base_of_v<tools::covariate_block, P>) {
+          check_covariates(p);
+        } else {
+          check_columns(p);
+          if constexpr (std::is_same_v<P, tools::tables_release>)
+            for (const auto& [u, v] : p.edges)
+              if (!(u >= 0 && u < v && static_cast<std::size_t>(v) < p.nodes.size())) privpost::fuzz::violated("edge");
+        }
+      },
+      r.payload);
   return 0;
 }

@@ -264,12 +264,12 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
   // burn-in, the same target).
   if (kind == sampler_kind::records) build.init = privpost::record_init::consistent;
   if constexpr (privpost::truncatable_family<family>) {
-    if (!rec.has_bounds) throw std::invalid_argument("release record: the " + rec.model + " model needs bounds");
+    if (!rec.family().has_bounds) throw std::invalid_argument("release record: the " + rec.model + " model needs bounds");
     if (rec.policy != "drop")
       throw std::invalid_argument("release record: truncation_policy '" + rec.policy + "'; accepted: drop");
     // The release summed each record inside [lower, upper] and dropped the rest (the drop policy the record names):
     // gibbs_ss_truncated, or the records latent with that rule (exact, no CLT, O(n) a sweep).
-    build.dropped_outside = privpost::interval(rec.lower, rec.upper);
+    build.dropped_outside = privpost::interval(rec.family().lower, rec.family().upper);
   }
   try {
     privpost::check_sampler_applies<Prior, Mechanism>(kind, build);

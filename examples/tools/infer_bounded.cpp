@@ -9,7 +9,7 @@
 namespace privpost::tools::infer_tool {
 
 int infer_bounded(const release_record& rec, const options& o) {
-  return privpost::tools::visit_bounded_family(rec.model, rec.categories, [&]<class M>(std::type_identity<M>) {
+  return privpost::tools::visit_bounded_family(rec.model, rec.family().categories, [&]<class M>(std::type_identity<M>) {
     const auto prior = prior_from(o.prior.empty() ? std::string(M::prior_default) : o.prior, M::prior_values,
                                   std::string(M::prior_meaning), [](const std::vector<double>& p) { return M::prior(p); });
     return with_mechanism(prior, rec, o, M::parameters());

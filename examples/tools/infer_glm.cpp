@@ -28,16 +28,17 @@ namespace {
 //   slope_j = theta'_j / (h_j sqrt d), intercept = c theta'_0 - sum_j slope_j centre_j (log-odds at x = 0),
 //   sd_j = tau'_j h_j sqrt d, mean_j = centre_j + h_j sqrt d mu'_j.
 void report_draw(std::span<const double> m, std::span<double> out, const release_record& rec, int p, bool mean) {
-  const int d = static_cast<int>(rec.covariates.size());
+  const auto& declared = rec.glm();
+  const int d = static_cast<int>(declared.covariates.size());
   const int off = p - d;
   const std::size_t corr = static_cast<std::size_t>(d) * static_cast<std::size_t>(d - 1) / 2;
-  const bool data_scale = rec.glm_scale == "unit_ball";
+  const bool data_scale = declared.glm_scale == "unit_ball";
   const auto at = [](int i) { return static_cast<std::size_t>(i); };
   double shift = 0.0;
   for (int k = 0; k < d; ++k) {
     double scale = 1.0, centre = 0.0;
     if (data_scale) {
-      const auto& b = rec.covariate_bounds[at(k)];
+      const auto& b = declared.covariate_bounds[at(k)];
       scale = 0.5 * (b.second - b.first) * std::sqrt(static_cast<double>(d));
       centre = 0.5 * (b.first + b.second);
     }
@@ -46,12 +47,12 @@ void report_draw(std::span<const double> m, std::span<double> out, const release
     out[at(p + k)] = m[at(p + k)] * scale;
     if (mean) out[at(p + d + k)] = centre + scale * m[corr + at(p + d + k)];
   }
-  if (off == 1) out[0] = rec.intercept_value * m[0] - shift;
+  if (off == 1) out[0] = declared.intercept_value * m[0] - shift;
 }
 
 // The reported columns of every draw (report_draw).
 privpost::posterior reported(const privpost::posterior& sampled, const release_record& rec, int p, bool mean) {
-  const int d = static_cast<int>(rec.covariates.size());
+  const int d = static_cast<int>(rec.glm().covariates.size());
   std::vector<Eigen::MatrixXd> chains;
   std::vector<double> in, row(static_cast<std::size_t>(p + d + (mean ? d : 0)));
   for (const auto& m : sampled.chains()) {
@@ -141,11 +142,12 @@ void glm_cost_estimate(const Eigen::VectorXd& z, const release_record& rec, int 
 // Model: the moment model the GLM model M samples (M::with_moment_model).
 template <class M, class Model>
 int run_glm_with(const release_record& rec, const options& o, const std::string& link_name) {
+  const auto& declared = rec.glm();
   using namespace privpost;
   constexpr bool counts = M::kind == glm_kind::poisson;  // responses: counts with a declared bound, or labels
-  const int d = static_cast<int>(rec.covariates.size());
-  const std::optional<double> c = rec.intercept ? std::optional<double>(rec.intercept_value) : std::nullopt;
-  const auto statistic = M::statistic(d, rec.radius, rec.y_bound, c);
+  const int d = static_cast<int>(declared.covariates.size());
+  const std::optional<double> c = declared.intercept ? std::optional<double>(declared.intercept_value) : std::nullopt;
+  const auto statistic = M::statistic(d, declared.radius, declared.y_bound, c);
   const Eigen::VectorXd z =
       Eigen::Map<const Eigen::VectorXd>(rec.noisy_statistics.data(), static_cast<Eigen::Index>(rec.noisy_statistics.size()));
   if (z.size() != statistic.size())
@@ -171,7 +173,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   // Pima records put glucose's near 5 at d = 5, outside ||theta~||^2 < 9; examples/glm_pima.cpp); for Poisson the
   // intercept is the log rate at the ranges' centres (log 28 = 3.3 for warpbreaks, examples/glm_warpbreaks.cpp).
   glm_prior prior;
-  if (rec.glm_scale == "unit_ball") {
+  if (declared.glm_scale == "unit_ball") {
     prior.s_max = 100.0;
     prior.tau_scale = prior.mean_scale = 1.0 / std::sqrt(static_cast<double>(d));
   }
@@ -186,7 +188,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
       return glm_prior{v[0], v[1], v[2], v[3]};
     });
   }
-  const glm_model_options design{c, rec.intercept};
+  const glm_model_options design{c, declared.intercept};
   nuts_options nuts;
   if (!(o.target_accept > 0.0 && o.target_accept < 1.0))
     throw std::invalid_argument("--target-accept is " + std::to_string(o.target_accept) + "; accepted: a number in (0, 1)");
@@ -205,13 +207,13 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   const int p = statistic.augmented();
   std::vector<std::string> names;
   if (c) names.emplace_back("intercept");
-  for (const auto& n : rec.covariates) names.push_back(n);
-  for (const auto& n : rec.covariates) names.push_back("sd(" + n + ")");
-  if (rec.intercept)
-    for (const auto& n : rec.covariates) names.push_back("mean(" + n + ")");
+  for (const auto& n : declared.covariates) names.push_back(n);
+  for (const auto& n : declared.covariates) names.push_back("sd(" + n + ")");
+  if (declared.intercept)
+    for (const auto& n : declared.covariates) names.push_back("mean(" + n + ")");
   // --output-dir's files get the reported draws as they are made.
   const stream_as stream{"nuts", names, [&](std::span<const double> sampled, std::span<double> out) {
-                           report_draw(sampled, out, rec, p, rec.intercept);
+                           report_draw(sampled, out, rec, p, declared.intercept);
                          }};
   std::vector<std::pair<std::string, inference_result>> results;
   if (laplace) {
@@ -236,20 +238,20 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   // summary.
   std::optional<inference_result> sampled;
   if (o.synthetic_sets > 0) sampled = results.front().second;
-  for (auto& [method, r] : results) r.draws = reported(r.draws, rec, p, rec.intercept);
+  for (auto& [method, r] : results) r.draws = reported(r.draws, rec, p, declared.intercept);
   const std::string noise =
       laplace ? "laplace mechanism (epsilon " + format_number(rec.epsilon) + ", scale " + format_number(rec.noise) + ")"
               : "gaussian mechanism (epsilon " + format_number(rec.epsilon) + ", delta " + format_number(rec.delta) + ", sigma " +
                     format_number(rec.noise) + ")";
   std::printf("release: model %s (%d covariate(s)%s%s), n %.0f, %s, privpost %s\n", rec.model.c_str(), d, c ? " + intercept" : "",
-              counts ? (", y-bound " + format_number(rec.y_bound)).c_str() : "", rec.n, noise.c_str(), rec.version.c_str());
+              counts ? (", y-bound " + format_number(declared.y_bound)).c_str() : "", rec.n, noise.c_str(), rec.version.c_str());
   std::printf(
       "NUTS: %d chains x %d draws (warm-up %d, thin %d, target acceptance %g, %s metric, seed %llu); link %s; prior "
       "s_max %g, tau_scale %g, lkj_eta %g%s\n",
       o.chains, o.draws, o.burnin, o.thin, o.target_accept, o.metric == "dense" ? "dense" : "diagonal",
       static_cast<unsigned long long>(o.seed), link_name.c_str(), prior.s_max, prior.tau_scale, prior.lkj_eta,
-      rec.intercept ? (", mean_scale " + std::to_string(prior.mean_scale)).c_str() : "");
-  if (rec.glm_scale == "unit_ball")
+      declared.intercept ? (", mean_scale " + std::to_string(prior.mean_scale)).c_str() : "");
+  if (declared.glm_scale == "unit_ball")
     std::printf("sampled on the declared ranges' unit-ball scale (prior on that scale); reported on the data's scale\n");
   std::printf("\n");
   std::size_t warnings = 0;
@@ -280,7 +282,6 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
 }  // namespace
 
 int run_glm(const release_record& rec, const options& o) {
-  if (!o.moments.empty()) throw std::invalid_argument("--moments applies to linreg releases only");
   // The model's moment model (and --link where it has links; the model table refused --link for the others).
   return privpost::tools::visit_glm(rec.model, [&]<class M>(std::type_identity<M>) {
     return M::with_moment_model(o.link, [&]<class Model>(std::type_identity<Model>, const std::string& link) {

@@ -21,9 +21,9 @@ namespace {
 // The released tables of a record as lists of column indices: a marginals record's own, or a pairwise-tables record's
 // edges (each {u, v}, u < v: the edge table is the 2-way marginal, laid out alike).
 std::vector<std::vector<std::size_t>> tables_of(const release_record& rec) {
-  if (kind_of(rec.model) == model_kind::marginals) return rec.marginal_tables;
+  if (kind_of(rec.model) == model_kind::marginals) return rec.marginals().marginal_tables;
   std::vector<std::vector<std::size_t>> t;
-  for (const auto& e : rec.edges) t.push_back({static_cast<std::size_t>(e.first), static_cast<std::size_t>(e.second)});
+  for (const auto& e : rec.tables().edges) t.push_back({static_cast<std::size_t>(e.first), static_cast<std::size_t>(e.second)});
   return t;
 }
 
@@ -94,10 +94,11 @@ constexpr std::size_t max_reported_cells = 64;
 int run_marginals(const std::vector<release_record>& recs, const options& o) {
   using namespace privpost;
   const release_record& first = recs.front();
+  const auto& shape = first.table_part();  // the table every release describes
   if (kind_of(first.model) == model_kind::tables) {
     if (o.method != "records")
       throw std::invalid_argument("internal: pairwise-tables reaches the histogram sampler with --method records only");
-    if (first.neighbours != "replace_one")
+    if (first.tables().neighbours != "replace_one")
       throw std::invalid_argument(
           "--method records: this pairwise-tables release was calibrated to add-remove neighbours (sensitivity |E|); the "
           "histogram sampler takes releases whose sensitivity covers replace-one neighbours (2|E|)");
@@ -109,7 +110,7 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
   for (std::size_t k = 1; k < recs.size(); ++k) {
     const auto& r = recs[k];
     const std::string which = "release " + std::to_string(k + 1);
-    if (r.nodes != first.nodes || r.levels != first.levels)
+    if (r.table_part().nodes != shape.nodes || r.table_part().levels != shape.levels)
       throw std::invalid_argument(which + " declares other columns or levels than release 1; accepted: releases of one table");
     if (r.n != first.n)
       throw std::invalid_argument(which + " has n = " + std::to_string(static_cast<long long>(r.n)) +
@@ -117,12 +118,12 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
                                   "; accepted: releases of the same records (one n)");
   }
   std::size_t cells = 1;
-  for (const auto& l : first.levels) cells *= l.size();  // <= max_histogram_cells: marginal_queries checks below
+  for (const auto& l : shape.levels) cells *= l.size();  // <= max_histogram_cells: marginal_queries checks below
   std::vector<histogram_measurement> measurements;
   std::vector<std::vector<std::size_t>> declared;  // every released table, once
   for (const auto& r : recs) {
     const auto tables = tables_of(r);
-    const linear_queries q = marginal_queries(r.levels, tables);
+    const linear_queries q = marginal_queries(r.table_part().levels, tables);
     const Eigen::VectorXd z =
         Eigen::Map<const Eigen::VectorXd>(r.noisy_statistics.data(), static_cast<Eigen::Index>(r.noisy_statistics.size()));
     mechanism_of(r).visit([&](const auto& m) { measurements.emplace_back(q, m, z); });
@@ -152,18 +153,18 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
   auto cell_name = [&](const std::vector<std::size_t>& columns, const std::vector<std::size_t>& states) {
     std::string s = "P(";
     for (std::size_t k = 0; k < columns.size(); ++k)
-      s += (k ? "," : "") + first.nodes[columns[k]] + "=" + first.levels[columns[k]][states[k]];
+      s += (k ? "," : "") + shape.nodes[columns[k]] + "=" + shape.levels[columns[k]][states[k]];
     return s + ")";
   };
   std::vector<std::string> names;
-  std::vector<std::size_t> all(first.nodes.size());
+  std::vector<std::size_t> all(shape.nodes.size());
   for (std::size_t v = 0; v < all.size(); ++v) all[v] = v;
   auto for_each_cell = [&](const std::vector<std::size_t>& columns, auto&& fn) {  // row-major over the columns' levels
     std::vector<std::size_t> states(columns.size(), 0);
     for (;;) {
       fn(states);
       std::size_t k = columns.size();
-      while (k > 0 && ++states[k - 1] == first.levels[columns[k - 1]].size()) states[--k] = 0;
+      while (k > 0 && ++states[k - 1] == shape.levels[columns[k - 1]].size()) states[--k] = 0;
       if (k == 0) return;
     }
   };
@@ -174,20 +175,20 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
     margin m;
     m.columns = columns;
     m.size = 1;
-    for (std::size_t v : columns) m.size *= first.levels[v].size();
+    for (std::size_t v : columns) m.size *= shape.levels[v].size();
     m.log_odds = columns.size() == 2 && m.size == 4;
     m.index.resize(cells);
     std::size_t c = 0;
     for_each_cell(all, [&](const std::vector<std::size_t>& st) {
       std::size_t k = 0;
-      for (std::size_t v : columns) k = k * first.levels[v].size() + st[v];
+      for (std::size_t v : columns) k = k * shape.levels[v].size() + st[v];
       m.index[c++] = k;
     });
     for_each_cell(columns, [&](const std::vector<std::size_t>& st) { names.push_back(cell_name(columns, st)); });
-    if (m.log_odds) names.push_back("logOR(" + first.nodes[columns[0]] + "," + first.nodes[columns[1]] + ")");
+    if (m.log_odds) names.push_back("logOR(" + shape.nodes[columns[0]] + "," + shape.nodes[columns[1]] + ")");
     margins.push_back(std::move(m));
   };
-  for (std::size_t v = 0; v < first.nodes.size(); ++v) add_margin({v});
+  for (std::size_t v = 0; v < shape.nodes.size(); ++v) add_margin({v});
   for (const auto& t : declared)
     if (t.size() >= 2 && !(t == all && report_cells)) add_margin(t);
 
@@ -220,7 +221,7 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
     std::string tables;
     for (const auto& t : tables_of(r)) {
       tables += tables.empty() ? "" : ", ";
-      for (std::size_t i = 0; i < t.size(); ++i) tables += (i ? ":" : "") + r.nodes[t[i]];
+      for (std::size_t i = 0; i < t.size(); ++i) tables += (i ? ":" : "") + r.table_part().nodes[t[i]];
     }
     std::printf("release %zu: model %s, n %.0f, tables %s, %s mechanism (epsilon %g%s), privpost %s\n", k + 1, r.model.c_str(),
                 r.n, tables.c_str(), r.mechanism.c_str(), r.epsilon,

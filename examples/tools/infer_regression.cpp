@@ -18,19 +18,20 @@ namespace {
 // sum_j slope_j c_j, sigma^2 = h_y^2 sigma'^2. Without an intercept the slopes and sigma^2 are mapped alike (the scaled
 // model then passes through the box's centre).
 void to_data_scale(std::span<double> draw, const privpost::tools::release_record& rec) {
-  const int d = static_cast<int>(rec.covariates.size());
-  const int off = rec.intercept ? 1 : 0;
-  const double yc = 0.5 * (rec.response_bounds.first + rec.response_bounds.second);
-  const double yh = 0.5 * (rec.response_bounds.second - rec.response_bounds.first);
+  const auto& declared = rec.regression();
+  const int d = static_cast<int>(declared.covariates.size());
+  const int off = declared.intercept ? 1 : 0;
+  const double yc = 0.5 * (declared.response_bounds.first + declared.response_bounds.second);
+  const double yh = 0.5 * (declared.response_bounds.second - declared.response_bounds.first);
   const auto at = [](int i) { return static_cast<std::size_t>(i); };
   double shift = 0.0;
   for (int k = 0; k < d; ++k) {
-    const auto& b = rec.covariate_bounds[at(k)];
+    const auto& b = declared.covariate_bounds[at(k)];
     const double xc = 0.5 * (b.first + b.second), xh = 0.5 * (b.second - b.first);
     draw[at(off + k)] = yh * draw[at(off + k)] / xh;
     shift += draw[at(off + k)] * xc;
   }
-  if (rec.intercept) draw[0] = yc + yh * draw[0] - shift;
+  if (declared.intercept) draw[0] = yc + yh * draw[0] - shift;
   draw[at(off + d)] = yh * yh * draw[at(off + d)];
 }
 
@@ -53,9 +54,10 @@ privpost::posterior to_data_scale(const privpost::posterior& scaled, const privp
 
 template <class Mechanism>
 int run_regression_with(const privpost::tools::release_record& rec, const options& o, const Mechanism& mechanism) {
+  const auto& declared = rec.regression();
   using namespace privpost;
-  const int d = static_cast<int>(rec.covariates.size());
-  const regression_layout layout(d, rec.intercept);
+  const int d = static_cast<int>(declared.covariates.size());
+  const regression_layout layout(d, declared.intercept);
   const int p = layout.columns();
   const Eigen::VectorXd z =
       Eigen::Map<const Eigen::VectorXd>(rec.noisy_statistics.data(), static_cast<Eigen::Index>(rec.noisy_statistics.size()));
@@ -81,8 +83,8 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   // when the release was made on the box's unit scale: centre 0, spread 1/4).
   Eigen::VectorXd centre(d), spread(d);
   for (int k = 0; k < d; ++k) {
-    const auto& b = rec.covariate_bounds[static_cast<std::size_t>(k)];
-    const double lo = rec.unit_scaled ? -1.0 : b.first, hi = rec.unit_scaled ? 1.0 : b.second;
+    const auto& b = declared.covariate_bounds[static_cast<std::size_t>(k)];
+    const double lo = declared.unit_scaled ? -1.0 : b.first, hi = declared.unit_scaled ? 1.0 : b.second;
     centre(k) = 0.5 * (lo + hi);
     spread(k) = (hi - lo) * (hi - lo) / 16.0;
   }
@@ -90,7 +92,8 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   // synthetic records, so it is the default there whatever the release holds; the other covariate models are no law
   // the posterior learns (prior: fixed from the bounds; noisy: plug-in moments) and are refused.
   const bool synthesize = o.synthetic_sets > 0;
-  const std::string moments = o.moments.empty() ? ((rec.noisy_moments.empty() || synthesize) ? "update" : "noisy") : o.moments;
+  const std::string moments =
+      o.moments.empty() ? ((declared.noisy_moments.empty() || synthesize) ? "update" : "noisy") : o.moments;
   if (synthesize && (moments != "update" || o.method == "records"))
     throw std::invalid_argument(
         "privpost-synthesize: linreg synthetic records need the covariate law Gibbs-SS-Update learns "
@@ -102,16 +105,17 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   auto tick = [&](const inference_progress& pr) { progress(static_cast<long>(pr.done), static_cast<long>(pr.total)); };
   std::vector<std::string> names;
   for (int k = 0; k < p; ++k)
-    names.push_back((rec.intercept && k == 0) ? std::string("intercept")
-                                              : rec.covariates[static_cast<std::size_t>(k - (rec.intercept ? 1 : 0))]);
+    names.push_back((declared.intercept && k == 0)
+                        ? std::string("intercept")
+                        : declared.covariates[static_cast<std::size_t>(k - (declared.intercept ? 1 : 0))]);
   names.push_back("sigma^2");
   // --output-dir's files get the reported draws as they are made: (theta, sigma^2), on the data's scale.
   auto stream_of = [&](const std::string& method) {
     stream_as s{method, names};
-    if (rec.unit_scaled || synthesize)
-      s.transform = [&rec, p](std::span<const double> sampled, std::span<double> out) {
+    if (declared.unit_scaled || synthesize)
+      s.transform = [&rec, p, unit_scaled = declared.unit_scaled](std::span<const double> sampled, std::span<double> out) {
         std::copy_n(sampled.begin(), p + 1, out.begin());
-        if (rec.unit_scaled) to_data_scale(out, rec);
+        if (unit_scaled) to_data_scale(out, rec);
       };
     return s;
   };
@@ -127,10 +131,11 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
                                   "' are no distribution)");
     std::vector<interval> box;
     for (int k = 0; k < d; ++k) {
-      const auto& b = rec.covariate_bounds[static_cast<std::size_t>(k)];
-      box.push_back(rec.unit_scaled ? interval(-1.0, 1.0) : interval(b.first, b.second));
+      const auto& b = declared.covariate_bounds[static_cast<std::size_t>(k)];
+      box.push_back(declared.unit_scaled ? interval(-1.0, 1.0) : interval(b.first, b.second));
     }
-    const interval ybox = rec.unit_scaled ? interval(-1.0, 1.0) : interval(rec.response_bounds.first, rec.response_bounds.second);
+    const interval ybox =
+        declared.unit_scaled ? interval(-1.0, 1.0) : interval(declared.response_bounds.first, declared.response_bounds.second);
     if (moments == "update") {
       const double nu = d + 3.0;
       const niw_hyperprior h{centre, 1.0, Eigen::MatrixXd(spread.asDiagonal()) * (nu - d - 1.0), nu};
@@ -173,11 +178,11 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
                                       },
                                       o, io, tick, std::nullopt, stream_of("gibbs")));
   } else if (moments == "noisy") {
-    if (rec.noisy_moments.empty())
+    if (declared.noisy_moments.empty())
       throw std::invalid_argument("--moments noisy: the release record holds no noisy_moments (release with --noisy-moments)");
     const moment_release_layout ml(layout);
-    const Eigen::VectorXd zm =
-        Eigen::Map<const Eigen::VectorXd>(rec.noisy_moments.data(), static_cast<Eigen::Index>(rec.noisy_moments.size()));
+    const Eigen::VectorXd zm = Eigen::Map<const Eigen::VectorXd>(declared.noisy_moments.data(),
+                                                                 static_cast<Eigen::Index>(declared.noisy_moments.size()));
     const auto cm = ml.moments_from_release(zm, nullptr, &moment_shrinkage);
     results.emplace_back("gibbs", run_chains(
                                       [&](auto& g) {
@@ -204,14 +209,14 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
     results.front().second.draws = posterior(std::move(head));
   }
   // Diagnostics on the sampled scale (an affine map of each coordinate's draws changes neither R-hat nor ESS).
-  if (rec.unit_scaled) {
+  if (declared.unit_scaled) {
     for (auto& [method, r] : results) r.draws = to_data_scale(r.draws, rec);
   }
   std::printf("release: model linreg (%d covariate(s)%s), n %.0f, %s mechanism (epsilon %g), privpost %s\n", d,
-              rec.intercept ? " + intercept" : "", rec.n, rec.mechanism.c_str(), rec.epsilon, rec.version.c_str());
+              declared.intercept ? " + intercept" : "", rec.n, rec.mechanism.c_str(), rec.epsilon, rec.version.c_str());
   std::printf("%d chains x %d draws (burn-in %d, thin %d, seed %llu); covariate moments: %s\n", o.chains, o.draws, o.burnin,
               o.thin, static_cast<unsigned long long>(o.seed), moments.c_str());
-  if (rec.unit_scaled)
+  if (declared.unit_scaled)
     std::printf(
         "sampled on [-1, 1] by the declared box (prior on that scale); coefficients and sigma^2 reported on the data's scale\n");
   if (moment_shrinkage > 0.0)

@@ -65,8 +65,8 @@ nlohmann::json marginals_json(const release_record& rec, const pairwise_graph& g
   for (int v = 0; v < graph.num_nodes(); ++v) {
     nlohmann::json m = nlohmann::json::object();
     for (int a = 0; a < graph.cardinality(v); ++a)
-      m[rec.levels[static_cast<std::size_t>(v)][static_cast<std::size_t>(a)]] = mu(layout.node_offset(v) + a);
-    nodes[rec.nodes[static_cast<std::size_t>(v)]] = m;
+      m[rec.tables().levels[static_cast<std::size_t>(v)][static_cast<std::size_t>(a)]] = mu(layout.node_offset(v) + a);
+    nodes[rec.tables().nodes[static_cast<std::size_t>(v)]] = m;
   }
   for (int e = 0; e < graph.num_edges(); ++e) {
     const auto [u, v] = graph.edge(e);
@@ -77,7 +77,8 @@ nlohmann::json marginals_json(const release_record& rec, const pairwise_graph& g
       rows.push_back(row);
     }
     edges.push_back(
-        {{"columns", {rec.nodes[static_cast<std::size_t>(u)], rec.nodes[static_cast<std::size_t>(v)]}}, {"probabilities", rows}});
+        {{"columns", {rec.tables().nodes[static_cast<std::size_t>(u)], rec.tables().nodes[static_cast<std::size_t>(v)]}},
+         {"probabilities", rows}});
   }
   return {{"node_marginals", nodes}, {"edge_marginals", edges}};
 }
@@ -111,14 +112,15 @@ void write_point_estimates(const std::string& dir, const release_record& rec, co
     std::snprintf(number, sizeof number, "%.17g,%.17g", p, rec.n * p);
     text << method << ',' << csv_header_field(columns) << ',' << csv_header_field(levels) << ',' << number << '\n';
   };
-  auto level = [&](int v, int a) { return rec.levels[static_cast<std::size_t>(v)][static_cast<std::size_t>(a)]; };
+  auto level = [&](int v, int a) { return rec.tables().levels[static_cast<std::size_t>(v)][static_cast<std::size_t>(a)]; };
   for (const auto& [method, mu] : fits) {
     for (int v = 0; v < graph.num_nodes(); ++v)
       for (int a = 0; a < graph.cardinality(v); ++a)
-        cell(method, rec.nodes[static_cast<std::size_t>(v)], level(v, a), mu(layout.node_offset(v) + a));
+        cell(method, rec.tables().nodes[static_cast<std::size_t>(v)], level(v, a), mu(layout.node_offset(v) + a));
     for (int e = 0; e < graph.num_edges(); ++e) {
       const auto [u, v] = graph.edge(e);
-      const std::string columns = rec.nodes[static_cast<std::size_t>(u)] + ":" + rec.nodes[static_cast<std::size_t>(v)];
+      const std::string columns =
+          rec.tables().nodes[static_cast<std::size_t>(u)] + ":" + rec.tables().nodes[static_cast<std::size_t>(v)];
       for (int a = 0; a < graph.cardinality(u); ++a)
         for (int c = 0; c < graph.cardinality(v); ++c)
           cell(method, columns, level(u, a) + ":" + level(v, c), mu(edge_cell(graph, layout, e, a, c)));
@@ -169,10 +171,10 @@ int run_tables(const release_record& rec, const options& o, const pairwise_graph
   std::cout << "\nfitted marginal of each column" << (o.compare_naive ? " (CGM, in brackets naive)" : "") << ":\n";
   std::cout << std::fixed << std::setprecision(3);
   for (int v = 0; v < graph.num_nodes(); ++v) {
-    std::cout << "  " << rec.nodes[static_cast<std::size_t>(v)] << ':';
+    std::cout << "  " << rec.tables().nodes[static_cast<std::size_t>(v)] << ':';
     for (int a = 0; a < graph.cardinality(v); ++a) {
       const Eigen::Index i = layout.node_offset(v) + a;
-      std::cout << ' ' << rec.levels[static_cast<std::size_t>(v)][static_cast<std::size_t>(a)] << ' ' << mu_cgm(i);
+      std::cout << ' ' << rec.tables().levels[static_cast<std::size_t>(v)][static_cast<std::size_t>(a)] << ' ' << mu_cgm(i);
       if (o.compare_naive) std::cout << " [" << mu_naive(i) << ']';
     }
     std::cout << '\n';
@@ -180,7 +182,8 @@ int run_tables(const release_record& rec, const options& o, const pairwise_graph
   std::cout << "\nfitted edge tables (expected counts N mu, rows: first column's levels):\n" << std::setprecision(1);
   for (int e = 0; e < graph.num_edges(); ++e) {
     const auto [u, v] = graph.edge(e);
-    std::cout << "  " << rec.nodes[static_cast<std::size_t>(u)] << " x " << rec.nodes[static_cast<std::size_t>(v)] << ":";
+    std::cout << "  " << rec.tables().nodes[static_cast<std::size_t>(u)] << " x "
+              << rec.tables().nodes[static_cast<std::size_t>(v)] << ":";
     for (int a = 0; a < graph.cardinality(u); ++a) {
       std::cout << (a == 0 ? " " : " | ");
       for (int c = 0; c < graph.cardinality(v); ++c)
@@ -216,8 +219,8 @@ int run_tables(const release_record& rec, const options& o, const pairwise_graph
 // (no comma: the names head the draws CSV's columns).
 std::vector<std::string> cell_names(const release_record& rec, const pairwise_graph& graph) {
   std::vector<std::string> names;
-  auto level = [&](int v, int a) { return rec.levels[static_cast<std::size_t>(v)][static_cast<std::size_t>(a)]; };
-  auto node = [&](int v) { return rec.nodes[static_cast<std::size_t>(v)]; };
+  auto level = [&](int v, int a) { return rec.tables().levels[static_cast<std::size_t>(v)][static_cast<std::size_t>(a)]; };
+  auto node = [&](int v) { return rec.tables().nodes[static_cast<std::size_t>(v)]; };
   for (int v = 0; v < graph.num_nodes(); ++v)
     for (int a = 0; a < graph.cardinality(v); ++a) names.push_back(node(v) + "=" + level(v, a));
   for (int e = 0; e < graph.num_edges(); ++e) {
@@ -341,10 +344,10 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
       o.collapsed_moves > 0 ? (", collapsed moves " + std::to_string(o.collapsed_moves)).c_str() : "",
       shifts > 0 ? (", shift moves " + std::to_string(shifts)).c_str() : "");
   for (int v = 0; v < graph.num_nodes(); ++v) {
-    std::printf("  %s:", rec.nodes[static_cast<std::size_t>(v)].c_str());
+    std::printf("  %s:", rec.tables().nodes[static_cast<std::size_t>(v)].c_str());
     for (int a = 0; a < graph.cardinality(v); ++a) {
       const Eigen::Index i = layout.node_offset(v) + a;
-      std::printf(" %s %.3f [%.3f, %.3f]", rec.levels[static_cast<std::size_t>(v)][static_cast<std::size_t>(a)].c_str(),
+      std::printf(" %s %.3f [%.3f, %.3f]", rec.tables().levels[static_cast<std::size_t>(v)][static_cast<std::size_t>(a)].c_str(),
                   r.draws.mean(i), r.draws.quantile(0.05, i), r.draws.quantile(0.95, i));
     }
     std::printf("\n");
@@ -367,7 +370,8 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
       converged ? "" : " (NOT converged: R-hat above 1.01; raise --draws or --thin, or set --target-ess)");
   for (int e = 0; e < graph.num_edges(); ++e) {
     const auto [u, v] = graph.edge(e);
-    std::printf("  %s x %s:", rec.nodes[static_cast<std::size_t>(u)].c_str(), rec.nodes[static_cast<std::size_t>(v)].c_str());
+    std::printf("  %s x %s:", rec.tables().nodes[static_cast<std::size_t>(u)].c_str(),
+                rec.tables().nodes[static_cast<std::size_t>(v)].c_str());
     for (int a = 0; a < graph.cardinality(u); ++a) {
       std::printf("%s", a == 0 ? " " : " | ");
       for (int c = 0; c < graph.cardinality(v); ++c) {
@@ -457,9 +461,10 @@ int with_back_end(const release_record& rec, const options& o, const pairwise_gr
 }  // namespace
 
 int run_pairwise_tables(const release_record& rec, const options& o) {
+  const auto& declared = rec.tables();
   std::vector<int> cardinalities;
-  for (const auto& l : rec.levels) cardinalities.push_back(static_cast<int>(l.size()));
-  const pairwise_graph graph(cardinalities, rec.edges);
+  for (const auto& l : declared.levels) cardinalities.push_back(static_cast<int>(l.size()));
+  const pairwise_graph graph(cardinalities, declared.edges);
   const bool sample = graph.is_forest() && !o.point_estimate;
   // MAP-EM's result goes to --format json and --output-dir too; the other outputs are of posterior draws.
   if (!sample && (!o.draws_csv.empty() || !o.plot.empty() || o.target_ess > 0 || o.parallel))
@@ -480,9 +485,9 @@ int run_pairwise_tables(const release_record& rec, const options& o) {
     tables_cost_estimate(layout.released_size(), run);
   }
   std::cout << "pairwise tables: N = " << rec.n << ", " << graph.num_nodes() << " columns, " << graph.num_edges() << " edges, "
-            << rec.mechanism << " noise " << rec.noise << " (epsilon " << rec.epsilon << ", " << rec.neighbours
+            << rec.mechanism << " noise " << rec.noise << " (epsilon " << rec.epsilon << ", " << declared.neighbours
             << " neighbours)\n";
-  if (rec.neighbours == "add_remove")
+  if (declared.neighbours == "add_remove")
     std::cout << "note: the release's sensitivity assumed add/remove neighbours (the dissertation's), not the library's "
                  "replace-one relation\n";
   table_fits fits;

@@ -57,11 +57,11 @@ privpost::tools::release_record make_family_release(const options& o) {
   if (tools::takes_categories(o.model) && !(o.categories >= 2 && o.categories <= tools::max_categories))
     throw std::invalid_argument("--categories is " + std::to_string(o.categories) + "; accepted: an integer from 2 to " +
                                 std::to_string(tools::max_categories) + " (the " + o.model + " models privpost-infer analyses)");
-  tools::release_record r;
-  r.model = o.model;
+  auto r = tools::release_record::of_model(o.model);
+  auto& declared = r.family();
   r.mechanism = o.mechanism;
   r.version = privpost::version_string;
-  r.column = o.column;
+  declared.column = o.column;
   const std::string input = shard_path(o.input);
   double l1 = 0, l2 = 0;
   const bool counts = tools::find_model(o.model).kind == tools::model_kind::bounded_family;
@@ -69,15 +69,16 @@ privpost::tools::release_record make_family_release(const options& o) {
     if (o.lower || o.upper) throw std::invalid_argument("--lower/--upper: the " + o.model + " model has fixed bounds");
     r.policy = "none";
     // The family's own sensitivities: its records are bounded by the model.
-    std::tie(l1, l2, r.categories) = tools::visit_bounded_family(o.model, o.categories, []<class M>(std::type_identity<M>) {
-      return std::tuple<double, double, int>{M::family::l1_sensitivity, M::family::l2_sensitivity, M::categories};
-    });
+    std::tie(l1, l2, declared.categories) =
+        tools::visit_bounded_family(o.model, o.categories, []<class M>(std::type_identity<M>) {
+          return std::tuple<double, double, int>{M::family::l1_sensitivity, M::family::l2_sensitivity, M::categories};
+        });
   } else {
     if (!o.lower || !o.upper)
       throw std::invalid_argument("the " + o.model + " model is unbounded: declare record bounds with --lower and --upper");
-    r.has_bounds = true;
-    r.lower = *o.lower;
-    r.upper = *o.upper;
+    declared.has_bounds = true;
+    declared.lower = *o.lower;
+    declared.upper = *o.upper;
     // Records outside the bounds are dropped: that is what the truncated models of privpost-infer assume (Sec. 4.3).
     r.policy = "drop";
   }

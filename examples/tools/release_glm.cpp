@@ -45,17 +45,17 @@ privpost::tools::release_record make_glm_release(const options& o) {
     throw std::invalid_argument(model + " needs --y-bound R_y: the declared largest count (larger counts are clamped)");
   if (counts && !(std::isfinite(*o.y_bound) && *o.y_bound >= 1.0))
     throw std::invalid_argument("--y-bound is " + std::to_string(*o.y_bound) + "; accepted: a finite number >= 1");
-  tools::release_record r;
-  r.model = model;
+  auto r = tools::release_record::of_model(model);
+  auto& declared = r.glm();
   r.mechanism = laplace ? "laplace" : "gaussian";
   r.version = privpost::version_string;
-  r.covariates = tools::split_list(o.covariates, "--covariates");
-  r.response = o.response;
-  r.intercept = !o.no_intercept;
-  r.intercept_value = 1.0;
-  r.positive_label = o.positive;
+  declared.covariates = tools::split_list(o.covariates, "--covariates");
+  declared.response = o.response;
+  declared.intercept = !o.no_intercept;
+  declared.intercept_value = 1.0;
+  declared.positive_label = o.positive;
   r.policy = "clamp";
-  const int d = static_cast<int>(r.covariates.size());
+  const int d = static_cast<int>(declared.covariates.size());
   if (d < 1 || d > 64) throw std::invalid_argument("--covariates: " + std::to_string(d) + " names; accepted: 1 to 64");
   if (!o.x_bounds.empty()) {
     const auto v = parse_numbers(o.x_bounds, "--x-bounds");
@@ -66,26 +66,26 @@ privpost::tools::release_record make_glm_release(const options& o) {
     for (int k = 0; k < d; ++k) {
       const std::size_t at = v.size() == 2 ? 0 : 2 * static_cast<std::size_t>(k);
       if (!(v[at] < v[at + 1]))
-        throw std::invalid_argument("--x-bounds: covariate '" + r.covariates[static_cast<std::size_t>(k)] + "' has lo " +
+        throw std::invalid_argument("--x-bounds: covariate '" + declared.covariates[static_cast<std::size_t>(k)] + "' has lo " +
                                     std::to_string(v[at]) + " >= hi " + std::to_string(v[at + 1]) + "; accepted: lo < hi");
-      r.covariate_bounds.emplace_back(v[at], v[at + 1]);
+      declared.covariate_bounds.emplace_back(v[at], v[at + 1]);
     }
-    r.glm_scale = "unit_ball";
-    r.radius = 1.0;
+    declared.glm_scale = "unit_ball";
+    declared.radius = 1.0;
   } else {
     if (!(std::isfinite(*o.radius) && *o.radius > 0))
       throw std::invalid_argument("--radius is " + std::to_string(*o.radius) + "; accepted: a finite number > 0");
-    r.glm_scale = "raw";
-    r.radius = *o.radius;
+    declared.glm_scale = "raw";
+    declared.radius = *o.radius;
   }
-  const std::optional<double> c = r.intercept ? std::optional<double>(r.intercept_value) : std::nullopt;
-  if (counts) r.y_bound = *o.y_bound;
-  const auto statistic = tools::glm_statistic_of(model, d, r.radius, r.y_bound, c);
+  const std::optional<double> c = declared.intercept ? std::optional<double>(declared.intercept_value) : std::nullopt;
+  if (counts) declared.y_bound = *o.y_bound;
+  const auto statistic = tools::glm_statistic_of(model, d, declared.radius, declared.y_bound, c);
   const std::string input = shard_path(o.input);
   // This process's records (its shard under mpirun) and its part of the statistic, summed exactly (release_tool.hpp).
   shard_sums part = read_shard([&] {
     std::vector<std::vector<double>> columns;
-    for (const auto& name : r.covariates) {
+    for (const auto& name : declared.covariates) {
       // "column=LEVEL": the indicator of a text column's level (1 where the cell is LEVEL, else 0).
       const auto eq = name.find('=');
       if (eq == std::string::npos) {
@@ -113,7 +113,7 @@ privpost::tools::release_record make_glm_release(const options& o) {
         if (!number || !(std::isfinite(v) && v >= 0.0 && v == std::floor(v)))
           throw std::invalid_argument("CSV line " + std::to_string(line) + ": response '" + tools::echo(cell) +
                                       "'; accepted: a count (an integer >= 0)");
-        if (v > r.y_bound) ++clamped_y;
+        if (v > declared.y_bound) ++clamped_y;
       } else if (!number || !(v == 0.0 || v == 1.0 || v == -1.0)) {
         throw std::invalid_argument("CSV line " + std::to_string(line) + ": response '" + tools::echo(cell) +
                                     "'; accepted: 0, 1, -1 (or text labels with --positive LABEL)");
@@ -126,15 +126,15 @@ privpost::tools::release_record make_glm_release(const options& o) {
     for (std::size_t i = 0; i < y.size(); ++i) {
       for (int k = 0; k < d; ++k) {
         const double v = columns[static_cast<std::size_t>(k)][i];
-        if (r.glm_scale == "unit_ball") {
-          const auto& b = r.covariate_bounds[static_cast<std::size_t>(k)];
+        if (declared.glm_scale == "unit_ball") {
+          const auto& b = declared.covariate_bounds[static_cast<std::size_t>(k)];
           if (v < b.first || v > b.second) ++clamped;
           x(k) = scale_to_declared_range(v, b.first, b.second, d);
         } else {
           x(k) = v;
         }
       }
-      if (x.norm() > r.radius) ++clipped;
+      if (x.norm() > declared.radius) ++clipped;
       contribution.setZero();
       statistic.add_record(x, y[i], contribution);  // admission: scaled onto the ball, counts clamped to R_y
       p.add(contribution);
@@ -147,30 +147,32 @@ privpost::tools::release_record make_glm_release(const options& o) {
   r.n = part.records;
   const auto clamped = static_cast<long>(part.audit[0]), clipped = static_cast<long>(part.audit[1]),
              clamped_y = static_cast<long>(part.audit[2]);
-  r.statistic_names = statistic.names(r.covariates);  // the data's column names instead of x1..xd
+  declared.statistic_names = statistic.names(declared.covariates);  // the data's column names instead of x1..xd
   if (laplace) {
     const laplace_mechanism m(statistic.l1_sensitivity(), o.epsilon);
     r.sensitivity = statistic.l1_sensitivity();
     r.noise = m.scale();
-    r.sensitivity_rule = "L1: min(sqrt(D) x L2 bound, sum of the blocks' largest changes) (glm_statistic::l1_sensitivity)";
+    declared.sensitivity_rule = "L1: min(sqrt(D) x L2 bound, sum of the blocks' largest changes) (glm_statistic::l1_sensitivity)";
     release_into(r, m, s);
   } else {
     const auto m = gaussian_mechanism::analytic(statistic.l2_sensitivity(), o.epsilon, o.delta);
     r.sensitivity = statistic.l2_sensitivity();
     r.noise = m.sigma();
     r.calibration = "analytic";
-    r.sensitivity_rule =
-        tools::visit_glm(model, [&]<class M>(std::type_identity<M>) { return M::sensitivity_rule(r.intercept); });
+    declared.sensitivity_rule =
+        tools::visit_glm(model, [&]<class M>(std::type_identity<M>) { return M::sensitivity_rule(declared.intercept); });
     release_into(r, m, s);
   }
-  if (r.glm_scale == "unit_ball")
+  if (declared.glm_scale == "unit_ball")
     std::cerr << "privpost-release: covariates mapped to [-1, 1] / sqrt(" << d << ") by their declared ranges; " << clamped
               << " value(s) clamped into a range\n";
   else
-    std::cerr << "privpost-release: " << clipped << " record(s) longer than the radius " << r.radius << " scaled onto the ball\n";
-  if (counts) std::cerr << "privpost-release: " << clamped_y << " count(s) clamped to the declared y-bound " << r.y_bound << "\n";
+    std::cerr << "privpost-release: " << clipped << " record(s) longer than the radius " << declared.radius
+              << " scaled onto the ball\n";
+  if (counts)
+    std::cerr << "privpost-release: " << clamped_y << " count(s) clamped to the declared y-bound " << declared.y_bound << "\n";
   std::cerr << "privpost-release: " << model << " statistic " << (laplace ? "L1" : "L2") << " sensitivity " << r.sensitivity
-            << " (" << r.sensitivity_rule << ")\n";
+            << " (" << declared.sensitivity_rule << ")\n";
   return r;
 }
 

@@ -22,38 +22,38 @@ privpost::tools::release_record make_marginals_release(const options& o) {
     throw std::invalid_argument("marginals needs --columns a,b,... and --marginals a,b,a:b,... (the released tables)");
   if (o.granularity && *o.granularity != 1.0)
     throw std::invalid_argument("--granularity with the marginals model: counts are on the unit lattice; accepted: 1");
-  tools::release_record r;
-  r.model = o.model;
+  auto r = tools::release_record::of_model(o.model);
+  auto& declared = r.marginals();
   r.mechanism = o.mechanism;
   r.version = privpost::version_string;
-  (void)read_declared_columns(o, r);
+  (void)read_declared_columns(o, r.marginals());
   for (const std::string& spec : tools::split_list(o.marginals, "--marginals")) {
     std::vector<std::size_t> table;
     std::size_t from = 0;
     while (from <= spec.size()) {
       const std::size_t colon = std::min(spec.find(':', from), spec.size());
-      table.push_back(static_cast<std::size_t>(column_index(r, spec.substr(from, colon - from), "--marginals")));
+      table.push_back(static_cast<std::size_t>(column_index(r.marginals(), spec.substr(from, colon - from), "--marginals")));
       from = colon + 1;
     }
     std::sort(table.begin(), table.end());
     if (std::adjacent_find(table.begin(), table.end()) != table.end())
       throw std::invalid_argument("--marginals '" + spec + "' names a column twice");
-    if (std::find(r.marginal_tables.begin(), r.marginal_tables.end(), table) != r.marginal_tables.end())
+    if (std::find(declared.marginal_tables.begin(), declared.marginal_tables.end(), table) != declared.marginal_tables.end())
       throw std::invalid_argument("--marginals '" + spec + "' is listed twice");
-    r.marginal_tables.push_back(table);
+    declared.marginal_tables.push_back(table);
   }
-  const linear_queries q = tools::marginal_queries(r.levels, r.marginal_tables);  // refuses a table over the cap
+  const linear_queries q = tools::marginal_queries(declared.levels, declared.marginal_tables);  // refuses a table over the cap
   const std::string input = shard_path(o.input);
   // This process's records (its shard under mpirun) and their marginal tables: counts, exact in doubles; summed over
   // the ranks.
   shard_sums part = read_shard([&] {
-    const Eigen::MatrixXi records = read_declared_records(input, r);
+    const Eigen::MatrixXi records = read_declared_records(input, r.marginals());
     // The cell of a record: row-major over all declared columns (the last fastest), as linear_queries::marginals.
     Eigen::VectorXd h = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(q.cells()));
     for (Eigen::Index i = 0; i < records.rows(); ++i) {
       std::size_t cell = 0;
-      for (std::size_t v = 0; v < r.nodes.size(); ++v)
-        cell = cell * r.levels[v].size() + static_cast<std::size_t>(records(i, static_cast<Eigen::Index>(v)));
+      for (std::size_t v = 0; v < declared.nodes.size(); ++v)
+        cell = cell * declared.levels[v].size() + static_cast<std::size_t>(records(i, static_cast<Eigen::Index>(v)));
       h(static_cast<Eigen::Index>(cell)) += 1.0;
     }
     const Eigen::VectorXd tables = q.apply(h);

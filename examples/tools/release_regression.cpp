@@ -25,23 +25,23 @@ privpost::tools::release_record make_regression_release(const options& o) {
     throw std::invalid_argument("linreg needs --covariates a,b,... and --response y");
   if (o.x_bounds.empty() || o.y_bounds.empty())
     throw std::invalid_argument("linreg needs declared bounds: --x-bounds lo,hi (every covariate) and --y-bounds lo,hi");
-  tools::release_record r;
-  r.model = "linreg";
+  auto r = tools::release_record::of_model("linreg");
+  auto& declared = r.regression();
   r.mechanism = o.mechanism;
   r.version = privpost::version_string;
-  r.covariates = tools::split_list(o.covariates, "--covariates");
-  r.response = o.response;
-  r.intercept = !o.no_intercept;
+  declared.covariates = tools::split_list(o.covariates, "--covariates");
+  declared.response = o.response;
+  declared.intercept = !o.no_intercept;
   const auto xb = parse_bounds(o.x_bounds, "--x-bounds");
-  r.response_bounds = parse_bounds(o.y_bounds, "--y-bounds");
-  r.covariate_bounds.assign(r.covariates.size(), xb);
+  declared.response_bounds = parse_bounds(o.y_bounds, "--y-bounds");
+  declared.covariate_bounds.assign(declared.covariates.size(), xb);
   r.policy = "clamp";
-  r.unit_scaled = true;
+  declared.unit_scaled = true;
   const double xc = 0.5 * (xb.first + xb.second), xh = 0.5 * (xb.second - xb.first);
-  const double yc = 0.5 * (r.response_bounds.first + r.response_bounds.second),
-               yh = 0.5 * (r.response_bounds.second - r.response_bounds.first);
-  const int d = static_cast<int>(r.covariates.size());
-  const regression_layout layout(d, r.intercept);
+  const double yc = 0.5 * (declared.response_bounds.first + declared.response_bounds.second),
+               yh = 0.5 * (declared.response_bounds.second - declared.response_bounds.first);
+  const int d = static_cast<int>(declared.covariates.size());
+  const regression_layout layout(d, declared.intercept);
   const std::string input = shard_path(o.input);
   if (o.noisy_moments && spread_job() != nullptr)
     throw std::invalid_argument(
@@ -51,14 +51,15 @@ privpost::tools::release_record make_regression_release(const options& o) {
   // This process's records (its shard under mpirun) and its part of the statistic, summed exactly (release_tool.hpp).
   shard_sums part = read_shard([&] {
     std::vector<std::vector<double>> columns;
-    for (const auto& c : r.covariates) columns.push_back(tools::read_csv_column(input, c, shard_rows()));
+    for (const auto& c : declared.covariates) columns.push_back(tools::read_csv_column(input, c, shard_rows()));
     const std::vector<double> y = tools::read_csv_column(input, o.response, shard_rows());
     shard_sums p(static_cast<std::size_t>(layout.size()));
     for (std::size_t i = 0; i < y.size(); ++i) {
       Eigen::VectorXd x(d);
       for (int k = 0; k < d; ++k) x(k) = (std::clamp(columns[static_cast<std::size_t>(k)][i], xb.first, xb.second) - xc) / xh;
       if (o.noisy_moments) xs.push_back(x);
-      p.add(layout.record_statistic(x, (std::clamp(y[i], r.response_bounds.first, r.response_bounds.second) - yc) / yh));
+      p.add(layout.record_statistic(
+          x, (std::clamp(y[i], declared.response_bounds.first, declared.response_bounds.second) - yc) / yh));
     }
     p.records = static_cast<double>(y.size());
     return p;
@@ -72,15 +73,15 @@ privpost::tools::release_record make_regression_release(const options& o) {
   std::optional<laplace_mechanism> moment_mechanism;
   std::optional<moment_release_layout> moments;
   if (o.noisy_moments) {
-    if (!r.intercept) throw std::invalid_argument("--noisy-moments needs the intercept column");
+    if (!declared.intercept) throw std::invalid_argument("--noisy-moments needs the intercept column");
     moments.emplace(layout);
     moment_mechanism.emplace(moments->sensitivity(box, r.n).first, o.epsilon * share);
   }
   if (o.noisy_moments) {  // the moments' fields as they will be written, for the checks before the charge
-    r.noisy_moments.assign(static_cast<std::size_t>(moments->size()), 0.0);
-    r.moment_sensitivity = moment_mechanism->l1_sensitivity();
-    r.moment_noise = moment_mechanism->scale();
-    r.moment_epsilon = o.epsilon * share;
+    declared.noisy_moments.assign(static_cast<std::size_t>(moments->size()), 0.0);
+    declared.moment_sensitivity = moment_mechanism->l1_sensitivity();
+    declared.moment_noise = moment_mechanism->scale();
+    declared.moment_epsilon = o.epsilon * share;
   }
   auto release_both = [&](const auto& m) {
     if (moment_mechanism) {
@@ -103,7 +104,7 @@ privpost::tools::release_record make_regression_release(const options& o) {
   }
   if (o.noisy_moments) {
     const Eigen::VectorXd zm = moment_mechanism->release(moments->sample_moments(xs));  // OS CSPRNG; charged above
-    r.noisy_moments.assign(zm.data(), zm.data() + zm.size());
+    declared.noisy_moments.assign(zm.data(), zm.data() + zm.size());
   }
   std::cerr << "privpost-release: records mapped to [-1, 1] by the declared box; linreg statistic L1 sensitivity " << l1
             << " by intervals (the paper's bound would be "

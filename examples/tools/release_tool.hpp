@@ -366,13 +366,13 @@ privpost::tools::release_record make_tables_release(const options& o);
 void release_on_lattice(const options& o, privpost::tools::release_record& r, const Eigen::VectorXd& s, double l1, double l2);
 /// Marginal tables of a contingency table: release_marginals.cpp.
 privpost::tools::release_record make_marginals_release(const options& o);
-/// The declared columns (--columns, --levels, --levels-of, --missing-level) into r; returns their level counts
+/// The declared columns (--columns, --levels, --levels-of, --missing-level) into t; returns their level counts
 /// (release_tables.cpp, shared with release_marginals.cpp).
-std::vector<int> read_declared_columns(const options& o, privpost::tools::release_record& r);
-/// The index of column `name` among r's declared columns; std::invalid_argument naming `flag` otherwise.
-int column_index(const privpost::tools::release_record& r, const std::string& name, const char* flag);
-/// The records of --input as states of r's declared columns, one row per CSV data row.
-Eigen::MatrixXi read_declared_records(const std::string& input, const privpost::tools::release_record& r);
+std::vector<int> read_declared_columns(const options& o, privpost::tools::table_columns_block& t);
+/// The index of column `name` among t's declared columns; std::invalid_argument naming `flag` otherwise.
+int column_index(const privpost::tools::table_columns_block& t, const std::string& name, const char* flag);
+/// The records of --input as states of t's declared columns, one row per CSV data row.
+Eigen::MatrixXi read_declared_records(const std::string& input, const privpost::tools::table_columns_block& t);
 /// linreg --partitions: a partition release (sample and aggregate), its JSON record's text: release_partition.cpp.
 std::string make_partition_release(const options& o);
 

@@ -45,13 +45,14 @@ inline std::string csv_header_field(const std::string& name) {
 // rather than looped on).
 template <class F, class P, class G>
 double synthetic_record_inside(const P& p, const release_record& rec, G& g) {
+  const auto& declared = rec.family();
   constexpr int max_tries = 100000;
   for (int t = 0; t < max_tries; ++t) {
     const double x = static_cast<double>(F::draw_record(p, g));
-    if (!rec.has_bounds || (x >= rec.lower && x <= rec.upper)) return x;
+    if (!declared.has_bounds || (x >= declared.lower && x <= declared.upper)) return x;
   }
   throw std::domain_error("privpost-synthesize: a posterior draw of the " + rec.model + " model put no record inside the " +
-                          "declared bounds [" + std::to_string(rec.lower) + ", " + std::to_string(rec.upper) + "] in " +
+                          "declared bounds [" + std::to_string(declared.lower) + ", " + std::to_string(declared.upper) + "] in " +
                           std::to_string(max_tries) + " tries");
 }
 
@@ -103,7 +104,7 @@ void write_synthetic_sets(const options& o, const release_record& rec, const pri
   const auto draws = privpost::synthetic_parameter_draws(r.draws, o.synthetic_sets);
   create_synthetic_dir(o);
   auto g = synthetic_engine(o);
-  const std::string column = rec.column.empty() ? "x" : rec.column;
+  const std::string column = rec.family().column.empty() ? "x" : rec.family().column;
   for (int k = 0; k < o.synthetic_sets; ++k) {
     const Eigen::VectorXd& theta = draws[static_cast<std::size_t>(k)];
     std::ostringstream text;
@@ -120,33 +121,35 @@ void write_synthetic_sets(const options& o, const release_record& rec, const pri
 }
 
 // Writes the synthetic sets of a linear-regression release from the run r of with_covariate_law draws (sampled on the
-// scale of layout's release: the declared box's [-1, 1] when rec.unit_scaled). Each set's records are drawn at one
+// scale of layout's release: the declared box's [-1, 1] when the record is unit_scaled). Each set's records are drawn at one
 // joint posterior draw (privpost/inference/synthetic_regression.hpp), clamped into the declared box as privpost-release
 // clamped the real records, and mapped back to the data's scale (x = c + h x' on a unit-scaled release).
 inline void write_synthetic_regression_sets(const options& o, const release_record& rec, const privpost::inference_result& r,
                                             const privpost::regression_layout& layout) {
+  const auto& declared = rec.regression();
   const auto draws = privpost::synthetic_parameter_draws(r.draws, o.synthetic_sets);
   create_synthetic_dir(o);
   auto g = synthetic_engine(o);
   const int d = layout.covariates();
   std::vector<privpost::interval> box;
-  for (const auto& b : rec.covariate_bounds)
-    box.push_back(rec.unit_scaled ? privpost::interval(-1.0, 1.0) : privpost::interval(b.first, b.second));
-  const privpost::interval ybox =
-      rec.unit_scaled ? privpost::interval(-1.0, 1.0) : privpost::interval(rec.response_bounds.first, rec.response_bounds.second);
+  for (const auto& b : declared.covariate_bounds)
+    box.push_back(declared.unit_scaled ? privpost::interval(-1.0, 1.0) : privpost::interval(b.first, b.second));
+  const privpost::interval ybox = declared.unit_scaled
+                                      ? privpost::interval(-1.0, 1.0)
+                                      : privpost::interval(declared.response_bounds.first, declared.response_bounds.second);
   std::string header;
-  for (const auto& c : rec.covariates) header += csv_header_field(c) + ",";
-  header += csv_header_field(rec.response.empty() ? "y" : rec.response) + "\n";
-  const std::string scale = rec.unit_scaled ? " (theta, sigma^2, mu_x, Sigma_x on the declared box's [-1, 1] scale)"
-                                            : " (theta, sigma^2, mu_x, Sigma_x)";
+  for (const auto& c : declared.covariates) header += csv_header_field(c) + ",";
+  header += csv_header_field(declared.response.empty() ? "y" : declared.response) + "\n";
+  const std::string scale = declared.unit_scaled ? " (theta, sigma^2, mu_x, Sigma_x on the declared box's [-1, 1] scale)"
+                                                 : " (theta, sigma^2, mu_x, Sigma_x)";
   for (int k = 0; k < o.synthetic_sets; ++k) {
     const Eigen::VectorXd& v = draws[static_cast<std::size_t>(k)];
     Eigen::MatrixXd x = privpost::synthetic_regression_records(
         layout, privpost::regression_synthetic_parameter::from_vector(layout, v), o.synthetic_records, g);
     privpost::clamp_regression_records(x, box, ybox);
-    if (rec.unit_scaled) {
+    if (declared.unit_scaled) {
       for (int j = 0; j <= d; ++j) {
-        const auto& b = j < d ? rec.covariate_bounds[static_cast<std::size_t>(j)] : rec.response_bounds;
+        const auto& b = j < d ? declared.covariate_bounds[static_cast<std::size_t>(j)] : declared.response_bounds;
         const double c = 0.5 * (b.first + b.second), h = 0.5 * (b.second - b.first);
         x.col(j) = (x.col(j).array() * h + c).matrix();
       }
@@ -165,7 +168,7 @@ inline void write_synthetic_regression_sets(const options& o, const release_reco
 }
 
 // Writes the synthetic sets of a logistic or Poisson DP-GLM release from the run r on the sampled scale
-// (glm_moment_model's parameter vectors; the declared ranges' unit-ball scale when rec.glm_scale is "unit_ball").
+// (glm_moment_model's parameter vectors; the declared ranges' unit-ball scale when the record's glm_scale is "unit_ball").
 // Records are drawn as the release saw them (privpost/inference/synthetic_glm.hpp): covariates clamped into the declared
 // ranges (or scaled onto the ball of the declared radius), the response given them, counts clamped to the declared
 // y-bound; then mapped back to the data's scale. Indicator covariates (column=LEVEL) are written as the numbers the
@@ -173,32 +176,34 @@ inline void write_synthetic_regression_sets(const options& o, const release_reco
 // release's positive label and "not_<label>" (privpost-release --positive <label> reads both back).
 inline void write_synthetic_glm_sets(const options& o, const release_record& rec, const privpost::inference_result& r,
                                      privpost::glm_kind kind, std::optional<double> intercept) {
+  const auto& declared = rec.glm();
   const auto draws = privpost::synthetic_parameter_draws(r.draws, o.synthetic_sets);
   create_synthetic_dir(o);
   auto g = synthetic_engine(o);
-  const int d = static_cast<int>(rec.covariates.size());
-  const bool unit_ball = rec.glm_scale == "unit_ball";
+  const int d = static_cast<int>(declared.covariates.size());
+  const bool unit_ball = declared.glm_scale == "unit_ball";
   privpost::glm_record_limits limits;
   if (unit_ball)
     limits.coordinate = 1.0 / std::sqrt(static_cast<double>(d));
   else
-    limits.radius = rec.radius;
-  if (kind == privpost::glm_kind::poisson) limits.count = rec.y_bound;
+    limits.radius = declared.radius;
+  if (kind == privpost::glm_kind::poisson) limits.count = declared.y_bound;
   std::string header;
-  for (const auto& c : rec.covariates) header += csv_header_field(c) + ",";
-  header += csv_header_field(rec.response.empty() ? "y" : rec.response) + "\n";
+  for (const auto& c : declared.covariates) header += csv_header_field(c) + ",";
+  header += csv_header_field(declared.response.empty() ? "y" : declared.response) + "\n";
   const std::string scale =
       unit_ball ? " (theta~, tau, Omega, mu_x on the declared ranges' unit-ball scale)" : " (theta~, tau, Omega, mu_x)";
-  const std::string positive = rec.positive_label.empty() ? "1" : rec.positive_label;
-  const std::string negative = rec.positive_label.empty() ? "0" : "not_" + rec.positive_label;
+  const std::string positive = declared.positive_label.empty() ? "1" : declared.positive_label;
+  const std::string negative = declared.positive_label.empty() ? "0" : "not_" + declared.positive_label;
   for (int k = 0; k < o.synthetic_sets; ++k) {
     const Eigen::VectorXd& v = draws[static_cast<std::size_t>(k)];
-    Eigen::MatrixXd x = privpost::synthetic_glm_records(
-        kind, privpost::glm_synthetic_parameter::from_vector(d, intercept, rec.intercept, v), limits, o.synthetic_records, g);
+    Eigen::MatrixXd x =
+        privpost::synthetic_glm_records(kind, privpost::glm_synthetic_parameter::from_vector(d, intercept, declared.intercept, v),
+                                        limits, o.synthetic_records, g);
     if (unit_ball) {
       // x' = (x - centre) / (h sqrt d), the release's map (scale_to_declared_range), inverted.
       for (int j = 0; j < d; ++j) {
-        const auto& b = rec.covariate_bounds[static_cast<std::size_t>(j)];
+        const auto& b = declared.covariate_bounds[static_cast<std::size_t>(j)];
         const double h = 0.5 * (b.second - b.first) * std::sqrt(static_cast<double>(d)), centre = 0.5 * (b.first + b.second);
         x.col(j) = (x.col(j).array() * h + centre).matrix();
       }
@@ -227,19 +232,20 @@ inline void write_synthetic_glm_sets(const options& o, const release_record& rec
 // the run r of the histogram posterior's cell probabilities: each record a cell drawn from one posterior draw
 // (privpost/inference/synthetic.hpp), written as its columns' level names under the owner's column names.
 inline void write_synthetic_table_sets(const options& o, const release_record& rec, const privpost::inference_result& r) {
+  const auto& declared = rec.table_part();
   const auto draws = privpost::synthetic_parameter_draws(r.draws, o.synthetic_sets);
   create_synthetic_dir(o);
   auto g = synthetic_engine(o);
   std::vector<std::size_t> levels;
   std::string header;
-  for (std::size_t a = 0; a < rec.nodes.size(); ++a) {
-    levels.push_back(rec.levels[a].size());
-    header += (a ? "," : "") + csv_header_field(rec.nodes[a]);
+  for (std::size_t a = 0; a < declared.nodes.size(); ++a) {
+    levels.push_back(declared.levels[a].size());
+    header += (a ? "," : "") + csv_header_field(declared.nodes[a]);
   }
   header += '\n';
-  std::vector<std::vector<std::string>> fields(rec.levels.size());
-  for (std::size_t a = 0; a < rec.levels.size(); ++a)
-    for (const auto& level : rec.levels[a]) fields[a].push_back(csv_header_field(level));
+  std::vector<std::vector<std::string>> fields(declared.levels.size());
+  for (std::size_t a = 0; a < declared.levels.size(); ++a)
+    for (const auto& level : declared.levels[a]) fields[a].push_back(csv_header_field(level));
   for (int k = 0; k < o.synthetic_sets; ++k) {
     const Eigen::VectorXd& v = draws[static_cast<std::size_t>(k)];
     // The draw's cell probabilities are many: the provenance line names the draw, not its values.

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "../../examples/tools/release_record.hpp"
 
@@ -35,8 +37,7 @@ json consistent(release_record r) {
 }
 
 json binomial() {
-  release_record r;
-  r.model = "binomial";
+  auto r = release_record::of_model("binomial");
   r.n = 100;
   r.policy = "none";
   r.noisy_statistics = {40.5};
@@ -45,13 +46,12 @@ json binomial() {
 
 // A truncated family's record: records in [0, 8], 50 of them, the out-of-bounds ones dropped.
 json truncated(const std::string& model, double noisy) {
-  release_record r;
-  r.model = model;
+  auto r = release_record::of_model(model);
   r.n = 50;
   r.policy = "drop";
-  r.has_bounds = true;
-  r.lower = 0;
-  r.upper = 8;
+  r.family().has_bounds = true;
+  r.family().lower = 0;
+  r.family().upper = 8;
   r.noisy_statistics = {noisy};
   return consistent(r);
 }
@@ -62,56 +62,93 @@ json exponential() { return truncated("exponential", 120); }
 json rayleigh() { return truncated("rayleigh", 400); }
 
 json linreg() {
-  release_record r;
-  r.model = "linreg";
+  auto r = release_record::of_model("linreg");
   r.n = 30;
   r.policy = "clamp";
-  r.covariates = {"x1", "x2"};
-  r.response = "y";
-  r.covariate_bounds = {{0, 10}, {-1, 1}};
-  r.response_bounds = {0, 100};
-  r.unit_scaled = true;
+  r.regression().covariates = {"x1", "x2"};
+  r.regression().response = "y";
+  r.regression().covariate_bounds = {{0, 10}, {-1, 1}};
+  r.regression().response_bounds = {0, 100};
+  r.regression().unit_scaled = true;
   r.noisy_statistics.assign(static_cast<std::size_t>(privpost::regression_layout(2, true).size()), 0.0);
   return consistent(r);
 }
 
 json logistic() {
-  release_record r;
-  r.model = "logistic";
+  auto r = release_record::of_model("logistic");
   r.n = 200;
   r.policy = "clamp";
-  r.covariates = {"glucose", "age"};
-  r.response = "diabetes";
-  r.glm_scale = "unit_ball";
-  r.radius = 1.0;
-  r.covariate_bounds = {{0, 200}, {20, 80}};
+  r.glm().covariates = {"glucose", "age"};
+  r.glm().response = "diabetes";
+  r.glm().glm_scale = "unit_ball";
+  r.glm().radius = 1.0;
+  r.glm().covariate_bounds = {{0, 200}, {20, 80}};
   const auto statistic = privpost::glm_statistic::logistic(2, 1.0, 1.0);
-  r.statistic_names = statistic.names(r.covariates);
+  r.glm().statistic_names = statistic.names(r.glm().covariates);
   r.noisy_statistics.assign(static_cast<std::size_t>(statistic.size()), 0.0);
   return consistent(r);
 }
 
 json tables() {
-  release_record r;
-  r.model = "pairwise-tables";
+  auto r = release_record::of_model("pairwise-tables");
   r.n = 100;
   r.policy = "none";
-  r.nodes = {"a", "b", "c"};
-  r.levels = {{"y", "n"}, {"y", "n"}, {"lo", "mid", "hi"}};
-  r.edges = {{0, 1}, {1, 2}};
+  r.tables().nodes = {"a", "b", "c"};
+  r.tables().levels = {{"y", "n"}, {"y", "n"}, {"lo", "mid", "hi"}};
+  r.tables().edges = {{0, 1}, {1, 2}};
   r.noisy_statistics.assign(4 + 6, 10.0);
+  return consistent(r);
+}
+
+// A marginals record: two columns, released as the first column's 1-way table and the 2-way table.
+json marginals() {
+  auto r = release_record::of_model("marginals");
+  r.n = 100;
+  r.policy = "none";
+  r.marginals().nodes = {"a", "b"};
+  r.marginals().levels = {{"y", "n"}, {"lo", "mid", "hi"}};
+  r.marginals().marginal_tables = {{0}, {0, 1}};
+  r.noisy_statistics.assign(2 + 6, 10.0);
   return consistent(r);
 }
 
 }  // namespace
 
 TEST_CASE("release record: consistent records of every kind are read", "[record]") {
-  for (const json& j : {binomial(), exponential(), rayleigh(), linreg(), logistic(), tables()}) {
+  for (const json& j : {binomial(), exponential(), rayleigh(), linreg(), logistic(), tables(), marginals()}) {
     INFO(j.dump());
     CHECK(refusal(j) == "accepted");
   }
   const auto r = from_json(tables());
-  CHECK(r.edges == std::vector<std::pair<int, int>>{{0, 1}, {1, 2}});
+  CHECK(r.tables().edges == std::vector<std::pair<int, int>>{{0, 1}, {1, 2}});
+}
+
+TEST_CASE("release record: each model kind has its own typed part, and a record reads back as written", "[record]") {
+  using privpost::tools::family_release;
+  using privpost::tools::glm_release;
+  using privpost::tools::marginals_release;
+  using privpost::tools::regression_release;
+  using privpost::tools::tables_release;
+  const auto r = from_json(logistic());
+  CHECK(std::holds_alternative<family_release>(from_json(binomial()).payload));
+  CHECK(std::holds_alternative<family_release>(from_json(exponential()).payload));
+  CHECK(std::holds_alternative<regression_release>(from_json(linreg()).payload));
+  CHECK(std::holds_alternative<glm_release>(r.payload));
+  CHECK(std::holds_alternative<tables_release>(from_json(tables()).payload));
+  CHECK(std::holds_alternative<marginals_release>(from_json(marginals()).payload));
+  CHECK(r.glm().covariates == std::vector<std::string>{"glucose", "age"});
+  CHECK(r.covariate_part().response == "diabetes");
+  CHECK(from_json(marginals()).table_part().nodes == std::vector<std::string>{"a", "b"});
+  for (const json& j : {binomial(), exponential(), rayleigh(), linreg(), logistic(), tables(), marginals()}) {
+    INFO(j.dump());
+    CHECK(to_json(from_json(j)) == j);
+  }
+  // Asking a record for another kind's part, or writing a record whose part is not its model's, is a tool bug.
+  CHECK_THROWS_WITH(r.tables(), "release record of the logistic model has no graph part");
+  CHECK_THROWS_AS(from_json(binomial()).regression(), std::logic_error);
+  auto wrong = release_record::of_model("logistic");
+  wrong.payload = tables_release{};
+  CHECK_THROWS_AS(to_json(wrong), std::logic_error);
 }
 
 TEST_CASE("release record: values no honest release produces are refused by one rule", "[record]") {
@@ -165,16 +202,15 @@ TEST_CASE("release record: the sensitivity must follow from the declared bounds,
   json g = logistic();
   g["glm"]["radius"] = 1e300;
   CHECK_THAT(refusal(g), Catch::Contains("glm radius is") && Catch::Contains("accepted: a number in (0, 1e6]"));
-  release_record p;
-  p.model = "poisson-glm";
+  auto p = release_record::of_model("poisson-glm");
   p.n = 10;
-  p.covariates = {"x"};
-  p.glm_scale = "raw";
-  p.radius = 2.0;
-  p.y_bound = 5.0;
+  p.glm().covariates = {"x"};
+  p.glm().glm_scale = "raw";
+  p.glm().radius = 2.0;
+  p.glm().y_bound = 5.0;
   p.policy = "clamp";
   const auto ps = privpost::glm_statistic::poisson(1, 2.0, 5.0, 1.0);
-  p.statistic_names = ps.names(p.covariates);
+  p.glm().statistic_names = ps.names(p.glm().covariates);
   p.noisy_statistics.assign(static_cast<std::size_t>(ps.size()), 0.0);
   json pj = consistent(p);
   CHECK(refusal(pj) == "accepted");
@@ -207,9 +243,9 @@ TEST_CASE("release record: integers are range-checked before any conversion", "[
 
 TEST_CASE("release record: a family's column name is read back; a bad one or one on another model is refused", "[record]") {
   json b = binomial();
-  CHECK(from_json(b).column.empty());  // records written before the field: no name
+  CHECK(from_json(b).family().column.empty());  // records written before the field: no name
   b["column"] = "sick, \"yes\"";
-  CHECK(from_json(b).column == "sick, \"yes\"");
+  CHECK(from_json(b).family().column == "sick, \"yes\"");
   b["column"] = "two\nlines";
   CHECK_THAT(refusal(b), Catch::Contains("accepted: a non-empty name without control characters"));
   b["column"] = "";
