@@ -1,12 +1,14 @@
-// The models the tools know, one row each. privpost-release, privpost-infer and privpost-calibrate find a model's row by
-// name, take from it what the model accepts (its options, methods, default thinning), and call the implementation
-// file of its kind: one file per kind and tool (release_<kind>.cpp, infer_<kind>.cpp, calibrate_<kind>.cpp).
+// The models the tools know, one row each, made from one type per model. privpost-release, privpost-infer and
+// privpost-calibrate find a model's row by name, take from it what the model accepts (its options, methods, default
+// thinning), and call the implementation file of its kind: one file per kind and tool (release_<kind>.cpp,
+// infer_<kind>.cpp, calibrate_<kind>.cpp).
 //
-// The family models and the GLMs are types, one file each in models/ (bounded_family_tool.hpp,
-// truncated_family_tool.hpp, glm_tool.hpp): their rows are made from the types, and adding a family to the tools is
-// its file and its entry in the kind's list. The other kinds are rows here; a new kind is its three files and one case in each
-// tool's dispatch, which the compiler checks for completeness (-Wswitch). Every list of models a tool prints or accepts is
-// derived from this table, so the help texts, the command-line checks and the error messages cannot drift apart.
+// The family models and the GLMs are types with their behaviour, one file each in models/ (bounded_family_tool.hpp,
+// truncated_family_tool.hpp, glm_tool.hpp): adding a family to the tools is its file and its entry in the kind's list.
+// linreg, pairwise-tables and marginals, one model per kind, are types of the row's facts below, their behaviour in
+// their kind's files; a new kind is its three files and one case in each tool's dispatch, which the compiler checks for
+// completeness (-Wswitch). Every list of models a tool prints or accepts is derived from this table, so the help texts,
+// the command-line checks and the error messages cannot drift apart.
 #pragma once
 
 #include <algorithm>
@@ -74,6 +76,34 @@ inline constexpr int tables_shift_moves = 4;
 /// release of examples/housevotes_marginals.cpp, with R-hat up to 1.014).
 inline constexpr int marginals_thin = 5;
 
+/// The kinds with one model each, as types like the families' and the GLMs': the row's facts (name, kind, whether the
+/// statistic is a vector of counts, privpost-infer's --method values and options, default thinning). Their release,
+/// inference and study are their kind's files (release_<kind>.cpp, infer_<kind>.cpp, calibrate_<kind>.cpp).
+struct linreg_model {
+  static constexpr std::string_view name = "linreg";
+  static constexpr model_kind kind = model_kind::regression;
+  static constexpr bool counts = false;
+  static constexpr std::uint8_t methods = method_records;
+  static constexpr std::uint8_t options = option_moments;
+  static constexpr int default_thin = regression_thin;
+};
+struct pairwise_tables_model {
+  static constexpr std::string_view name = "pairwise-tables";
+  static constexpr model_kind kind = model_kind::tables;
+  static constexpr bool counts = true;
+  static constexpr std::uint8_t methods = method_records;
+  static constexpr std::uint8_t options = option_collapsed_moves | option_shift_moves | option_map_em | option_max_minutes;
+  static constexpr int default_thin = tables_thin;
+};
+struct marginals_model {
+  static constexpr std::string_view name = "marginals";
+  static constexpr model_kind kind = model_kind::marginals;
+  static constexpr bool counts = true;
+  static constexpr std::uint8_t methods = method_records;
+  static constexpr std::uint8_t options = 0;
+  static constexpr int default_thin = marginals_thin;
+};
+
 namespace model_table_detail {
 // The rows of the family models' types: M's row unless an earlier type of the list has its name (the multinomial
 // models, one type per K, are one row).
@@ -114,6 +144,10 @@ template <class... M>
 constexpr auto glm_rows(std::type_identity<std::tuple<M...>>) {
   return std::array<model_row, sizeof...(M)>{model_row{M::name, model_kind::glm, false, 0, M::options, nuts_thin}...};
 }
+template <class... M>
+constexpr auto kind_rows(std::type_identity<std::tuple<M...>>) {
+  return std::array<model_row, sizeof...(M)>{model_row{M::name, M::kind, M::counts, M::methods, M::options, M::default_thin}...};
+}
 template <std::size_t... N>
 constexpr std::array<model_row, (N + ...)> join(const std::array<model_row, N>&... parts) {
   std::array<model_row, (N + ...)> out{};
@@ -123,16 +157,12 @@ constexpr std::array<model_row, (N + ...)> join(const std::array<model_row, N>&.
 }
 }  // namespace model_table_detail
 
-/// Every model: the bounded and the truncated families and the GLMs from their types, the other kinds as rows.
+/// Every model, a row made from each type: the bounded and the truncated families, linreg, the GLMs, the tables.
 inline constexpr auto models = model_table_detail::join(
     model_table_detail::family_rows<bounded_family_models>(), model_table_detail::family_rows<truncated_family_models>(),
-    std::array<model_row, 1>{{{"linreg", model_kind::regression, false, method_records, option_moments, regression_thin}}},
+    model_table_detail::kind_rows(std::type_identity<std::tuple<linreg_model>>{}),
     model_table_detail::glm_rows(std::type_identity<glm_models>{}),
-    std::array<model_row, 2>{{
-        {"pairwise-tables", model_kind::tables, true, method_records,
-         option_collapsed_moves | option_shift_moves | option_map_em | option_max_minutes, tables_thin},
-        {"marginals", model_kind::marginals, true, method_records, 0, marginals_thin},
-    }});
+    model_table_detail::kind_rows(std::type_identity<std::tuple<pairwise_tables_model, marginals_model>>{}));
 
 /// "binomial Beta a,b (default 1,1); ...": every family model's --prior, for the help (one entry per name).
 inline std::string family_prior_help() {

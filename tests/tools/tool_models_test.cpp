@@ -79,4 +79,18 @@ TEST_CASE("tool models: an option's words name the models its rule takes, from t
   }
 }
 
+TEST_CASE("tool models: the table is made from the model types, in order", "[tools]") {
+  CHECK(model_choices(", ") ==
+        "binomial, multinomial, poisson, exponential, normal-known-var, normal, rayleigh, linreg, logistic, poisson-glm, "
+        "pairwise-tables, marginals");
+  const model_row& linreg = find_model(linreg_model::name);
+  CHECK(linreg.kind == model_kind::regression);
+  CHECK(linreg.options == linreg_model::options);
+  CHECK(linreg.default_thin == regression_thin);
+  CHECK(find_model(pairwise_tables_model::name).options == pairwise_tables_model::options);
+  CHECK(find_model(marginals_model::name).default_thin == marginals_thin);
+  CHECK(find_model("logistic").kind == model_kind::glm);
+  CHECK_THROWS_WITH(find_model("linear"), Catch::Contains("model 'linear' is unknown; accepted: binomial|multinomial|"));
+}
+
 }  // namespace tool_models_test
