@@ -44,6 +44,25 @@ struct stream_as {
   std::function<void(std::span<const double> sampled, std::span<double> reported)> transform{};
 };
 
+// The posterior whose every draw is f's image of the sampled one: f(sampled, reported) fills the `columns` reported
+// values of a draw (the per-draw transform of stream_as, applied to a finished run).
+template <class F>
+privpost::posterior map_draws(const privpost::posterior& sampled, Eigen::Index columns, F&& f) {
+  std::vector<Eigen::MatrixXd> chains;
+  std::vector<double> in, out(static_cast<std::size_t>(columns));
+  for (const auto& m : sampled.chains()) {
+    Eigen::MatrixXd mapped(m.rows(), columns);
+    in.resize(static_cast<std::size_t>(m.cols()));
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+      for (Eigen::Index j = 0; j < m.cols(); ++j) in[static_cast<std::size_t>(j)] = m(i, j);
+      f(std::span<const double>(in), std::span<double>(out));
+      for (Eigen::Index j = 0; j < columns; ++j) mapped(i, j) = out[static_cast<std::size_t>(j)];
+    }
+    chains.push_back(std::move(mapped));
+  }
+  return privpost::posterior(std::move(chains));
+}
+
 // Hands the kept draws to --output-dir's writer as they are made, on the reported scale; the final files are written
 // by write_outputs (with the method's title and the final header), so the end of the run writes nothing here.
 struct cmdstan_stream {

@@ -53,19 +53,8 @@ void report_draw(std::span<const double> m, std::span<double> out, const release
 // The reported columns of every draw (report_draw).
 privpost::posterior reported(const privpost::posterior& sampled, const release_record& rec, int p, bool mean) {
   const int d = static_cast<int>(rec.glm().covariates.size());
-  std::vector<Eigen::MatrixXd> chains;
-  std::vector<double> in, row(static_cast<std::size_t>(p + d + (mean ? d : 0)));
-  for (const auto& m : sampled.chains()) {
-    Eigen::MatrixXd out(m.rows(), static_cast<Eigen::Index>(row.size()));
-    in.resize(static_cast<std::size_t>(m.cols()));
-    for (Eigen::Index i = 0; i < m.rows(); ++i) {
-      for (Eigen::Index j = 0; j < m.cols(); ++j) in[static_cast<std::size_t>(j)] = m(i, j);
-      report_draw(in, row, rec, p, mean);
-      for (Eigen::Index j = 0; j < out.cols(); ++j) out(i, j) = row[static_cast<std::size_t>(j)];
-    }
-    chains.push_back(std::move(out));
-  }
-  return privpost::posterior(std::move(chains));
+  return map_draws(sampled, p + d + (mean ? d : 0),
+                   [&](std::span<const double> in, std::span<double> out) { report_draw(in, out, rec, p, mean); });
 }
 
 std::string format_number(double v) {

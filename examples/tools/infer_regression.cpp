@@ -37,19 +37,10 @@ void to_data_scale(std::span<double> draw, const privpost::tools::release_record
 
 // Every draw on the data's scale (to_data_scale above).
 privpost::posterior to_data_scale(const privpost::posterior& scaled, const privpost::tools::release_record& rec) {
-  std::vector<Eigen::MatrixXd> chains;
-  std::vector<double> row;
-  for (const auto& m : scaled.chains()) {
-    Eigen::MatrixXd out = m;
-    row.resize(static_cast<std::size_t>(m.cols()));
-    for (Eigen::Index i = 0; i < m.rows(); ++i) {
-      for (Eigen::Index j = 0; j < m.cols(); ++j) row[static_cast<std::size_t>(j)] = m(i, j);
-      to_data_scale(row, rec);
-      for (Eigen::Index j = 0; j < m.cols(); ++j) out(i, j) = row[static_cast<std::size_t>(j)];
-    }
-    chains.push_back(std::move(out));
-  }
-  return privpost::posterior(std::move(chains));
+  return map_draws(scaled, scaled.dimension(), [&](std::span<const double> in, std::span<double> out) {
+    std::copy(in.begin(), in.end(), out.begin());
+    to_data_scale(out, rec);
+  });
 }
 
 template <class Mechanism>
