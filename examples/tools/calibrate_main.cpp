@@ -141,48 +141,55 @@ int main(int argc, char** argv) {
   CLI::App app{"privpost-calibrate: simulation-based calibration of noise-aware and baseline posteriors"};
   cli_options o;
   app.add_option("--model", o.model, privpost::tools::model_choices())->check(CLI::IsMember(privpost::tools::model_names()));
-  app.add_option("--dim", o.dim, "linreg, logistic, poisson-glm: number of covariates D (an intercept is added)");
-  app.add_option("--moments", o.moments, "linreg: covariate moments for Gibbs-SS: noisy|prior|update");
+  // "MODELS: text", the models a rule of the table takes (model_list, model_rules).
+  using privpost::tools::model_list;
+  namespace rules = privpost::tools::model_rules;
+  const std::string glms = model_list(rules::glm), tables = model_list(rules::tables);
+  app.add_option("--dim", o.dim, model_list(rules::covariates) + ": number of covariates D (an intercept is added)");
+  app.add_option("--moments", o.moments, model_list(rules::regression) + ": covariate moments for Gibbs-SS: noisy|prior|update");
   auto* methods_option = app.add_option("--methods", o.methods,
                                         "comma list of gibbs, naive, nonprivate, ops, exact, corrected, records, auto "
                                         "(ops, exact, corrected: binomial only; records: binomial, multinomial and the "
                                         "unbounded models; auto: the library's default sampler at this n, as "
-                                        "privpost-infer --method auto); logistic, poisson-glm: "
-                                        "noise-aware, naive (their default)");
+                                        "privpost-infer --method auto); " +
+                                            glms + ": noise-aware, naive (their default)");
   app.add_option("--n", o.n, "records per trial")->check(CLI::Range(1.0, 1e7));
   app.add_option("--epsilon", o.epsilon, "privacy budget epsilon");
-  auto* mechanism_option =
-      app.add_option("--mechanism", o.mechanism, "laplace|gaussian (logistic, poisson-glm: gaussian by default)")
-          ->check(CLI::IsMember({"laplace", "gaussian"}));
+  auto* mechanism_option = app.add_option("--mechanism", o.mechanism, "laplace|gaussian (" + glms + ": gaussian by default)")
+                               ->check(CLI::IsMember({"laplace", "gaussian"}));
   app.add_option("--delta", o.delta, "delta of the Gaussian mechanism (analytic calibration)");
   app.add_option("--trials", o.trials, "number of simulated trials M")->check(CLI::Range(2, 1000000));
   app.add_option("--draws", o.draws, "draws kept per posterior")->check(CLI::Range(2, 10000000));
-  app.add_option("--burnin", o.burnin, "Gibbs-SS burn-in sweeps (logistic, poisson-glm: NUTS warm-up transitions)")
+  app.add_option("--burnin", o.burnin, "Gibbs-SS burn-in sweeps (" + glms + ": NUTS warm-up transitions)")
       ->check(CLI::Range(0, 100000000));
   auto* thin_option = app.add_option("--thin", o.thin, "Gibbs-SS keeps every thin-th sweep (default 5; pairwise-tables 10)")
                           ->check(CLI::Range(1, 100000));
   app.add_option("--seed", o.seed, "seed of the whole study (trial t uses stream t)");
   app.add_option("--collapsed-moves", o.collapsed_moves,
-                 "binomial, multinomial, pairwise-tables: Gibbs-SS's Metropolis-Hastings moves with the statistic "
-                 "integrated out, per sweep (default 0)")
+                 model_list(collapsed_moves) +
+                     ": Gibbs-SS's Metropolis-Hastings moves with the statistic "
+                     "integrated out, per sweep (default 0)")
       ->check(CLI::Range(0, 1000));
   auto* categories_option = app.add_option(
       "--categories", o.categories,
       "K for the multinomial model (2 to 5); states per node of pairwise-tables (2 to 10); levels per column of marginals "
       "(default 2)");
-  app.add_option("--graph", o.graph, "pairwise-tables: the graph, chain or star (of --nodes nodes)")
+  app.add_option("--graph", o.graph, tables + ": the graph, chain or star (of --nodes nodes)")
       ->check(CLI::IsMember({"chain", "star"}));
-  auto* nodes_option =
-      app.add_option("--nodes", o.nodes, "pairwise-tables: number of nodes (2 to 50; default 4); marginals: columns (default 2)");
-  app.add_option("--queries", o.queries, "marginals: one-way (the 1-way marginals, default) or identity (the histogram)")
+  auto* nodes_option = app.add_option(
+      "--nodes", o.nodes,
+      tables + ": number of nodes (2 to 50; default 4); " + model_list(rules::marginals) + ": columns (default 2)");
+  app.add_option("--queries", o.queries,
+                 model_list(rules::marginals) + ": one-way (the 1-way marginals, default) or identity (the histogram)")
       ->check(CLI::IsMember({"one-way", "identity"}));
-  app.add_option("--pseudo-count", o.pseudo_count, "pairwise-tables: the hyper-Dirichlet prior's alpha_0 (default 10)");
+  app.add_option("--pseudo-count", o.pseudo_count, tables + ": the hyper-Dirichlet prior's alpha_0 (default 10)");
   app.add_option("--truncation", o.truncation,
                  "q: declared bounds are the central 1 - q interval of the prior predictive of one record (unbounded models)")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--partitions", o.partitions,
-                 "linreg: instead of SBC, the error of partition releases (privpost-release --partitions) at this --n, M "
-                 "and --epsilon over --trials simulated regressions, per combiner and cutoff, and their reliability")
+                 model_list(rules::regression) +
+                     ": instead of SBC, the error of partition releases (privpost-release --partitions) at this --n, M "
+                     "and --epsilon over --trials simulated regressions, per combiner and cutoff, and their reliability")
       ->check(CLI::PositiveNumber);
   app.add_option("--format", o.format, "table|json")->check(CLI::IsMember({"table", "json"}));
   app.add_option("--ranks", o.ranks, "write each trial's true-parameter quantile per method to this CSV file");
@@ -191,8 +198,9 @@ int main(int argc, char** argv) {
                  "simultaneous band (Saeilynoja et al. 2022) and their histogram; writes FILE.dat and FILE.gp and runs "
                  "gnuplot (Debian: gnuplot-nox) when installed");
   auto* metric_option = app.add_option("--metric", o.metric,
-                                       "logistic, poisson-glm: NUTS's metric adapted in warm-up, dense (default, as "
-                                       "privpost-infer) or diag (Stan's default)")
+                                       glms +
+                                           ": NUTS's metric adapted in warm-up, dense (default, as "
+                                           "privpost-infer) or diag (Stan's default)")
                             ->check(CLI::IsMember({"dense", "diag"}));
   app.add_option("--mmd-draws", o.mmd_draws, "draws per posterior used for MMD^2 (0: skip MMD)")->check(CLI::Range(0, 100000));
   // `privpost-calibrate --option-uses`: every (study, unused option) case of study_option_uses, one per line.

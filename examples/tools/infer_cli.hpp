@@ -14,6 +14,8 @@ namespace privpost::tools::infer_tool {
 // Registers every inference option on app. synthesize: privpost-synthesize, whose --output-dir is the synthetic sets'
 // folder and which has no --format json (its files are its output), so those two are left out.
 inline void add_inference_options(CLI::App& app, options& o, bool synthesize) {
+  // "MODELS: text", the models those of the table that take the option (model_list).
+  auto with = [](std::uint8_t option, const std::string& text) { return model_list(takes_option(option)) + text; };
   app.add_option(
       "--prior", o.prior,
       "comma list: " + privpost::tools::family_prior_help() +
@@ -27,19 +29,22 @@ inline void add_inference_options(CLI::App& app, options& o, bool synthesize) {
           "logistic and poisson-glm s_max,tau_scale,lkj_eta,mean_scale (||theta||^2 < s_max, half-normal covariate sds, LKJ "
           "correlation, normal covariate means; default 9,2.5,2,1; on the declared ranges' unit-ball scale "
           "100,1/sqrt(d),2,1/sqrt(d))");
-  app.add_option("--link", o.link, "logistic: the link's moments, exact (default) or taylor (the paper's)")
+  app.add_option("--link", o.link, with(option_link, ": the link's moments, exact (default) or taylor (the paper's)"))
       ->check(CLI::IsMember({"exact", "taylor"}));
   app.add_option("--target-accept", o.target_accept,
-                 "logistic, poisson-glm: NUTS's target acceptance (Stan's adapt_delta, default 0.8; higher: smaller steps, fewer "
-                 "divergences)");
+                 with(option_target_accept,
+                      ": NUTS's target acceptance (Stan's adapt_delta, default 0.8; higher: smaller steps, fewer "
+                      "divergences)"));
   app.add_option("--metric", o.metric,
-                 "logistic, poisson-glm: NUTS's metric adapted in warm-up, dense (default: the covariances, for the "
-                 "correlated coefficients, scales and means) or diag (Stan's default: the variances)")
+                 with(option_metric,
+                      ": NUTS's metric adapted in warm-up, dense (default: the covariances, for the "
+                      "correlated coefficients, scales and means) or diag (Stan's default: the variances)"))
       ->check(CLI::IsMember({"dense", "diag"}));
   app.add_flag("--compare-naive", o.compare_naive, "also run the naive method (treats the release as exact)");
   app.add_option(
       "--moments", o.moments,
-      "linreg: covariate moments update (hierarchical normal, default), prior (normal from the bounds) or noisy (released)");
+      with(option_moments,
+           ": covariate moments update (hierarchical normal, default), prior (normal from the bounds) or noisy (released)"));
   app.add_option("--chains", o.chains, "number of chains")->check(CLI::Range(1, 256));
   app.add_option("--burnin", o.burnin, "burn-in sweeps per chain (logistic: NUTS warm-up transitions)")
       ->check(CLI::Range(0, 100000000));
@@ -56,13 +61,16 @@ inline void add_inference_options(CLI::App& app, options& o, bool synthesize) {
                  "gibbs; the other models their own sampler)")
       ->check(CLI::IsMember({"gibbs", "exact", "corrected", "records", "auto"}));
   app.add_option("--collapsed-moves", o.collapsed_moves,
-                 "binomial, multinomial, pairwise-tables: Metropolis-Hastings moves on the parameters with the exact "
-                 "statistic integrated out, per sweep (default 0); where the noise dominates they mix far faster")
+                 with(option_collapsed_moves,
+                      ": Metropolis-Hastings moves on the parameters with the exact "
+                      "statistic integrated out, per sweep (default 0); where the noise dominates they mix far faster"))
       ->check(CLI::Range(0, 1000));
-  app.add_option("--shift-moves", o.shift_moves,
-                 "pairwise-tables: Metropolis-Hastings moves of the marginals with the tables translated along, per sweep "
-                 "(default 4 on Laplace and Gaussian releases, with thin 2; 0 runs plain Gibbs-SS, thin 10); where the noise "
-                 "dominates they mix far faster")
+  app.add_option(
+         "--shift-moves", o.shift_moves,
+         with(option_shift_moves,
+              ": Metropolis-Hastings moves of the marginals with the tables translated along, per sweep "
+              "(default 4 on Laplace and Gaussian releases, with thin 2; 0 runs plain Gibbs-SS, thin 10); where the noise "
+              "dominates they mix far faster"))
       ->check(CLI::Range(0, 1000));
   app.add_flag("--parallel", o.parallel, "run the chains in parallel threads");
   app.add_option("--draws-csv", o.draws_csv, "write every draw to this CSV file (one file, privpost's own layout)");
@@ -85,21 +93,24 @@ inline void add_inference_options(CLI::App& app, options& o, bool synthesize) {
                  "extend the chains (doubling the kept draws) until every parameter has R-hat <= 1.01 and bulk and tail ESS >= N")
       ->check(CLI::Range(1.0, 1e9));
   app.add_option("--max-minutes", o.max_minutes,
-                 "logistic, poisson-glm, pairwise-tables (posterior sampling): refuse a run whose estimated time (measured on "
-                 "this machine before the run, and printed) exceeds this many minutes (default 60)")
+                 with(option_max_minutes,
+                      " (posterior sampling): refuse a run whose estimated time (measured on "
+                      "this machine before the run, and printed) exceeds this many minutes (default 60)"))
       ->check(CLI::PositiveNumber);
   app.add_option("--max-sweeps", o.max_sweeps, "with --target-ess: at most this many sweeps per chain (burn-in included)")
       ->check(CLI::Range(static_cast<std::int64_t>(1), static_cast<std::int64_t>(1'000'000'000)));
-  app.add_option("--max-iterations", o.max_iterations, "pairwise-tables: EM iterations at most (default 2000)")
+  app.add_option("--max-iterations", o.max_iterations, with(option_map_em, ": EM iterations at most (default 2000)"))
       ->check(CLI::Range(1, 100000000));
   app.add_flag("--point-estimate", o.point_estimate,
-               "pairwise-tables: MAP-EM only (on forests the posterior is also sampled by default); its fitted "
-               "marginals go to --format json (point_estimates) and --output-dir (point_estimates.csv)");
+               with(option_map_em,
+                    ": MAP-EM only (on forests the posterior is also sampled by default); its fitted "
+                    "marginals go to --format json (point_estimates) and --output-dir (point_estimates.csv)"));
   app.add_option("--map-em-evidence", o.map_em_evidence,
-                 "pairwise-tables, Laplace releases: MAP-EM's evidence term: exact (the Laplace density), gaussian (a "
-                 "Gaussian of the same variance, which averages tables that report the same marginal) or auto (default: "
-                 "gaussian with an exact back end when every edge table's mean cell count is at least twice the Laplace "
-                 "scale, else exact; docs/tool-infer.md)")
+                 with(option_map_em,
+                      ", Laplace releases: MAP-EM's evidence term: exact (the Laplace density), gaussian (a "
+                      "Gaussian of the same variance, which averages tables that report the same marginal) or auto (default: "
+                      "gaussian with an exact back end when every edge table's mean cell count is at least twice the Laplace "
+                      "scale, else exact; docs/tool-infer.md)"))
       ->check(CLI::IsMember({"auto", "exact", "gaussian"}));
 }
 

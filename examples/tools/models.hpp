@@ -254,6 +254,21 @@ std::string models_where(Pred pred) {
   return text;
 }
 
+/// "logistic, poisson-glm": the models whose rows satisfy pred, comma-separated in the table's order, for a help text's
+/// "MODELS: what the option does" (generated, so that a new model is named wherever its options apply).
+template <class Pred>
+std::string model_list(Pred pred) {
+  std::string text;
+  for (const auto& m : models)
+    if (pred(m)) text += (text.empty() ? "" : ", ") + std::string(m.name);
+  return text;
+}
+
+/// The rule "the row takes privpost-infer's option flag" (infer_option), for model_list.
+inline auto takes_option(std::uint8_t flag) {
+  return [flag](const model_row& m) { return (m.options & flag) != 0; };
+}
+
 /// The model rules the tools' option tables share (option_table.hpp for_models): which rows take an option.
 namespace model_rules {
 inline bool glm(const model_row& m) { return m.kind == model_kind::glm; }

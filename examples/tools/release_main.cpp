@@ -137,30 +137,39 @@ int main(int argc, char** argv) {
   app.add_option("--model", o.model, privpost::tools::model_choices())
       ->required()
       ->check(CLI::IsMember(privpost::tools::model_names()));
-  app.add_option("--covariates", o.covariates,
-                 "linreg, logistic, poisson-glm: comma list of covariate columns (logistic, poisson-glm: column=LEVEL is "
-                 "the indicator of a text column's level)");
-  app.add_option("--response", o.response,
-                 "linreg, logistic, poisson-glm: the response column (logistic: 0/1, -1/+1, or see --positive; poisson-glm: "
-                 "counts)");
+  // "MODELS: text", the models a rule of the table takes (model_list, model_rules).
+  using privpost::tools::model_list;
+  namespace rules = privpost::tools::model_rules;
+  const std::string covariates = model_list(rules::covariates), glms = model_list(rules::glm),
+                    table_columns = model_list(rules::table_columns), linreg = model_list(rules::regression);
   app.add_option(
-      "--x-bounds", o.x_bounds,
-      "linreg: lo,hi declared for every covariate (records are clamped into it); logistic, poisson-glm: lo,hi for every "
-      "covariate or lo1,hi1,lo2,hi2,... one declared range per covariate (clamped, mapped to [-1, 1] / sqrt(d))");
+      "--covariates", o.covariates,
+      covariates + ": comma list of covariate columns (" + glms + ": column=LEVEL is the indicator of a text column's level)");
+  app.add_option("--response", o.response,
+                 covariates + ": the response column (" + model_list(rules::glm_labels) + ": 0/1, -1/+1, or see --positive; " +
+                     model_list(rules::glm_counts) + ": counts)");
+  app.add_option("--x-bounds", o.x_bounds,
+                 linreg + ": lo,hi declared for every covariate (records are clamped into it); " + glms +
+                     ": lo,hi for every covariate or lo1,hi1,lo2,hi2,... one declared range per covariate (clamped, mapped to "
+                     "[-1, 1] / sqrt(d))");
   app.add_option("--radius", o.radius,
-                 "logistic, poisson-glm: declared norm bound R of the raw covariates (instead of --x-bounds; longer records "
-                 "are scaled onto the ball)");
-  app.add_option("--y-bound", o.y_bound, "poisson-glm: declared largest count R_y (larger counts are clamped to it)");
-  app.add_option("--positive", o.positive, "logistic: the response label coded +1 (every other value is -1)");
-  app.add_option("--y-bounds", o.y_bounds, "linreg: lo,hi declared for the response (records are clamped into it)");
-  app.add_flag("--no-intercept", o.no_intercept, "linreg, logistic, poisson-glm: no intercept column");
+                 glms +
+                     ": declared norm bound R of the raw covariates (instead of --x-bounds; longer records "
+                     "are scaled onto the ball)");
+  app.add_option("--y-bound", o.y_bound,
+                 model_list(rules::glm_counts) + ": declared largest count R_y (larger counts are clamped to it)");
+  app.add_option("--positive", o.positive,
+                 model_list(rules::glm_labels) + ": the response label coded +1 (every other value is -1)");
+  app.add_option("--y-bounds", o.y_bounds, linreg + ": lo,hi declared for the response (records are clamped into it)");
+  app.add_flag("--no-intercept", o.no_intercept, covariates + ": no intercept column");
   app.add_flag("--noisy-moments", o.noisy_moments,
-               "linreg: also release the covariates' fourth sample moments (Gibbs-SS-Noisy), splitting epsilon evenly");
+               linreg + ": also release the covariates' fourth sample moments (Gibbs-SS-Noisy), splitting epsilon evenly");
   app.add_option("--epsilon", o.epsilon, "privacy budget epsilon")->required();
   auto* mechanism_option =
       app.add_option("--mechanism", o.mechanism,
                      "laplace|gaussian (analytic calibration)|discrete-laplace|discrete-gaussian (exact lattice noise: the "
-                     "choice for real releases, family models); logistic, poisson-glm: gaussian by default, laplace when given")
+                     "choice for real releases, family models); " +
+                         glms + ": gaussian by default, laplace when given")
           ->check(CLI::IsMember({"laplace", "gaussian", "discrete-laplace", "discrete-gaussian"}));
   app.add_option("--granularity", o.granularity,
                  "discrete mechanisms: the lattice spacing gamma (default 1 for the count models; required for the "
@@ -171,24 +180,27 @@ int main(int argc, char** argv) {
   app.add_option("--upper", o.upper, "declared upper bound of a record (unbounded models)");
   app.add_option("--categories", o.categories, "K for the multinomial model (records are categories 0..K-1)");
   app.add_option("--columns", o.columns,
-                 "pairwise-tables, marginals: comma list of the discrete columns (the graph's nodes, the table's columns)");
-  app.add_option("--levels", o.levels,
-                 "pairwise-tables, marginals: comma list of the declared levels of every column (in state order)");
+                 table_columns + ": comma list of the discrete columns (the graph's nodes, the table's columns)");
+  app.add_option("--levels", o.levels, table_columns + ": comma list of the declared levels of every column (in state order)");
   app.add_option("--levels-of", o.levels_of,
-                 "pairwise-tables, marginals: COLUMN=a/b/c, one column's declared levels (overrides --levels; repeat per "
-                 "column)");
+                 table_columns +
+                     ": COLUMN=a/b/c, one column's declared levels (overrides --levels; repeat per "
+                     "column)");
   app.add_option("--marginals", o.marginals,
-                 "marginals: comma list of the released tables, each a column or columns joined by ':' (a,b,a:b); the "
-                 "table may have at most 10000 cells");
-  app.add_option("--edges", o.edges, "pairwise-tables: comma list of the declared graph's edges a:b (column names)");
-  app.add_option("--missing-level", o.missing_level, "pairwise-tables, marginals: the declared level an empty cell stands for");
+                 model_list(rules::marginals) +
+                     ": comma list of the released tables, each a column or columns joined by ':' (a,b,a:b); the "
+                     "table may have at most 10000 cells");
+  app.add_option("--edges", o.edges, model_list(rules::tables) + ": comma list of the declared graph's edges a:b (column names)");
+  app.add_option("--missing-level", o.missing_level, table_columns + ": the declared level an empty cell stands for");
   app.add_option("--neighbours", o.neighbours,
-                 "pairwise-tables: replace (default: sensitivity 2|E|) or add-remove (|E|, the dissertation's; 2 epsilon-DP "
-                 "under replacement)")
+                 model_list(rules::tables) +
+                     ": replace (default: sensitivity 2|E|) or add-remove (|E|, the dissertation's; 2 epsilon-DP "
+                     "under replacement)")
       ->check(CLI::IsMember({"replace", "add-remove"}));
   app.add_option("--partitions", o.partitions,
-                 "linreg: release posterior probabilities and quantiles of one coefficient by sample and aggregate over M "
-                 "random partitions (Amitai 2018) instead of the sufficient statistics")
+                 linreg +
+                     ": release posterior probabilities and quantiles of one coefficient by sample and aggregate over M "
+                     "random partitions (Amitai 2018) instead of the sufficient statistics")
       ->check(CLI::PositiveNumber);
   app.add_option("--coefficient", o.coefficient,
                  "--partitions: the covariate whose coefficient is released (default: the first)");
