@@ -51,6 +51,11 @@ concept glm_tool = requires(int d, double r, std::optional<double> c, bool inter
 };
 
 /// The GLM models, in the order the tools list them.
+/// The GLMs' --prior (privpost-infer), one for every GLM model: glm_prior's members.
+inline constexpr std::string_view glm_prior_meaning =
+    "s_max,tau_scale,lkj_eta,mean_scale (||theta||^2 < s_max, half-normal covariate sds, LKJ correlation, normal "
+    "covariate means; default 9,2.5,2,1; on the declared ranges' unit-ball scale 100,1/sqrt(d),2,1/sqrt(d))";
+
 using glm_models = std::tuple<logistic_model, poisson_glm_model>;
 
 static_assert(

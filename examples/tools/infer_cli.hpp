@@ -14,21 +14,9 @@ namespace privpost::tools::infer_tool {
 // Registers every inference option on app. synthesize: privpost-synthesize, whose --output-dir is the synthetic sets'
 // folder and which has no --format json (its files are its output), so those two are left out.
 inline void add_inference_options(CLI::App& app, options& o, bool synthesize) {
-  // "MODELS: text", the models those of the table that take the option (model_list).
+  // "MODELS: text", MODELS being the models of the table that take the option (model_list).
   auto with = [](std::uint8_t option, const std::string& text) { return model_list(takes_option(option)) + text; };
-  app.add_option(
-      "--prior", o.prior,
-      "comma list: " + privpost::tools::family_prior_help() +
-          "; linreg "
-          "mu_0..mu_{p-1},lambda_0..lambda_{p-1} (diagonal precision),a,b of the normal-inverse-gamma prior (default zeros, "
-          "ones, "
-          "2, 1; for releases on the declared box's [-1, 1] scale, the default, the prior is on that scale: intercept first); "
-          "pairwise-tables alpha_0, the hyper-Dirichlet pseudo-count of MAP-EM and the posterior's prior (default 10); "
-          "marginals (and pairwise-tables --method records) alpha_0, the Dirichlet's total pseudo-count spread evenly over the "
-          "table's cells (default 10), or one pseudo-count per cell; "
-          "logistic and poisson-glm s_max,tau_scale,lkj_eta,mean_scale (||theta||^2 < s_max, half-normal covariate sds, LKJ "
-          "correlation, normal covariate means; default 9,2.5,2,1; on the declared ranges' unit-ball scale "
-          "100,1/sqrt(d),2,1/sqrt(d))");
+  app.add_option("--prior", o.prior, "comma list: " + privpost::tools::prior_help());
   app.add_option("--link", o.link, with(option_link, ": the link's moments, exact (default) or taylor (the paper's)"))
       ->check(CLI::IsMember({"exact", "taylor"}));
   app.add_option("--target-accept", o.target_accept,

@@ -86,6 +86,10 @@ struct linreg_model {
   static constexpr std::uint8_t methods = method_records;
   static constexpr std::uint8_t options = option_moments;
   static constexpr int default_thin = regression_thin;
+  static constexpr std::string_view prior_meaning =
+      "mu_0..mu_{p-1},lambda_0..lambda_{p-1} (diagonal precision),a,b of the normal-inverse-gamma prior (default zeros, "
+      "ones, 2, 1; for releases on the declared box's [-1, 1] scale, the default, the prior is on that scale: intercept "
+      "first)";
 };
 struct pairwise_tables_model {
   static constexpr std::string_view name = "pairwise-tables";
@@ -94,6 +98,8 @@ struct pairwise_tables_model {
   static constexpr std::uint8_t methods = method_records;
   static constexpr std::uint8_t options = option_collapsed_moves | option_shift_moves | option_map_em | option_max_minutes;
   static constexpr int default_thin = tables_thin;
+  static constexpr std::string_view prior_meaning =
+      "alpha_0, the hyper-Dirichlet pseudo-count of MAP-EM and the posterior's prior (default 10)";
 };
 struct marginals_model {
   static constexpr std::string_view name = "marginals";
@@ -102,6 +108,9 @@ struct marginals_model {
   static constexpr std::uint8_t methods = method_records;
   static constexpr std::uint8_t options = 0;
   static constexpr int default_thin = marginals_thin;
+  static constexpr std::string_view prior_meaning =
+      "(and pairwise-tables --method records) alpha_0, the Dirichlet's total pseudo-count spread evenly over the table's "
+      "cells (default 10), or one pseudo-count per cell";
 };
 
 namespace model_table_detail {
@@ -163,30 +172,6 @@ inline constexpr auto models = model_table_detail::join(
     model_table_detail::kind_rows(std::type_identity<std::tuple<linreg_model>>{}),
     model_table_detail::glm_rows(std::type_identity<glm_models>{}),
     model_table_detail::kind_rows(std::type_identity<std::tuple<pairwise_tables_model, marginals_model>>{}));
-
-/// "binomial Beta a,b (default 1,1); ...": every family model's --prior, for the help (one entry per name).
-inline std::string family_prior_help() {
-  std::string text;
-  std::vector<std::string_view> seen;
-  auto add = [&]<class... M>(std::type_identity<std::tuple<M...>>) {
-    (
-        [&] {
-          if (std::find(seen.begin(), seen.end(), M::name) != seen.end()) return;  // a model with one type per K
-          seen.push_back(M::name);
-          std::string fallback;
-          if constexpr (requires { M::prior_default_help; })
-            fallback = M::prior_default_help;
-          else
-            fallback = M::prior_default;
-          text += (text.empty() ? "" : "; ") + std::string(M::name) + " " + std::string(M::prior_meaning) +
-                  (fallback.empty() ? std::string(" (required)") : " (default " + fallback + ")");
-        }(),
-        ...);
-  };
-  add(std::type_identity<bounded_family_models>{});
-  add(std::type_identity<truncated_family_models>{});
-  return text;
-}
 
 /// The names of every model, in the table's order (for the command lines' checks).
 inline std::vector<std::string> model_names() {
@@ -252,6 +237,36 @@ std::string models_where(Pred pred) {
   std::string text;
   for (std::size_t i = 0; i < names.size(); ++i) text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
   return text;
+}
+
+/// "binomial Beta a,b (default 1,1); ...": every model's --prior, for privpost-infer's help, from the model types (one
+/// entry per name; the GLMs share one prior, glm_prior_meaning).
+inline std::string prior_help() {
+  std::string text;
+  std::vector<std::string_view> seen;
+  auto add = [&]<class... M>(std::type_identity<std::tuple<M...>>) {
+    (
+        [&] {
+          if (std::find(seen.begin(), seen.end(), M::name) != seen.end()) return;  // a model with one type per K
+          seen.push_back(M::name);
+          std::string fallback;
+          if constexpr (requires { M::prior_default_help; })
+            fallback = M::prior_default_help;
+          else
+            fallback = M::prior_default;
+          text += (text.empty() ? "" : "; ") + std::string(M::name) + " " + std::string(M::prior_meaning) +
+                  (fallback.empty() ? std::string(" (required)") : " (default " + fallback + ")");
+        }(),
+        ...);
+  };
+  add(std::type_identity<bounded_family_models>{});
+  add(std::type_identity<truncated_family_models>{});
+  for (auto [name, meaning] : {std::pair{linreg_model::name, linreg_model::prior_meaning},
+                               std::pair{pairwise_tables_model::name, pairwise_tables_model::prior_meaning},
+                               std::pair{marginals_model::name, marginals_model::prior_meaning}})
+    text += "; " + std::string(name) + " " + std::string(meaning);
+  return text + "; " + models_where([](const model_row& m) { return m.kind == model_kind::glm; }) + " " +
+         std::string(glm_prior_meaning);
 }
 
 /// "logistic, poisson-glm": the models whose rows satisfy pred, comma-separated in the table's order, for a help text's
