@@ -115,9 +115,11 @@ inline release_payload payload_for(model_kind kind) {
       return tables_release{};
     case model_kind::marginals:
       return marginals_release{};
-    default:
+    case model_kind::bounded_family:
+    case model_kind::unbounded_family:
       return family_release{};
   }
+  throw std::logic_error("payload_for: a model kind without a record part");  // every kind is a case (-Wswitch)
 }
 
 /// A release record: the header every release has (model, n, mechanism, statistics, identity, ledger) and the model's
