@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -44,9 +45,13 @@ struct stream_as {
   std::function<void(std::span<const double> sampled, std::span<double> reported)> transform{};
 };
 
+// A per-draw transform: f(sampled, reported) fills a reported draw from a sampled one (stream_as::transform's shape).
+template <class F>
+concept draw_transform = std::invocable<F&, std::span<const double>, std::span<double>>;
+
 // The posterior whose every draw is f's image of the sampled one: f(sampled, reported) fills the `columns` reported
 // values of a draw (the per-draw transform of stream_as, applied to a finished run).
-template <class F>
+template <draw_transform F>
 privpost::posterior map_draws(const privpost::posterior& sampled, Eigen::Index columns, F&& f) {
   std::vector<Eigen::MatrixXd> chains;
   std::vector<double> in, out(static_cast<std::size_t>(columns));
@@ -62,6 +67,13 @@ privpost::posterior map_draws(const privpost::posterior& sampled, Eigen::Index c
   }
   return privpost::posterior(std::move(chains));
 }
+
+namespace map_draws_check {
+inline constexpr auto per_draw = [](std::span<const double>, std::span<double>) {};
+inline constexpr auto per_value = [](double) { return 0.0; };
+static_assert(draw_transform<decltype(per_draw)>, "map_draws takes a per-draw transform");
+static_assert(!draw_transform<decltype(per_value)> && !draw_transform<int>, "map_draws refuses what is no per-draw transform");
+}  // namespace map_draws_check
 
 // Hands the kept draws to --output-dir's writer as they are made, on the reported scale; the final files are written
 // by write_outputs (with the method's title and the final header), so the end of the run writes nothing here.

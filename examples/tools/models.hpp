@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -221,7 +222,7 @@ inline std::string family_model_list() {
 /// The models whose rows satisfy pred, as an English list for error messages: "binomial, multinomial and linreg";
 /// when every unbounded family qualifies they are named together ("... and the unbounded models'"), so that the
 /// message stays short as families are added.
-template <class Pred>
+template <std::predicate<const model_row&> Pred>
 std::string models_where(Pred pred) {
   std::vector<std::string> names;
   bool all_unbounded = true, any_unbounded = false;
@@ -271,7 +272,7 @@ inline std::string prior_help() {
 
 /// "logistic, poisson-glm": the models whose rows satisfy pred, comma-separated in the table's order, for a help text's
 /// "MODELS: what the option does" (generated, so that a new model is named wherever its options apply).
-template <class Pred>
+template <std::predicate<const model_row&> Pred>
 std::string model_list(Pred pred) {
   std::string text;
   for (const auto& m : models)

@@ -54,6 +54,14 @@ static_assert(!corrected_sampler_for<dirichlet_prior<3>, laplace_mechanism>);  /
 static_assert(!corrected_sampler_for<beta_prior, double>);
 static_assert(!corrected_sampler_for<double, laplace_mechanism>);
 
+// Each kind's build rule (visit_sampler and its refusals ask the same one): the truncated release's record-level
+// sampler needs a truncatable family (the binomial's records are bounded by the model: nothing is dropped).
+static_assert(detail::builds_records_truncated<poisson_gamma_prior, laplace_mechanism>);
+static_assert(detail::builds_records<beta_prior, laplace_mechanism> &&
+              !detail::builds_records_truncated<beta_prior, laplace_mechanism>);
+static_assert(detail::builds_exact<beta_prior, laplace_mechanism> &&
+              !detail::builds_exact<poisson_gamma_prior, laplace_mechanism>);
+
 TEST_CASE("gibbs_ss_corrected's sum update leaves the exact conditional invariant", "[corrected]") {
   std::mt19937_64 g(3);
   Eigen::VectorXd z(1);

@@ -52,6 +52,14 @@ static_assert(glm_tool<logistic_model> && glm_tool<poisson_glm_model>);
 static_assert(!glm_tool<untitled_glm>);
 static_assert(!truncated_family_tool<logistic_model> && !bounded_family_tool<logistic_model>);
 static_assert(!glm_tool<int> && !truncated_family_tool<int> && !bounded_family_tool<int>);
+// model_list and models_where take a rule over a row, not over a name or a kind.
+template <class Pred>
+concept row_rule = requires(Pred p) {
+  model_list(p);
+  models_where(p);
+};
+static_assert(row_rule<decltype(&model_rules::glm)> && row_rule<decltype(takes_option(0))>);
+static_assert(!row_rule<bool (*)(std::string_view)> && !row_rule<int>);
 static_assert(privpost::chain_placement<privpost::this_process>);
 static_assert(!privpost::chain_placement<no_share>);
 

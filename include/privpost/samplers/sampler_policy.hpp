@@ -111,39 +111,62 @@ struct sampler_build {
 };
 
 namespace detail {
-// Why `kind` cannot be built for Prior and Mechanism under `build`, or nothing when it can: the kinds' requirements as
-// the samplers' own constraints state them (a kind applies exactly when its sampler type accepts the prior and
-// mechanism), then the settings each kind uses.
+// Whether each kind's sampler accepts Prior and Mechanism, as the sampler's own constraints state it (the one place
+// both sampler_refusal and visit_sampler ask). A truncated release's record-level sampler needs the dropped
+// contribution to be a record_contribution of the family, not only the plain sampler.
+template <class Prior, class Mechanism>
+inline constexpr bool builds_gibbs = requires {
+  typename gibbs_ss<family_model<typename Prior::family>, Prior, Mechanism>;
+};
+template <class Prior, class Mechanism>
+inline constexpr bool builds_gibbs_truncated = requires {
+  typename gibbs_ss_truncated<Prior, Mechanism>;
+};
+template <class Prior, class Mechanism>
+inline constexpr bool builds_exact = requires {
+  typename gibbs_ss_exact<Prior, Mechanism>;
+};
+template <class Prior, class Mechanism>
+inline constexpr bool builds_corrected = requires {
+  typename gibbs_ss_corrected<Prior, Mechanism>;
+};
+template <class Prior, class Mechanism>
+inline constexpr bool builds_records = requires {
+  typename record_gibbs<Prior, Mechanism>;
+};
+template <class Prior, class Mechanism>
+inline constexpr bool builds_records_truncated = truncatable_family<typename Prior::family>&& requires {
+  typename record_gibbs<Prior, Mechanism, dropped_contribution<typename Prior::family>>;
+};
+
+// Why `kind` cannot be built for Prior and Mechanism under `build`, or nothing when it can: the kinds' requirements
+// (above), then the settings each kind uses.
 template <conjugate_prior Prior, class Mechanism>
 std::optional<std::string> sampler_refusal(sampler_kind kind, const sampler_build& build) {
-  using F = typename Prior::family;
   const bool truncated = build.dropped_outside.has_value();
   std::optional<std::string> why;
   switch (kind) {
     case sampler_kind::gibbs:
-      if (truncated) {
-        if constexpr (!requires { typename gibbs_ss_truncated<Prior, Mechanism>; })
-          why =
-              "applies to a truncated release only for a truncatable_family (Poisson, exponential, normal) and a "
-              "scale-mixture mechanism (Laplace, Gaussian)";
-      } else if constexpr (!requires { typename gibbs_ss<family_model<F>, Prior, Mechanism>; }) {
+      if (truncated && !builds_gibbs_truncated<Prior, Mechanism>)
+        why =
+            "applies to a truncated release only for a truncatable_family (Poisson, exponential, normal) and a "
+            "scale-mixture mechanism (Laplace, Gaussian)";
+      else if (!truncated && !builds_gibbs<Prior, Mechanism>)
         why = "needs a scale-mixture mechanism (Laplace, Gaussian) and a family with conjugate updates";
-      }
       break;
     case sampler_kind::exact:
-      if constexpr (!requires { typename gibbs_ss_exact<Prior, Mechanism>; })
+      if (!builds_exact<Prior, Mechanism>)
         why = "applies to a finite_sum_family only (the binomial: its sum enumerated over 0..n)";
       break;
     case sampler_kind::corrected:
-      if constexpr (!requires { typename gibbs_ss_corrected<Prior, Mechanism>; })
+      if (!builds_corrected<Prior, Mechanism>)
         why = "applies to an integer_sum_family (binomial, Poisson) with a scale-mixture mechanism (Laplace, Gaussian) only";
       break;
     case sampler_kind::records:
-      if constexpr (!requires { typename record_gibbs<Prior, Mechanism>; }) {
+      if (!builds_records<Prior, Mechanism>)
         why = "applies to a family that draws records (record_generating_family) only";
-      } else if constexpr (!truncatable_family<F>) {
-        if (truncated) why = "applies to a truncated release only for a truncatable_family (records dropped outside the bounds)";
-      }
+      else if (truncated && !builds_records_truncated<Prior, Mechanism>)
+        why = "applies to a truncated release only for a truncatable_family (records dropped outside the bounds)";
       break;
   }
   if (!why && (kind == sampler_kind::exact || kind == sampler_kind::corrected) && truncated)
@@ -180,30 +203,30 @@ decltype(auto) visit_sampler(sampler_kind kind, const Prior& prior, const Mechan
   using F = typename Prior::family;
   // Only the kinds that apply are instantiated: each branch is discarded where its sampler does not accept the types.
   if (kind == sampler_kind::gibbs && build.dropped_outside) {
-    if constexpr (requires { typename gibbs_ss_truncated<Prior, Mechanism>; })
+    if constexpr (detail::builds_gibbs_truncated<Prior, Mechanism>)
       return visit([=, bounds = *build.dropped_outside](auto& g) {
         return gibbs_ss_truncated(prior, mechanism, z, n, bounds.lo, bounds.hi, g);
       });
   } else if (kind == sampler_kind::gibbs) {
-    if constexpr (requires { typename gibbs_ss<family_model<F>, Prior, Mechanism>; })
+    if constexpr (detail::builds_gibbs<Prior, Mechanism>)
       return visit([=, moves = build.collapsed_moves](auto& g) {
         gibbs_ss chain(prior, mechanism, z, n, g);
         chain.set_collapsed_moves(moves);
         return chain;
       });
   } else if (kind == sampler_kind::exact) {
-    if constexpr (requires { typename gibbs_ss_exact<Prior, Mechanism>; })
+    if constexpr (detail::builds_exact<Prior, Mechanism>)
       return visit([=](auto& g) { return gibbs_ss_exact(prior, mechanism, z, n, g); });
   } else if (kind == sampler_kind::corrected) {
-    if constexpr (requires { typename gibbs_ss_corrected<Prior, Mechanism>; })
+    if constexpr (detail::builds_corrected<Prior, Mechanism>)
       return visit([=](auto& g) { return gibbs_ss_corrected(prior, mechanism, z, n, g); });
   } else if (build.dropped_outside) {
-    if constexpr (truncatable_family<F> && requires { typename record_gibbs<Prior, Mechanism>; })
+    if constexpr (detail::builds_records_truncated<Prior, Mechanism>)
       return visit([=, init = build.init, bounds = *build.dropped_outside](auto& g) {
         return record_gibbs(prior, mechanism, z, n, g, init, dropped_contribution<F>(bounds.lo, bounds.hi));
       });
   } else {
-    if constexpr (requires { typename record_gibbs<Prior, Mechanism>; })
+    if constexpr (detail::builds_records<Prior, Mechanism>)
       return visit([=, init = build.init](auto& g) { return record_gibbs(prior, mechanism, z, n, g, init); });
   }
   // check_sampler_applies refused every kind whose branch is discarded above.
