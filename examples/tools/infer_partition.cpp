@@ -1,5 +1,6 @@
 // privpost-infer on a partition release record (privpost-release --partitions): no sampler runs; the released
-// probabilities and quantiles are printed with their noise-only intervals, recomputed from the record's DP aggregates.
+// probabilities and quantiles are printed with their noise-only intervals, recomputed from the record's DP aggregates
+// (the quantiles' intervals simultaneous over the levels and centred on the released, sorted, values).
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -38,18 +39,21 @@ int report_partition_release(const partition_record& r, const std::string& forma
     os << "\nQuantiles of the " << r.coefficient << " coefficient, M = " << q.partitions << " partitions clipped to "
        << q.bounds.center << " +- " << q.bounds.half_width << (q.bounds.capped ? " (the bound search reached its cap)" : "")
        << ", Laplace scale " << q.noise_scale << ":\n";
+    // The released values are the aggregate sorted: each row's interval is centred on that row's released value, and
+    // the intervals cover every level together (noise_only_intervals); the unsorted aggregate is in the JSON only.
     os << "  " << std::setw(12) << "level" << std::setw(12) << "released"
-       << "   noise-only 95% interval\n";
+       << "   noise-only 95% interval (all levels together)\n";
     out["quantiles"] = nlohmann::json::array();
+    const auto intervals = noise_only_intervals(q, alpha);
     for (std::size_t l = 0; l < q.levels.size(); ++l) {
-      const auto [lo, hi] = noise_only_interval(q, l, alpha);
-      os << "  " << std::setw(12) << q.levels[l] << std::setw(12) << q.values[l] << std::setw(12) << q.noisy_aggregate[l]
-         << "   [" << lo << ", " << hi << "]\n";
+      const auto [lo, hi] = intervals[l];
+      os << "  " << std::setw(12) << q.levels[l] << std::setw(12) << q.values[l] << "   [" << lo << ", " << hi << "]\n";
       out["quantiles"].push_back({{"level", q.levels[l]},
                                   {"value", q.values[l]},
                                   {"noisy_aggregate", q.noisy_aggregate[l]},
                                   {"noise_only_interval", {lo, hi}}});
     }
+    out["quantile_intervals"] = "simultaneous over the levels, each centred on its released (sorted) value";
   }
   if (format == "json") std::cout << out.dump(2) << '\n';
   return 0;

@@ -394,4 +394,23 @@ inline std::pair<double, double> noise_only_interval(const quantile_release& r, 
   return detail::noise_only_aggregate(r, "l", l, alpha);
 }
 
+/// Simultaneous (1 - alpha) intervals for the noiseless clipped means at every level, from the noise alone, each
+/// centred on its own row's released (sorted) value: values[l] -+ t with t = noise_scale ln(1 / (1 - (1 - alpha)^(1/L))),
+/// so that all L independent Laplace noises are below t together with probability 1 - alpha. Sorting keeps the cover:
+/// the noiseless means are non-decreasing in the level (each partition's quantiles are, and so are their clipped mean),
+/// and for a non-decreasing q, max_l |sorted(a)_l - q_l| <= max_l |a_l - q_l|. (noise_only_interval's interval at l is
+/// centred on the unsorted aggregate, which after a swap is another row's released value.) std::invalid_argument for
+/// alpha outside (0, 1) or a release without levels.
+inline std::vector<std::pair<double, double>> noise_only_intervals(const quantile_release& r, double alpha) {
+  constexpr const char* who = "noise_only_intervals";
+  if (!(alpha > 0.0 && alpha < 1.0)) throw_invalid(who, "alpha", alpha, "a number in (0, 1)");
+  if (r.values.empty()) throw_invalid(who, "number of released values", 0.0, "at least 1");
+  const double each = -std::expm1(std::log1p(-alpha) / static_cast<double>(r.values.size()));  // 1 - (1 - alpha)^(1/L)
+  const double t = r.noise_scale * std::log(1.0 / each);
+  std::vector<std::pair<double, double>> out;
+  out.reserve(r.values.size());
+  for (double v : r.values) out.emplace_back(v - t, v + t);
+  return out;
+}
+
 }  // namespace privpost
