@@ -9,21 +9,35 @@
 //     lines are skipped.
 //   - Numbers are decimal only: an optional sign, digits with an optional point, an optional exponent. Hexadecimal
 //     (0x10), inf, nan and NA are refused, so a value is never read as something its author did not write.
-// Values echoed in error messages are cut to a few dozen characters.
+// Values echoed in error messages are cut to a few dozen characters. Output: write_csv_number.
 #pragma once
 
+#include <array>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <ostream>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
 namespace privpost::tools {
+
+/// Writes x as the shortest decimal text that reads back to the same double (std::to_chars' round trip; plain or
+/// exponent form, whichever is shorter): whole numbers and round values in a few characters instead of %.17g's
+/// padding (2 -> "2", 0.1 -> "0.1"); a draw from a continuous law still needs its 15-17 digits to read back exactly.
+inline void write_csv_number(std::ostream& os, double x) {
+  std::array<char, 32> buf;  // the longest shortest form, e.g. -2.2250738585072014e-308, has 24 characters
+  const auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), x);
+  if (ec != std::errc{}) throw std::logic_error("write_csv_number: 32 characters hold no double");
+  os.write(buf.data(), end - buf.data());
+}
 
 /// text for an error message: at most 40 characters of it, and its length when cut (a 100 MB cell is not echoed).
 inline std::string echo(const std::string& text) {

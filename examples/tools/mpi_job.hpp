@@ -76,10 +76,17 @@ class mpi_job {
   }
 
   /// Ends every process of a spread job with `status` (MPI_Abort): after an error on some ranks, the others may be
-  /// waiting in a collective step that will never complete. Returns when the tool runs alone.
+  /// waiting in a collective step that will never complete. Rank 0 says first that what the launcher prints next (Open
+  /// MPI's "MPI_ABORT was invoked", "ORTE_ERROR_LOG: Out of resource") is its report of this abort, not another error.
+  /// Returns when the tool runs alone.
   void abort_job(int status) const {
 #if defined(PRIVPOST_TOOLS_MPI)
     if (spread()) {
+      if (rank_ == 0)
+        std::fprintf(stderr,
+                     "(ending all %d processes of the MPI job: the launcher's messages below report this abort; the "
+                     "error is the one above)\n",
+                     size_);
       std::fflush(stdout);
       std::fflush(stderr);
       MPI_Abort(MPI_COMM_WORLD, status);

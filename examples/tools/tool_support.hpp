@@ -46,10 +46,11 @@ inline std::vector<std::string> split_list(const std::string& s, const std::stri
   }
 }
 
-/// The message a tool prints for an exception. Library errors name a function ("draw_inverse_gamma: shape ... is
-/// 1e-300"), which tells a user nothing about what they gave; they are put after a sentence naming the user's inputs
-/// that reach that code (context, e.g. "--prior and the release's n and noisy statistics"). A bad_alloc becomes a
-/// plain out-of-memory message. Messages the tools write themselves (options, "release record: ...", CSV lines) pass
+/// The message a tool prints for an exception. Library errors start with a function ("draw_inverse_gamma: shape ... is
+/// 1e-300"), which tells a user nothing about what they gave: the cause leads (the message after the function), then the
+/// function and the user's inputs that reach that code (context, e.g. "--prior and the release's n and noisy
+/// statistics"), so that the first words say what went wrong rather than a generic failure. A bad_alloc becomes a plain
+/// out-of-memory message. Messages the tools write themselves (options, "release record: ...", CSV lines) pass
 /// unchanged.
 namespace message_detail {
 // The length of a library message's leading identifier (a function, or class::function, before ": "), or 0 when the
@@ -79,8 +80,9 @@ inline std::string for_the_user(const std::exception& e, const std::string& cont
     return "out of memory: this model and run need more memory than the machine has (" + context +
            "); fewer chains or draws, or a smaller model";
   const std::string what = e.what();
-  if (message_detail::library_function_length(what) == 0) return what;
-  return "the computation failed for these inputs: " + context + " (detail: " + what + ")";
+  const std::size_t i = message_detail::library_function_length(what);
+  if (i == 0) return what;
+  return what.substr(i + 2) + " (raised by " + what.substr(0, i) + "; it depends on " + context + ")";
 }
 
 inline void print_table(const std::vector<calibration_row>& rows, std::ostream& os) {

@@ -2,6 +2,9 @@
 // keep a release from reading a column other than the one its author meant.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
 #include <string>
 
 #include "../../examples/tools/csv.hpp"
@@ -21,6 +24,25 @@ std::string refusal(const std::string& text) {
   return "accepted";
 }
 }  // namespace
+
+TEST_CASE("csv: numbers are written as the shortest text that reads back to the same double", "[csv]") {
+  auto text = [](double x) {
+    std::ostringstream os;
+    privpost::tools::write_csv_number(os, x);
+    return os.str();
+  };
+  CHECK(text(0.1) == "0.1");
+  CHECK(text(2.0) == "2");
+  CHECK(text(-1.5e-7) == "-1.5e-07");
+  for (double x :
+       {1.0 / 3.0, -2.2250738585072014e-308, 4.9e-324, 1.7976931348623157e308, 123456.789, -0.0, 8.8817841970012523e-16}) {
+    const std::string t = text(x);
+    INFO(t);
+    CHECK(t.size() <= 24);
+    CHECK(std::strtod(t.c_str(), nullptr) == x);
+    CHECK(std::signbit(std::strtod(t.c_str(), nullptr)) == std::signbit(x));
+  }
+}
 
 TEST_CASE("csv: R's write.csv file (quoted names, row names, CRLF) is read as RFC 4180 says", "[csv]") {
   const auto t =
