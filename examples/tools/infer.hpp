@@ -31,9 +31,9 @@
 namespace privpost::tools::infer_tool {
 
 // Runs the noise-aware sampler through privpost::run: infer, or infer_until with --target-ess (saying what it did on
-// stderr); tick is told the progress. A model's own default target (until_rhat: extend until R-hat <= 1.01, no ESS
-// target, at most until_rhat->max_sweeps a chain) applies when --target-ess is not given. Under mpirun the chains are
-// spread over the ranks, with the draws of one process.
+// stderr); tick is told the progress. A model's own default target (until_rhat: extend until R-hat <= 1.01 and, where
+// it sets min_ess, bulk and tail ESS >= min_ess; at most until_rhat->max_sweeps a chain) applies when --target-ess is
+// not given. Under mpirun the chains are spread over the ranks, with the draws of one process.
 // stream_as: the method's name and the reported parameters' names, for the kept draws to be streamed to --output-dir's
 // CmdStan CSV files as they are made (a run killed outright leaves valid files). transform, when set, makes the
 // reported draw from the sampled one (a model that reports its draws on another scale, or fewer columns than it
@@ -135,9 +135,13 @@ privpost::inference_result run_chains(Make make, const options& o, const privpos
         e.rounds, e.rounds == 1 ? "" : "s", static_cast<long long>(e.result.draws.draws_per_chain()));
   else if (until_rhat)
     std::fprintf(stderr,
-                 "privpost-infer: chains run until R-hat <= %g: %s after %lld sweeps per chain (%d round%s; %lld draws per "
-                 "chain kept)\n",
-                 until_rhat->max_rhat, e.reached ? "reached" : "NOT reached (raise --draws, or set --target-ess)",
+                 "privpost-infer: chains run until R-hat <= %g%s: %s after %lld sweeps per chain (%d round%s; %lld draws "
+                 "per chain kept)\n",
+                 until_rhat->max_rhat,
+                 until_rhat->min_ess > 0.0
+                     ? (" and bulk and tail ESS >= " + std::to_string(static_cast<long long>(until_rhat->min_ess))).c_str()
+                     : "",
+                 e.reached ? "reached" : "NOT reached (raise --draws, or set --target-ess)",
                  static_cast<long long>(e.sweeps_per_chain), e.rounds, e.rounds == 1 ? "" : "s",
                  static_cast<long long>(e.result.draws.draws_per_chain()));
   return std::move(e.result);

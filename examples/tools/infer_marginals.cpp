@@ -195,11 +195,18 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
   // privpost-synthesize keeps every draw's D cell probabilities (the synthetic records' law) beside what is reported.
   const bool synthesize = o.synthetic_sets > 0;
   constexpr double max_kept_bytes = 1024.0 * 1024.0 * 1024.0;
-  if (synthesize && 8.0 * static_cast<double>(cells) * o.chains * o.draws > max_kept_bytes)
-    throw std::invalid_argument("privpost-synthesize: " + std::to_string(cells) + " cells x " + std::to_string(o.chains) +
-                                " chains x " + std::to_string(o.draws) +
-                                " draws would keep more than 1 GiB of cell probabilities; accepted: fewer --draws or --chains");
   const privpost::inference_options io = driver_options(o);
+  // Unless a chain length is asked for, run until the tools' warning thresholds are met (marginals_until_rounds).
+  std::optional<privpost::convergence_target> until;
+  if (!o.chain_length_given && !(o.target_ess > 0.0)) {
+    until = rhat_target_for_rounds(io, marginals_until_rounds);
+    until->min_ess = 100.0 * o.chains;
+  }
+  const int longest_draws = until ? static_cast<int>((until->max_sweeps - o.burnin) / o.thin) : o.draws;
+  if (synthesize && 8.0 * static_cast<double>(cells) * o.chains * longest_draws > max_kept_bytes)
+    throw std::invalid_argument("privpost-synthesize: " + std::to_string(cells) + " cells x " + std::to_string(o.chains) +
+                                " chains x " + std::to_string(longest_draws) +
+                                " draws would keep more than 1 GiB of cell probabilities; accepted: fewer --draws or --chains");
   tools::progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const privpost::inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
   // --output-dir's files get the reported columns as they are made (privpost-synthesize's cells follow them).
@@ -215,7 +222,7 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
                                             histogram_gibbs(alpha, first.n, measurements, g, record_init::consistent), margins,
                                             report_cells, names.size(), synthesize);
                                       },
-                                      o, io, tick, std::nullopt, stream));
+                                      o, io, tick, until, stream));
   for (std::size_t k = 0; k < recs.size(); ++k) {
     const auto& r = recs[k];
     std::string tables;
@@ -227,9 +234,11 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
                 r.n, tables.c_str(), r.mechanism.c_str(), r.epsilon,
                 r.delta > 0.0 ? (", delta " + std::to_string(r.delta)).c_str() : "", r.version.c_str());
   }
-  std::printf("%zu cells (%s); Dirichlet prior, total pseudo-count %g; %d chains x %d draws (burn-in %d, thin %d, seed %llu)\n\n",
-              cells, report_cells ? "each reported" : "reported by their margins", alpha.sum(), o.chains, o.draws, o.burnin,
-              o.thin, static_cast<unsigned long long>(o.seed));
+  std::printf(
+      "%zu cells (%s); Dirichlet prior, total pseudo-count %g; %d chains x %lld draws (burn-in %d, thin %d, seed %llu)\n\n",
+      cells, report_cells ? "each reported" : "reported by their margins", alpha.sum(), o.chains,
+      static_cast<long long>(results.front().second.draws.draws_per_chain()), o.burnin, o.thin,
+      static_cast<unsigned long long>(o.seed));
   const std::vector<std::string> titles = {recs.size() == 1
                                                ? "noise-aware record-level (the records latent; exact, no CLT)"
                                                : "noise-aware record-level, all releases jointly (the records latent; exact)"};

@@ -76,6 +76,15 @@ inline constexpr int tables_shift_moves = 4;
 /// declared 2-way table mix slowly under strong noise (bulk ESS ~ 600 of 4 x 1000 draws at thin 2 on the House votes
 /// release of examples/housevotes_marginals.cpp, with R-hat up to 1.014).
 inline constexpr int marginals_thin = 5;
+/// privpost-infer's default for the histogram sampler (marginals, pairwise-tables --method records) unless --draws,
+/// --burnin or --target-ess is given: the chains are extended (infer_until, doubling the kept draws) until every reported
+/// quantity has R-hat <= 1.01 and bulk and tail ESS >= 100 per chain (the tools' own warning thresholds), for at most
+/// this many rounds. On the House votes releases of docs/histogram-measurements.md (the joint marginals, and the pairwise
+/// tables read by --method records) the first round (4 x 1000 draws at thin 5) left R-hat up to 1.03 and bulk ESS 146,
+/// and fresh releases needed 3 to 6 rounds (21,000 to 161,000 sweeps a chain; 4-35 s with 2 chains at a time): the
+/// sampler mixes slowly on some draws of the noise, and the cap, 641,000 sweeps a chain, leaves room for two more
+/// doublings.
+inline constexpr int marginals_until_rounds = 8;
 
 /// The kinds with one model each, as types like the families' and the GLMs': the row's facts (name, kind, whether the
 /// statistic is a vector of counts, privpost-infer's --method values and options, default thinning). Their release,
