@@ -38,11 +38,14 @@ namespace privpost::tools::infer_tool {
 // CmdStan CSV files as they are made (a run killed outright leaves valid files). transform, when set, makes the
 // reported draw from the sampled one (a model that reports its draws on another scale, or fewer columns than it
 // samples); unset, the sampled draw is the one reported. The final files are rewritten at the end from the reported
-// results (write_outputs), which the same transform made.
+// results (write_outputs), which the same transform made. judged > 0: the chains' convergence (--target-ess, the
+// model's default target) is judged on the first this many sampled columns only, the rest being carried along
+// (privpost-synthesize's cell probabilities).
 struct stream_as {
   std::string method;
   std::vector<std::string> names;
   std::function<void(std::span<const double> sampled, std::span<double> reported)> transform{};
+  Eigen::Index judged = 0;
 };
 
 // A per-draw transform: f(sampled, reported) fills a reported draw from a sampled one (stream_as::transform's shape).
@@ -111,6 +114,7 @@ privpost::inference_result run_chains(Make make, const options& o, const privpos
   } else {
     ro.target = until_rhat;
   }
+  if (ro.target && stream) ro.target->judged = stream->judged;
   const bool streams = stream && o.cmdstan;
   if (streams) {
     ro.method = stream->method;
@@ -181,6 +185,25 @@ inline privpost::inference_options driver_options(const options& o) {
   io.parallel = o.parallel;
   io.stop = &privpost::tools::interrupt_flag();  // Ctrl-C: the chains stop, the draws kept so far are reported
   return io;
+}
+
+/// The default of a model whose chains of the default length may not converge: unless a chain length (--draws,
+/// --burnin) or --target-ess is given, the chains are extended until every judged quantity has R-hat <= 1.01 and bulk
+/// and tail ESS >= 100 per chain (the tools' own warning thresholds), for at most `rounds` rounds (each doubling the
+/// kept draws); nullopt when a length is given.
+inline std::optional<privpost::convergence_target> until_warning_thresholds(const options& o,
+                                                                            const privpost::inference_options& io, int rounds) {
+  if (o.chain_length_given || o.target_ess > 0.0) return std::nullopt;
+  privpost::convergence_target t = privpost::rhat_target_for_rounds(io, rounds);
+  t.min_ess = 100.0 * o.chains;
+  return t;
+}
+
+/// The draws a chain keeps at most: those of the last round `until` allows (infer_until keeps burn-in aside and every
+/// thin-th sweep), else the chains' own draws.
+inline std::int64_t longest_kept_draws(const privpost::inference_options& io,
+                                       const std::optional<privpost::convergence_target>& until) {
+  return until ? (until->max_sweeps - io.burnin) / io.thin : io.draws;
 }
 
 inline std::vector<double> prior_values(const std::string& text, std::size_t count, const std::string& meaning) {

@@ -196,14 +196,16 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
   const bool synthesize = o.synthetic_sets > 0;
   constexpr double max_kept_bytes = 1024.0 * 1024.0 * 1024.0;
   const privpost::inference_options io = driver_options(o);
-  // Unless a chain length is asked for, run until the tools' warning thresholds are met (marginals_until_rounds).
-  std::optional<privpost::convergence_target> until;
-  if (!o.chain_length_given && !(o.target_ess > 0.0)) {
-    until = rhat_target_for_rounds(io, marginals_until_rounds);
-    until->min_ess = 100.0 * o.chains;
-  }
-  const int longest_draws = until ? static_cast<int>((until->max_sweeps - o.burnin) / o.thin) : o.draws;
-  if (synthesize && 8.0 * static_cast<double>(cells) * o.chains * longest_draws > max_kept_bytes)
+  // Unless a chain length is asked for, run until the tools' warning thresholds are met (marginals_until_rounds);
+  // privpost-synthesize allows the rounds whose kept cell probabilities fit in max_kept_bytes (a large table gets fewer
+  // doublings rather than a refusal).
+  auto kept_bytes = [&](std::int64_t draws) { return 8.0 * static_cast<double>(cells) * o.chains * static_cast<double>(draws); };
+  std::optional<privpost::convergence_target> until = until_warning_thresholds(o, io, marginals_until_rounds);
+  for (int rounds = marginals_until_rounds - 1;
+       synthesize && until && rounds >= 1 && kept_bytes(longest_kept_draws(io, until)) > max_kept_bytes; --rounds)
+    until = until_warning_thresholds(o, io, rounds);
+  const std::int64_t longest_draws = longest_kept_draws(io, until);
+  if (synthesize && kept_bytes(longest_draws) > max_kept_bytes)
     throw std::invalid_argument("privpost-synthesize: " + std::to_string(cells) + " cells x " + std::to_string(o.chains) +
                                 " chains x " + std::to_string(longest_draws) +
                                 " draws would keep more than 1 GiB of cell probabilities; accepted: fewer --draws or --chains");
@@ -211,10 +213,12 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
   auto tick = [&](const privpost::inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
   // --output-dir's files get the reported columns as they are made (privpost-synthesize's cells follow them).
   stream_as stream{"records", names};
-  if (synthesize)
+  if (synthesize) {
     stream.transform = [&names](std::span<const double> sampled, std::span<double> out) {
       std::copy_n(sampled.begin(), names.size(), out.begin());
     };
+    stream.judged = static_cast<Eigen::Index>(names.size());  // what is reported, as privpost-infer judges it
+  }
   std::vector<std::pair<std::string, privpost::inference_result>> results;
   results.emplace_back("records", run_chains(
                                       [&](auto& g) {

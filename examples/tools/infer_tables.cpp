@@ -287,9 +287,7 @@ struct tables_run {
   /// Set: extend until R-hat <= 1.01 for at most tables_until_rounds rounds (infer_until, doubling the kept draws).
   std::optional<convergence_target> until_rhat;
   /// The draws a chain keeps at most: those of the last round allowed.
-  int draws_longest() const {
-    return until_rhat ? static_cast<int>((until_rhat->max_sweeps - run.burnin) / run.thin) : run.draws;
-  }
+  int draws_longest() const { return static_cast<int>(longest_kept_draws(driver_options(run), until_rhat)); }
 };
 
 // The model's thinning (thin 0: tables_shift_thin with shift moves, else tables_thin) and, with shift moves (shifts > 0)

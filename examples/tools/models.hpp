@@ -83,7 +83,8 @@ inline constexpr int marginals_thin = 5;
 /// tables read by --method records) the first round (4 x 1000 draws at thin 5) left R-hat up to 1.03 and bulk ESS 146,
 /// and fresh releases needed 3 to 6 rounds (21,000 to 161,000 sweeps a chain; 4-35 s with 2 chains at a time): the
 /// sampler mixes slowly on some draws of the noise, and the cap, 641,000 sweeps a chain, leaves room for two more
-/// doublings.
+/// doublings. The slow margins are those of columns in 1-way margins only, under the default prior's sparsity
+/// (docs/histogram-measurements.md): a larger --prior mixes far faster.
 inline constexpr int marginals_until_rounds = 8;
 
 /// The kinds with one model each, as types like the families' and the GLMs': the row's facts (name, kind, whether the

@@ -5,6 +5,7 @@
 //  3. infer_until on a slowly mixing AR(1) sampler extends the chains until R-hat <= 1.01 and ESS >= the target (the
 //     target holds for the returned posterior, and more than one round was needed); with too small a max_sweeps it
 //     stops there and says the target was not reached; the draws of the first round equal infer's (to 1e-12);
+//     a target that judges only the leading parameters stops when they hold, however slowly the others mix;
 //  4. bad criteria and targets throw.
 #include <catch2/catch.hpp>
 
@@ -23,6 +24,17 @@ struct ar1_sampler {
   double phi, x;
   void step(std::mt19937_64& g) { x = phi * x + std::sqrt(1.0 - phi * phi) * draw_normal(g); }
   Eigen::VectorXd parameter_vector() const { return Eigen::VectorXd::Constant(1, x); }
+  numerical_events events() const { return {}; }
+};
+
+// Two coordinates: the first independent draws, the second a sticky AR(1) (phi 0.999: an ESS near 2 per 4000 draws).
+struct mixed_sampler {
+  double x = 0.0, y = 0.0;
+  void step(std::mt19937_64& g) {
+    x = draw_normal(g);
+    y = 0.999 * y + std::sqrt(1.0 - 0.999 * 0.999) * draw_normal(g);
+  }
+  Eigen::VectorXd parameter_vector() const { return Eigen::Vector2d(x, y); }
   numerical_events events() const { return {}; }
 };
 
@@ -100,6 +112,27 @@ TEST_CASE("infer_until extends the chains until the target holds", "[convergence
   CHECK(capped.sweeps_per_chain <= 700);
 }
 
+TEST_CASE("infer_until judges only the leading parameters when asked", "[convergence][infer]") {
+  inference_options o;
+  o.chains = 4;
+  o.burnin = 0;
+  o.draws = 400;
+  o.seed = 12;
+  auto make = [](std::mt19937_64&) { return mixed_sampler{}; };
+  convergence_target t;
+  t.min_ess = 400.0;
+  t.max_sweeps = 3200;  // at most 4 rounds: 400 draws a chain, then 400, 800 and 1600 more
+  t.judged = 1;
+  const auto leading = infer_until(make, o, t);
+  CHECK(leading.reached);
+  CHECK(leading.rounds == 1);
+  CHECK(leading.result.draws.dimension() == 2);  // the carried parameter is kept
+  t.judged = 0;                                  // every parameter: the sticky one does not reach the target within the cap
+  const auto every = infer_until(make, o, t);
+  CHECK(!every.reached);
+  CHECK(every.rounds == 4);
+}
+
 TEST_CASE("convergence check and infer_until: bad input", "[convergence][errors]") {
   const posterior p = chains_of(0.0, 100, 5);
   convergence_criteria c;
@@ -119,4 +152,9 @@ TEST_CASE("convergence check and infer_until: bad input", "[convergence][errors]
   t = {};
   t.min_ess = -1.0;
   CHECK_THROWS_AS(infer_until(make, o, t), std::invalid_argument);
+  t = {};
+  t.judged = -1;
+  CHECK_THROWS_AS(infer_until(make, o, t), std::invalid_argument);
+  t.judged = 2;  // the sampler has one parameter
+  CHECK_THROWS_WITH(infer_until(make, o, t), Catch::Contains("judged is 2"));
 }

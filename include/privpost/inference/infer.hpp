@@ -267,8 +267,8 @@ inline void check_inference_options(const char* function, const inference_option
 }
 }  // namespace detail
 
-/// When infer_until stops: every parameter with R-hat <= max_rhat and bulk and tail ESS >= min_ess (over all chains),
-/// or max_sweeps sweeps per chain (burn-in included), whichever comes first.
+/// When infer_until stops: every judged parameter with R-hat <= max_rhat and bulk and tail ESS >= min_ess (over all
+/// chains), or max_sweeps sweeps per chain (burn-in included), whichever comes first.
 struct convergence_target {
   /// Largest R-hat accepted.
   double max_rhat = 1.01;
@@ -276,6 +276,9 @@ struct convergence_target {
   double min_ess = 400.0;
   /// Cap on sweeps per chain, burn-in included.
   std::int64_t max_sweeps = 1'000'000;
+  /// > 0: only the first this many parameters are judged; the others are carried along (a synthetic data law's cell
+  /// probabilities, whose tails a run need not resolve). 0: every parameter.
+  Eigen::Index judged = 0;
 };
 
 /// The target "R-hat <= max_rhat, no ESS asked, at most `rounds` rounds of infer_until" for chains run with options:
@@ -441,6 +444,7 @@ std::optional<extended_inference_result> infer_until_on(const Placement& where, 
     throw_invalid("infer_until", "max_rhat", target.max_rhat, "a finite number >= 1");
   if (!(target.min_ess >= 0.0 && std::isfinite(target.min_ess)))
     throw_invalid("infer_until", "min_ess", target.min_ess, "a finite number >= 0");
+  if (target.judged < 0) throw_invalid("infer_until", "judged", static_cast<double>(target.judged), "an integer >= 0");
   const std::int64_t first = static_cast<std::int64_t>(options.burnin) + static_cast<std::int64_t>(options.draws) * options.thin;
   if (target.max_sweeps < first)
     throw_invalid("infer_until", "max_sweeps", static_cast<double>(target.max_sweeps),
@@ -458,6 +462,17 @@ std::optional<extended_inference_result> infer_until_on(const Placement& where, 
       if (where.runs(c))
         runs[static_cast<std::size_t>(c)] = std::make_unique<chain_type>(make, options.seed, c, options.burnin, n_diagnostics);
   });
+  // The judged columns: checked on the root (which runs chain 0) and agreed before any sweep, so that every process
+  // throws alike.
+  Eigen::Index judged = target.judged;
+  if (where.is_root() && runs.front()) {
+    const Eigen::Index dimension = runs.front()->draws.cols();
+    if (judged == 0) judged = dimension;
+    if (judged > dimension) judged = -1;
+  }
+  if (!where.agree(judged >= 0))
+    throw_invalid("infer_until", "judged", static_cast<double>(target.judged),
+                  "0 (all) or at most the sampler's number of parameters");
   std::mutex progress_mutex;
   std::int64_t done = 0, planned = first * options.chains;
   const std::int64_t report_every = std::max<std::int64_t>(1, first * here / 100);
@@ -490,7 +505,7 @@ std::optional<extended_inference_result> infer_until_on(const Placement& where, 
     bool ok = false, extend = false;
     if (where.is_root()) {
       std::vector<Eigen::MatrixXd> chains(n_chains);
-      for (std::size_t c = 0; c < n_chains; ++c) chains[c] = gathered[c].draws;
+      for (std::size_t c = 0; c < n_chains; ++c) chains[c] = gathered[c].draws.leftCols(judged);
       const posterior p(std::move(chains));
       ok = true;
       for (Eigen::Index j = 0; j < p.dimension() && ok; ++j) {
