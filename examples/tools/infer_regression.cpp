@@ -57,7 +57,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
                                 std::to_string(d) + " covariate(s) has " + std::to_string(layout.size()));
   std::string defaults;
   for (int k = 0; k < p; ++k) defaults += "0,";
-  for (int k = 0; k < p; ++k) defaults += "1,";
+  for (int k = 0; k < p; ++k) defaults += std::to_string(regression_prior_precision) + ",";
   defaults += "2,1";
   const nig_regression_prior prior =
       prior_from(o.prior.empty() ? defaults : o.prior, static_cast<std::size_t>(2 * p + 2),
@@ -92,6 +92,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
         moments + " --method " + o.method);
   double moment_shrinkage = 0.0;  // --moments noisy: the weight valid_covariate_moments gave the normal reference
   const inference_options io = driver_options(o);
+  const std::optional<convergence_target> until = until_warning_thresholds(o, io, regression_until_rounds);
   tools::progress_line progress("privpost-infer: sweeps");
   auto tick = [&](const inference_progress& pr) { progress(static_cast<long>(pr.done), static_cast<long>(pr.total)); };
   std::vector<std::string> names;
@@ -135,7 +136,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
                                             return record_regression(layout, prior, h, box, ybox, mechanism, z, rec.n, g,
                                                                      record_init::consistent);
                                           },
-                                          o, io, tick, std::nullopt, stream_of("records")));
+                                          o, io, tick, until, stream_of("records")));
     } else {
       const normal_covariate_law law{centre, Eigen::MatrixXd(spread.asDiagonal())};
       results.emplace_back("records", run_chains(
@@ -143,7 +144,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
                                             return record_regression(layout, prior, law, box, ybox, mechanism, z, rec.n, g,
                                                                      record_init::consistent);
                                           },
-                                          o, io, tick, std::nullopt, stream_of("records")));
+                                          o, io, tick, until, stream_of("records")));
     }
   } else if (moments == "update") {
     const double nu = d + 3.0;
@@ -155,10 +156,10 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
     if (synthesize) {
       // The covariate law rides along with (theta, sigma^2): synthetic records need a joint draw of both
       // (privpost/inference/synthetic_regression.hpp). Its columns are split off once the sets are written.
-      results.emplace_back("gibbs", run_chains([&](auto& g) { return with_covariate_law(chain(g)); }, o, io, tick, std::nullopt,
-                                               stream_of("gibbs")));
+      results.emplace_back(
+          "gibbs", run_chains([&](auto& g) { return with_covariate_law(chain(g)); }, o, io, tick, until, stream_of("gibbs")));
     } else {
-      results.emplace_back("gibbs", run_chains(chain, o, io, tick, std::nullopt, stream_of("gibbs")));
+      results.emplace_back("gibbs", run_chains(chain, o, io, tick, until, stream_of("gibbs")));
     }
   } else if (moments == "prior") {
     const auto cm = normal_covariate_moments(layout, centre, Eigen::MatrixXd(spread.asDiagonal()));
@@ -167,7 +168,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
                                         return gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, mechanism,
                                                         z, rec.n, g);
                                       },
-                                      o, io, tick, std::nullopt, stream_of("gibbs")));
+                                      o, io, tick, until, stream_of("gibbs")));
   } else if (moments == "noisy") {
     if (declared.noisy_moments.empty())
       throw std::invalid_argument("--moments noisy: the release record holds no noisy_moments (release with --noisy-moments)");
@@ -180,7 +181,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
                                         return gibbs_ss(linear_regression_model(layout, fixed_covariates(cm)), prior, mechanism,
                                                         z, rec.n, g);
                                       },
-                                      o, io, tick, std::nullopt, stream_of("gibbs")));
+                                      o, io, tick, until, stream_of("gibbs")));
   } else {
     throw std::invalid_argument("--moments is '" + moments + "'; accepted: update, prior, noisy");
   }

@@ -217,7 +217,7 @@ int main(int argc, char** argv) {
                  "--quantiles: fraction of partitions the interval must hold (default 0.9)");
   app.add_option("--bound-max", o.bound_max, "--quantiles: the largest plausible half-width (public; required)");
   app.add_option("--prior-precision", o.prior_precision,
-                 "--partitions: prior precision of the unit-scale coefficients (default 1)");
+                 "--partitions: prior precision of the unit-scale coefficients (default 0.01: a hundredth of a record)");
   app.add_option("--prior-a", o.prior_a, "--partitions: inverse-gamma shape of the unit-scale noise variance (default 1)");
   app.add_option("--prior-b", o.prior_b, "--partitions: inverse-gamma scale of the unit-scale noise variance (default 1)");
   app.add_option(

@@ -56,7 +56,7 @@ struct options {
   std::string coefficient, cutoffs, quantile_levels, combiner = "normality-corrected", epsilon_split;
   std::string partition_prior = "fractional";
   double bound_center = 0, bound_base = 1, bound_fraction = 0.9, bound_max = 0;
-  double prior_precision = 1, prior_a = 1, prior_b = 1;
+  double prior_precision = regression_prior_precision, prior_a = 1, prior_b = 1;
   int threads = 2;
 };
 
