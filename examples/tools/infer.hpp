@@ -41,6 +41,11 @@ namespace privpost::tools::infer_tool {
 // results (write_outputs), which the same transform made. judged > 0: the chains' convergence (--target-ess, the
 // model's default target) is judged on the first this many sampled columns only, the rest being carried along
 // (privpost-synthesize's cell probabilities).
+// The engine of the tools' chains: xoshiro256 (core/random/xoshiro.hpp), a third faster than std::mt19937_64 where
+// a sweep's cost is its draws (the histogram sweep: 2.15 against 3.23 ms at n = 10^5, D = 1000). Release noise never
+// comes from it (the OS CSPRNG); each chain's engine is seeded from --seed and the chain's number (chain_engine).
+using chain_engine_type = privpost::xoshiro256;
+
 struct stream_as {
   std::string method;
   std::vector<std::string> names;
@@ -121,8 +126,9 @@ privpost::inference_result run_chains(Make make, const options& o, const privpos
     if (!stream->transform) ro.names = stream->names;  // else the sampled parameters are not the reported ones
   }
   auto run_on = [&](const auto& where) {
-    return streams ? privpost::run(make, ro, where, privpost::progress_writer{tick}, cmdstan_stream{o.cmdstan.get(), &*stream})
-                   : privpost::run(make, ro, where, privpost::progress_writer{tick});
+    return streams ? privpost::run<chain_engine_type>(make, ro, where, privpost::progress_writer{tick},
+                                                      cmdstan_stream{o.cmdstan.get(), &*stream})
+                   : privpost::run<chain_engine_type>(make, ro, where, privpost::progress_writer{tick});
   };
 #if defined(PRIVPOST_TOOLS_MPI)
   // Under mpirun the chains are spread over the ranks (chain c on rank c mod K, the same seeds); every rank gets the
@@ -338,9 +344,10 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
     results.emplace_back(method, run_chains(make, o, io, tick, std::nullopt, stream_as{method, names}));
   });
   if (o.compare_naive && !privpost::tools::interrupt_requested())
-    results.emplace_back("naive", privpost::run([&](auto& g) { return privpost::conjugate_sampler(prior, z, rec.n, g); },
-                                                privpost::run_options{.inference = io})
-                                      .result);
+    results.emplace_back(
+        "naive", privpost::run<chain_engine_type>([&](auto& g) { return privpost::conjugate_sampler(prior, z, rec.n, g); },
+                                                  privpost::run_options{.inference = io})
+                     .result);
   char gamma[32];
   std::snprintf(gamma, sizeof gamma, "%g", rec.granularity);
   std::printf("release: model %s, n %.0f, %s mechanism (epsilon %g%s%s), privpost %s\n", rec.model.c_str(), rec.n,

@@ -189,9 +189,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   tools::progress_line progress("privpost-infer: transitions");
   auto tick = [&](const inference_progress& pr) { progress(static_cast<long>(pr.done), static_cast<long>(pr.total)); };
   auto make = [&](double model_sigma) {
-    return [&, model_sigma](std::mt19937_64& g) {
-      return nuts_sampler<Model>(Model(z, rec.n, model_sigma, d, prior, design), nuts, g);
-    };
+    return [&, model_sigma](auto& g) { return nuts_sampler<Model>(Model(z, rec.n, model_sigma, d, prior, design), nuts, g); };
   };
   const int p = statistic.augmented();
   std::vector<std::string> names;
@@ -209,9 +207,8 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
     // Partially collapsed Gibbs (docs/design-glm.md Sec. 5.10): NUTS given the Laplace noise's latent variances, then the
     // exact sums, then the variances.
     using sampler = glm_collapsed_gibbs<typename Model::map_type, laplace_mechanism>;
-    results.emplace_back(
-        "nuts", run_chains([&](std::mt19937_64& g) { return sampler(z, rec.n, *laplace_noise, d, prior, design, nuts, g); }, o,
-                           io, tick, std::nullopt, stream));
+    results.emplace_back("nuts", run_chains([&](auto& g) { return sampler(z, rec.n, *laplace_noise, d, prior, design, nuts, g); },
+                                            o, io, tick, std::nullopt, stream));
   } else {
     results.emplace_back("nuts", run_chains(make(gaussian_sigma), o, io, tick, std::nullopt, stream));
   }

@@ -186,11 +186,11 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
     throw std::invalid_argument("--moments is '" + moments + "'; accepted: update, prior, noisy");
   }
   if (o.compare_naive && !interrupt_requested())
-    results.emplace_back(
-        "naive",
-        privpost::run([&](auto& g) { return conjugate_sampler(linear_regression_statistic(layout), prior, z, rec.n, g); },
-                      run_options{.inference = io})
-            .result);
+    results.emplace_back("naive",
+                         privpost::run<chain_engine_type>(
+                             [&](auto& g) { return conjugate_sampler(linear_regression_statistic(layout), prior, z, rec.n, g); },
+                             run_options{.inference = io})
+                             .result);
   // privpost-synthesize: the joint draws are kept for the sets (written after the summary); the summary is of
   // (theta, sigma^2) alone.
   std::optional<inference_result> joint;
