@@ -30,10 +30,11 @@
 
 namespace privpost::tools::infer_tool {
 
-// Runs the noise-aware sampler through privpost::run: infer, or infer_until with --target-ess (saying what it did on
-// stderr); tick is told the progress. A model's own default target (until_rhat: extend until R-hat <= 1.01 and, where
-// it sets min_ess, bulk and tail ESS >= min_ess; at most until_rhat->max_sweeps a chain) applies when --target-ess is
-// not given. Under mpirun the chains are spread over the ranks, with the draws of one process.
+// Runs the noise-aware sampler through privpost::run: infer with the length asked for, or infer_until with
+// --target-ess or by default (saying what it did on stderr); tick is told the progress. Without --target-ess or a
+// chain length, a model's own target applies (until_rhat: extend until R-hat <= 1.01 and, where it sets min_ess, bulk
+// and tail ESS >= min_ess; at most until_rhat->max_sweeps a chain), else the tools' default (until_warning_thresholds
+// for default_until_rounds). Under mpirun the chains are spread over the ranks, with the draws of one process.
 // stream_as: the method's name and the reported parameters' names, for the kept draws to be streamed to --output-dir's
 // CmdStan CSV files as they are made (a run killed outright leaves valid files). transform, when set, makes the
 // reported draw from the sampled one (a model that reports its draws on another scale, or fewer columns than it
@@ -105,6 +106,19 @@ struct cmdstan_stream {
   void write(const privpost::run_header&, const privpost::inference_result&) noexcept {}
 };
 
+/// The tools' default length: unless a chain length (--draws, --burnin) or --target-ess is given, the chains are
+/// extended until every judged quantity has R-hat <= 1.01 and bulk and tail ESS >= 100 per chain (the tools' own
+/// warning thresholds, so that a command run with its defaults converges or says it did not), for at most `rounds`
+/// rounds, each doubling the kept draws; a chain that meets them after the first round costs nothing more. nullopt
+/// when a length is given.
+inline std::optional<privpost::convergence_target> until_warning_thresholds(const options& o,
+                                                                            const privpost::inference_options& io, int rounds) {
+  if (o.chain_length_given || o.target_ess > 0.0) return std::nullopt;
+  privpost::convergence_target t = privpost::rhat_target_for_rounds(io, rounds);
+  t.min_ess = 100.0 * o.chains;
+  return t;
+}
+
 template <class Make, class Tick>
 privpost::inference_result run_chains(Make make, const options& o, const privpost::inference_options& io, Tick tick,
                                       std::optional<privpost::convergence_target> until_rhat = std::nullopt,
@@ -117,7 +131,7 @@ privpost::inference_result run_chains(Make make, const options& o, const privpos
     t.max_sweeps = o.max_sweeps;
     ro.target = t;
   } else {
-    ro.target = until_rhat;
+    ro.target = until_rhat ? until_rhat : until_warning_thresholds(o, io, default_until_rounds);
   }
   if (ro.target && stream) ro.target->judged = stream->judged;
   const bool streams = stream && o.cmdstan;
@@ -143,13 +157,13 @@ privpost::inference_result run_chains(Make make, const options& o, const privpos
         stderr, "privpost-infer: --target-ess %g: %s after %lld sweeps per chain (%d round%s; %lld draws per chain kept)\n",
         o.target_ess, e.reached ? "reached" : "NOT reached (raise --max-sweeps)", static_cast<long long>(e.sweeps_per_chain),
         e.rounds, e.rounds == 1 ? "" : "s", static_cast<long long>(e.result.draws.draws_per_chain()));
-  else if (until_rhat)
+  else if (ro.target)
     std::fprintf(stderr,
                  "privpost-infer: chains run until R-hat <= %g%s: %s after %lld sweeps per chain (%d round%s; %lld draws "
                  "per chain kept)\n",
-                 until_rhat->max_rhat,
-                 until_rhat->min_ess > 0.0
-                     ? (" and bulk and tail ESS >= " + std::to_string(static_cast<long long>(until_rhat->min_ess))).c_str()
+                 ro.target->max_rhat,
+                 ro.target->min_ess > 0.0
+                     ? (" and bulk and tail ESS >= " + std::to_string(static_cast<long long>(ro.target->min_ess))).c_str()
                      : "",
                  e.reached ? "reached" : "NOT reached (raise --draws, or set --target-ess)",
                  static_cast<long long>(e.sweeps_per_chain), e.rounds, e.rounds == 1 ? "" : "s",
@@ -191,18 +205,6 @@ inline privpost::inference_options driver_options(const options& o) {
   io.parallel = o.parallel;
   io.stop = &privpost::tools::interrupt_flag();  // Ctrl-C: the chains stop, the draws kept so far are reported
   return io;
-}
-
-/// The default of a model whose chains of the default length may not converge: unless a chain length (--draws,
-/// --burnin) or --target-ess is given, the chains are extended until every judged quantity has R-hat <= 1.01 and bulk
-/// and tail ESS >= 100 per chain (the tools' own warning thresholds), for at most `rounds` rounds (each doubling the
-/// kept draws); nullopt when a length is given.
-inline std::optional<privpost::convergence_target> until_warning_thresholds(const options& o,
-                                                                            const privpost::inference_options& io, int rounds) {
-  if (o.chain_length_given || o.target_ess > 0.0) return std::nullopt;
-  privpost::convergence_target t = privpost::rhat_target_for_rounds(io, rounds);
-  t.min_ess = 100.0 * o.chains;
-  return t;
 }
 
 /// The draws a chain keeps at most: those of the last round `until` allows (infer_until keeps burn-in aside and every

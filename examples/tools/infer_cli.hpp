@@ -102,4 +102,10 @@ inline void add_inference_options(CLI::App& app, options& o, bool synthesize) {
       ->check(CLI::IsMember({"auto", "exact", "gaussian"}));
 }
 
+// After parsing: whether the command line asked for a chain length (--draws, --burnin). The models' default extension
+// of the chains (infer.hpp run_chains) is then off: the user gets exactly the length asked for.
+inline void note_chain_length(const CLI::App& app, options& o) {
+  o.chain_length_given = app.count("--draws") > 0 || app.count("--burnin") > 0;
+}
+
 }  // namespace privpost::tools::infer_tool

@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
       ->required();
   add_inference_options(app, o, false);
   CLI11_PARSE(app, argc, argv);
-  o.chain_length_given = app.count("--draws") > 0 || app.count("--burnin") > 0;
+  note_chain_length(app, o);
   try {
     job.refuse_launcher_without_mpi();
     o.release = o.releases.front();

@@ -33,8 +33,8 @@ struct options {
   std::string metric = "dense";  ///< logistic, poisson-glm: NUTS's adapted metric, dense|diag (nuts_options::dense_metric)
   bool compare_naive = false, parallel = false, strict = false;
   int chains = 4, burnin = 1000, draws = 1000;
-  /// The command line gave --draws or --burnin: pairwise tables then run exactly those (no default extension to R-hat
-  /// <= 1.01, models.hpp tables_until_*).
+  /// The command line gave --draws or --burnin (infer_cli.hpp note_chain_length): the chains then run exactly that
+  /// long, without the models' default extension (infer.hpp run_chains).
   bool chain_length_given = false;
   int thin = 0;  ///< 0: the model's default (model_row::default_thin, models.hpp)
   std::uint64_t seed = 1;

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
       ->required();
   add_inference_options(app, o, true);
   CLI11_PARSE(app, argc, argv);
-  o.chain_length_given = app.count("--draws") > 0 || app.count("--burnin") > 0;  // as privpost-infer: no default extension
+  note_chain_length(app, o);
   try {
     job.refuse_launcher_without_mpi();
     o.releases = {o.release};
