@@ -39,6 +39,21 @@ inline void write_csv_number(std::ostream& os, double x) {
   os.write(buf.data(), end - buf.data());
 }
 
+/// x rounded to `digits` significant decimal digits (1 to 17), as printf's %.<digits>g would print it, read back; a
+/// whole number (a count, a value clamped to a whole bound) and a non-finite value are returned unchanged, so that
+/// rounding never turns a count into another count. digits 0: x itself; a subnormal x may be kept whole.
+inline double round_significant(double x, int digits) {
+  if (digits < 0 || digits > 17)
+    throw std::invalid_argument("round_significant: digits is " + std::to_string(digits) + "; accepted: 0 to 17");
+  if (digits == 0 || !std::isfinite(x) || x == std::trunc(x)) return x;
+  std::array<char, 40> buf;  // -d.dddddddddddddddde-308: at most 24 characters
+  const auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), x, std::chars_format::scientific, digits - 1);
+  if (ec != std::errc{}) throw std::logic_error("round_significant: 40 characters hold no double");
+  double r = 0.0;
+  // A subnormal x may read back as out of range (ERANGE from strtod): it is then kept as it is.
+  return std::from_chars(buf.data(), end, r).ec == std::errc{} ? r : x;
+}
+
 /// text for an error message: at most 40 characters of it, and its length when cut (a 100 MB cell is not echoed).
 inline std::string echo(const std::string& text) {
   constexpr std::size_t keep = 40;

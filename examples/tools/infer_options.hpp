@@ -57,6 +57,9 @@ struct options {
   int synthetic_sets = 0;
   std::int64_t synthetic_records = 0;
   std::string synthetic_dir;
+  /// privpost-synthesize --digits: significant digits of the synthetic values that are not whole numbers (0: all the
+  /// digits that read back to the same double; synthesize.hpp write_synthetic_value).
+  int synthetic_digits = 0;
 };
 
 /// Exit status when --strict and the diagnostics warned.

@@ -11,11 +11,14 @@
 // reads such a file back (its CSV reader skips '#' lines before the header).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <optional>
+#include <ostream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -57,6 +60,15 @@ double synthetic_record_inside(const P& p, const release_record& rec, G& g) {
                           std::to_string(max_tries) + " tries");
 }
 
+// A synthetic value as written: rounded to --digits significant digits (round_significant, csv.hpp; whole numbers are
+// kept) and kept inside [lo, hi], the bounds the release declared for its column: a bound with more digits than asked
+// for can be crossed by the rounding alone. Without --digits the value is written exactly.
+inline void write_synthetic_value(std::ostream& os, const options& o, double x,
+                                  double lo = -std::numeric_limits<double>::infinity(),
+                                  double hi = std::numeric_limits<double>::infinity()) {
+  write_csv_number(os, std::clamp(round_significant(x, o.synthetic_digits), lo, hi));
+}
+
 // The synthetic sets' folder, created if missing.
 inline void create_synthetic_dir(const options& o) {
   std::error_code ec;
@@ -79,6 +91,9 @@ inline std::string synthetic_provenance(const options& o, const release_record& 
        << r.draws.draws_per_chain() << " draws, seed " << o.seed << "; parameter";
   for (Eigen::Index j = 0; j < theta.size(); ++j) text << (j ? "," : " ") << theta(j);
   text << scale << '\n';
+  if (o.synthetic_digits > 0)
+    text << "# values that are not whole numbers rounded to " << o.synthetic_digits
+         << " significant digits (--digits), inside the declared bounds\n";
   return text.str();
 }
 
@@ -117,7 +132,11 @@ void write_synthetic_sets(const options& o, const release_record& rec, const pri
     text << synthetic_provenance(o, rec, r, k, theta) << csv_header_field(column) << '\n';
     const auto p = family_parameter_at<F>(theta, prior);  // truncated_family_tool.hpp
     for (std::int64_t i = 0; i < o.synthetic_records; ++i) {
-      write_csv_number(text, synthetic_record_inside<F>(p, rec, g));
+      const double x = synthetic_record_inside<F>(p, rec, g);
+      if (rec.family().has_bounds)
+        write_synthetic_value(text, o, x, rec.family().lower, rec.family().upper);
+      else
+        write_synthetic_value(text, o, x);
       text << '\n';
     }
     commit_synthetic_set(o, k, text.str());
@@ -163,7 +182,8 @@ inline void write_synthetic_regression_sets(const options& o, const release_reco
     text << synthetic_provenance(o, rec, r, k, v, scale) << header;
     for (Eigen::Index i = 0; i < x.rows(); ++i)
       for (int j = 0; j <= d; ++j) {
-        write_csv_number(text, x(i, j));
+        const auto& b = j < d ? declared.covariate_bounds[static_cast<std::size_t>(j)] : declared.response_bounds;
+        write_synthetic_value(text, o, x(i, j), b.first, b.second);
         text << (j < d ? ',' : '\n');
       }
     commit_synthetic_set(o, k, text.str());
@@ -214,15 +234,26 @@ inline void write_synthetic_glm_sets(const options& o, const release_record& rec
     }
     std::ostringstream text;
     text << synthetic_provenance(o, rec, r, k, v, scale) << header;
+    Eigen::VectorXd row(d);
     for (Eigen::Index i = 0; i < x.rows(); ++i) {
+      // Rounded covariates stay inside what the release declared: each inside its range (unit-ball scale), or the row
+      // inside the ball of the declared radius; a row that rounding would carry out of the ball is written exactly.
       for (int j = 0; j < d; ++j) {
-        write_csv_number(text, x(i, j));
+        row(j) = round_significant(x(i, j), o.synthetic_digits);
+        if (unit_ball) {
+          const auto& b = declared.covariate_bounds[static_cast<std::size_t>(j)];
+          row(j) = std::clamp(row(j), b.first, b.second);
+        }
+      }
+      if (!unit_ball && row.norm() > declared.radius) row = x.row(i).head(d).transpose();
+      for (int j = 0; j < d; ++j) {
+        write_csv_number(text, row(j));
         text << ',';
       }
       if (kind == privpost::glm_kind::logistic) {
         text << csv_header_field(x(i, d) > 0.0 ? positive : negative) << '\n';
       } else {
-        write_csv_number(text, x(i, d));
+        write_csv_number(text, x(i, d));  // a count
         text << '\n';
       }
     }

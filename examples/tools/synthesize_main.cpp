@@ -45,6 +45,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 10000));
   app.add_option("--output-dir", o.synthetic_dir, "folder for synthetic_1.csv .. synthetic_m.csv (created if missing)")
       ->required();
+  app.add_option("--digits", o.synthetic_digits,
+                 "significant digits of each synthetic value that is not a whole number (1-17; rounded values stay "
+                 "inside the declared bounds; default: every digit of the drawn double)")
+      ->check(CLI::Range(1, 17));
   add_inference_options(app, o, true);
   CLI11_PARSE(app, argc, argv);
   note_chain_length(app, o);
@@ -63,6 +67,10 @@ int main(int argc, char** argv) {
       throw std::invalid_argument(
           "the pairwise-tables model draws synthetic records with --method records only (the "
           "histogram posterior of the table's cells)");
+    if (o.synthetic_digits > 0 && (row.kind == model_kind::tables || row.kind == model_kind::marginals))
+      throw std::invalid_argument("--digits " + std::to_string(o.synthetic_digits) + ": the " + rec.model +
+                                  " model's synthetic records are level names, not numbers; accepted: a model with "
+                                  "numeric columns (a family, linreg, logistic, poisson-glm)");
     if (static_cast<std::int64_t>(o.synthetic_sets) > static_cast<std::int64_t>(o.chains) * o.draws)
       throw std::invalid_argument("--datasets " + std::to_string(o.synthetic_sets) + "; accepted: at most the kept draws, " +
                                   std::to_string(static_cast<std::int64_t>(o.chains) * o.draws) + " (--chains x --draws)");

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -42,6 +43,21 @@ TEST_CASE("csv: numbers are written as the shortest text that reads back to the 
     CHECK(std::strtod(t.c_str(), nullptr) == x);
     CHECK(std::signbit(std::strtod(t.c_str(), nullptr)) == std::signbit(x));
   }
+}
+
+TEST_CASE("csv: round_significant keeps that many significant digits and whole numbers whole", "[csv]") {
+  using privpost::tools::round_significant;
+  CHECK(round_significant(3.14159265, 3) == 3.14);
+  CHECK(round_significant(-0.000123456, 2) == -0.00012);
+  CHECK(round_significant(7.9996, 3) == 8.0);
+  CHECK(round_significant(123456.7, 3) == 123000.0);
+  CHECK(round_significant(1.0 / 3.0, 17) == 1.0 / 3.0);
+  CHECK(round_significant(1.0 / 3.0, 0) == 1.0 / 3.0);
+  CHECK(round_significant(42.0, 1) == 42.0);  // a count stays itself
+  CHECK(round_significant(4.9e-324, 1) == 4.9e-324);
+  CHECK(round_significant(std::numeric_limits<double>::infinity(), 2) == std::numeric_limits<double>::infinity());
+  CHECK_THROWS_WITH(round_significant(1.5, 18), Catch::Contains("digits is 18; accepted: 0 to 17"));
+  CHECK_THROWS_WITH(round_significant(1.5, -1), Catch::Contains("digits is -1; accepted: 0 to 17"));
 }
 
 TEST_CASE("csv: R's write.csv file (quoted names, row names, CRLF) is read as RFC 4180 says", "[csv]") {
