@@ -9,7 +9,13 @@
 // chain started from a prior draw could settle in a spurious mode (samplers/gibbs_ss_truncated.hpp explains it). The non-private
 // posterior must pass the same rule. One CTest test per family and n (label "slow"). Negative control: the "cheating" naive is
 // rejected at n = 1000, epsilon = 0.1 for the normal model.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <numbers>
+#include <random>
+#include <sstream>
+#include <vector>
 
 #include "privpost/families/exponential.hpp"
 #include "privpost/families/normal.hpp"
@@ -118,6 +124,112 @@ TEST_CASE("truncated normal-known-var: no chain settles in the spurious mode", "
     CHECK(std::abs(mean) < 0.2);
     CHECK(chain.collapsed_accepted() > 0);
   }
+}
+
+// The posterior density of mu, up to a constant, on a grid, under the model Gibbs-SS samples with its records
+// integrated out: mu ~ N(0, prior_sd^2), the centre sum of n records of N(mu, 1) inside [a, b] normal with its exact
+// mean and variance (the CLT), the release that sum plus Laplace noise of scale `scale`. The Laplace-normal convolution
+// by the trapezoid rule over the sum's mean +- 10 sd.
+std::vector<double> truncated_normal_mean_posterior(const std::vector<double>& grid, double z, double n, double a, double b,
+                                                    double scale, double prior_sd) {
+  const double root2pi = std::sqrt(2.0 * std::numbers::pi);
+  auto phi = [&](double x) { return std::exp(-0.5 * x * x) / root2pi; };
+  auto cdf = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); };
+  std::vector<double> density;
+  for (const double mu : grid) {
+    const double q = cdf(b - mu) - cdf(a - mu);
+    const double m1 = mu * q + phi(a - mu) - phi(b - mu);
+    const double m2 = (mu * mu + 1.0) * q + (mu + a) * phi(a - mu) - (mu + b) * phi(b - mu);
+    const double mean = n * m1, sd = std::sqrt(std::max(n * (m2 - m1 * m1), 1e-300));
+    constexpr int steps = 2000;
+    const double h = 20.0 * sd / steps;
+    double likelihood = 0.0;
+    for (int i = 0; i <= steps; ++i) {
+      const double s = mean - 10.0 * sd + i * h;
+      const double w = (i == 0 || i == steps) ? 0.5 : 1.0;
+      likelihood += w * h * phi((s - mean) / sd) / sd * std::exp(-std::abs(z - s) / scale) / (2.0 * scale);
+    }
+    density.push_back(std::exp(-0.5 * (mu / prior_sd) * (mu / prior_sd)) * likelihood);
+  }
+  return density;
+}
+
+TEST_CASE("truncated normal-known-var: two modes of comparable mass are both sampled, in proportion", "[truncated][modes]") {
+  // n = 400 records of N(mu, 1), released as the sum of those inside [-1, 1] plus Laplace noise of scale 2 (sensitivity
+  // 2, epsilon 1): z = 10, prior mu ~ N(0, 2^2). A small centre sum is explained by mu near 0 (the records inside, their
+  // sum near 0) and by mu near 2.7 (most records dropped): the posterior has two modes with a valley between them far
+  // below either peak. Gibbs-SS crosses it by its prior-proposal move (samplers/gibbs_ss_truncated.hpp): with the move
+  // the chains' share of draws beyond the valley matches the quadrature's mass there; without it (set_collapsed_moves(0),
+  // the negative control) no chain crosses.
+  const double n = 400.0, a = -1.0, b = 1.0, z_value = 10.0, prior_sd = 2.0;
+  const laplace_mechanism m(b - a, 1.0);
+  std::vector<double> grid;
+  for (int i = 0; i <= 6000; ++i) grid.push_back(-4.0 + 0.002 * i);
+  const std::vector<double> density = truncated_normal_mean_posterior(grid, z_value, n, a, b, m.scale(), prior_sd);
+  // The modes (the highest point on each side of mu = 1.2) and the valley between them.
+  std::size_t low = 0, high = 0;
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    if (grid[i] < 1.2 && density[i] > density[low]) low = i;
+    if (grid[i] >= 1.2 && density[i] > density[high]) high = i;
+  }
+  std::size_t valley = low;
+  for (std::size_t i = low; i <= high; ++i)
+    if (density[i] < density[valley]) valley = i;
+  double total = 0.0, beyond = 0.0;
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    total += density[i];
+    if (i > valley) beyond += density[i];
+  }
+  const double p_beyond = beyond / total, cut = grid[valley];
+  INFO("modes at " << grid[low] << " and " << grid[high] << ", valley at " << cut << " (density "
+                   << density[valley] / std::max(density[low], density[high]) << " of the peak), mass beyond " << p_beyond);
+  REQUIRE(p_beyond > 0.3);
+  REQUIRE(p_beyond < 0.8);
+  REQUIRE(density[valley] < 1e-3 * std::max(density[low], density[high]));
+
+  const normal_mean_prior prior(0.0, prior_sd, 1.0);
+  Eigen::VectorXd z(1);
+  z << z_value;
+  constexpr int chains = 8, burnin = 1000, sweeps = 10000;
+  auto run = [&](int moves, std::vector<double>& shares, std::vector<int>& crossings) {
+    for (int c = 0; c < chains; ++c) {
+      std::mt19937_64 g(100 + c);
+      gibbs_ss_truncated chain(prior, m, z, n, a, b, g);
+      chain.set_collapsed_moves(moves);
+      for (int i = 0; i < burnin; ++i) chain.step(g);
+      int inside = 0, crossed = 0;
+      bool was = chain.parameter().mean > cut;
+      for (int i = 0; i < sweeps; ++i) {
+        chain.step(g);
+        const bool is = chain.parameter().mean > cut;
+        inside += is ? 1 : 0;
+        crossed += is != was ? 1 : 0;
+        was = is;
+      }
+      shares.push_back(static_cast<double>(inside) / sweeps);
+      crossings.push_back(crossed);
+    }
+  };
+  std::vector<double> shares, control_shares;
+  std::vector<int> crossings, control_crossings;
+  run(1, shares, crossings);
+  run(0, control_shares, control_crossings);
+  double mean = 0.0, var = 0.0;
+  for (double x : shares) mean += x / chains;
+  for (double x : shares) var += (x - mean) * (x - mean) / (chains - 1);
+  const double se = std::sqrt(var / chains);
+  std::ostringstream per_chain;
+  for (int c = 0; c < chains; ++c)
+    per_chain << " [" << shares[static_cast<std::size_t>(c)] << ", " << crossings[static_cast<std::size_t>(c)]
+              << " crossings; without the move " << control_shares[static_cast<std::size_t>(c)] << ", "
+              << control_crossings[static_cast<std::size_t>(c)] << "]";
+  INFO("share beyond the valley " << mean << " (se " << se << " over " << chains << " chains):" << per_chain.str());
+  for (int x : crossings) CHECK(x >= 20);
+  // Four standard errors of the chains' mean share (t with 7 degrees of freedom: two-sided p ~ 0.005), plus 0.02 for
+  // the difference between this marginal and Gibbs-SS's target (its conditionals of theta given the total and of the
+  // sums given theta are the CLT model's only approximately).
+  CHECK(std::abs(mean - p_beyond) <= 4.0 * se + 0.02);
+  for (int x : control_crossings) CHECK(x == 0);
 }
 
 TEST_CASE("truncated normal: the cheating naive is rejected at n = 1000, epsilon = 0.1",
