@@ -153,15 +153,15 @@ privpost::inference_result run_chains(Make make, const options& o, const privpos
   auto e = run_on(privpost::this_process{});
 #endif
   if (o.target_ess > 0.0)
-    std::fprintf(
-        stderr, "privpost-infer: --target-ess %g: %s after %lld sweeps per chain (%d round%s; %lld draws per chain kept)\n",
-        o.target_ess, e.reached ? "reached" : "NOT reached (raise --max-sweeps)", static_cast<long long>(e.sweeps_per_chain),
-        e.rounds, e.rounds == 1 ? "" : "s", static_cast<long long>(e.result.draws.draws_per_chain()));
+    std::fprintf(stderr, "%s: --target-ess %g: %s after %lld sweeps per chain (%d round%s; %lld draws per chain kept)\n",
+                 tool_name(o), o.target_ess, e.reached ? "reached" : "NOT reached (raise --max-sweeps)",
+                 static_cast<long long>(e.sweeps_per_chain), e.rounds, e.rounds == 1 ? "" : "s",
+                 static_cast<long long>(e.result.draws.draws_per_chain()));
   else if (ro.target)
     std::fprintf(stderr,
-                 "privpost-infer: chains run until R-hat <= %g%s: %s after %lld sweeps per chain (%d round%s; %lld draws "
+                 "%s: chains run until R-hat <= %g%s: %s after %lld sweeps per chain (%d round%s; %lld draws "
                  "per chain kept)\n",
-                 ro.target->max_rhat,
+                 tool_name(o), ro.target->max_rhat,
                  ro.target->min_ess > 0.0
                      ? (" and bulk and tail ESS >= " + std::to_string(static_cast<long long>(ro.target->min_ess))).c_str()
                      : "",
@@ -319,7 +319,7 @@ int run(const Prior& prior, const Mechanism& mechanism, const privpost::tools::r
   using privpost::sampler_kind;
   const sampler_kind kind = automatic ? privpost::default_sampler<family>(rec.n) : privpost::sampler_kind_from_string(o.method);
   const std::string method = privpost::to_string(kind);
-  privpost::tools::progress_line progress("privpost-infer: sweeps");
+  privpost::tools::progress_line progress(std::string(tool_name(o)) + ": sweeps");
   auto tick = [&](const privpost::inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
   std::vector<std::pair<std::string, privpost::inference_result>> results;
   // The library builds the sampler the kind names (samplers/sampler_policy.hpp visit_sampler); the model table has

@@ -117,9 +117,9 @@ void glm_cost_estimate(const Eigen::VectorXd& z, const release_record& rec, int 
   const double typical = per_gradient * transitions * 64.0 / (o.parallel ? std::min(2.0, static_cast<double>(o.chains)) : 1.0);
   const double worst = typical * std::ldexp(1.0, max_depth) / 64.0;
   std::fprintf(stderr,
-               "privpost-infer: %s with %d covariate(s): %lld parameters; one gradient takes %.3g ms; %.0f transitions: "
+               "%s: %s with %d covariate(s): %lld parameters; one gradient takes %.3g ms; %.0f transitions: "
                "about %s (up to %s at the maximum tree depth)\n",
-               rec.model.c_str(), d, static_cast<long long>(u.size()), 1e3 * per_gradient, transitions,
+               tool_name(o), rec.model.c_str(), d, static_cast<long long>(u.size()), 1e3 * per_gradient, transitions,
                format_duration(typical).c_str(), format_duration(worst).c_str());
   if (typical > 60.0 * o.max_minutes)
     throw std::invalid_argument("the run is estimated at " + format_duration(typical) + " (" + std::to_string(u.size()) +
@@ -186,7 +186,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   nuts.curvature_start = true;  // the GLM models start near the bulk (moment start): see nuts_options
   const inference_options io = driver_options(o);
   glm_cost_estimate<Model>(z, rec, d, prior, design, o, nuts.max_depth, laplace ? rec.noise : gaussian_sigma);
-  tools::progress_line progress("privpost-infer: transitions");
+  tools::progress_line progress(std::string(tool_name(o)) + ": transitions");
   auto tick = [&](const inference_progress& pr) { progress(static_cast<long>(pr.done), static_cast<long>(pr.total)); };
   auto make = [&](double model_sigma) {
     return [&, model_sigma](auto& g) { return nuts_sampler<Model>(Model(z, rec.n, model_sigma, d, prior, design), nuts, g); };
@@ -214,7 +214,7 @@ int run_glm_with(const release_record& rec, const options& o, const std::string&
   }
   if (o.compare_naive && !interrupt_requested()) {
     // The naive posterior can take longer than the noise-aware one (its geometry is narrower): it has its own progress.
-    tools::progress_line naive_progress("privpost-infer: naive (comparison) transitions");
+    tools::progress_line naive_progress(std::string(tool_name(o)) + ": naive (comparison) transitions");
     auto naive_tick = [&](const inference_progress& pr) {
       naive_progress(static_cast<long>(pr.done), static_cast<long>(pr.total));
     };

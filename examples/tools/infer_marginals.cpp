@@ -209,7 +209,7 @@ int run_marginals(const std::vector<release_record>& recs, const options& o) {
     throw std::invalid_argument("privpost-synthesize: " + std::to_string(cells) + " cells x " + std::to_string(o.chains) +
                                 " chains x " + std::to_string(longest_draws) +
                                 " draws would keep more than 1 GiB of cell probabilities; accepted: fewer --draws or --chains");
-  tools::progress_line progress("privpost-infer: sweeps");
+  tools::progress_line progress(std::string(tool_name(o)) + ": sweeps");
   auto tick = [&](const privpost::inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
   // --output-dir's files get the reported columns as they are made (privpost-synthesize's cells follow them).
   stream_as stream{"records", names};

@@ -62,6 +62,9 @@ struct options {
   int synthetic_digits = 0;
 };
 
+/// The program's name for its messages: privpost-synthesize runs privpost-infer's inference (synthetic_sets > 0).
+inline const char* tool_name(const options& o) { return o.synthetic_sets > 0 ? "privpost-synthesize" : "privpost-infer"; }
+
 /// Exit status when --strict and the diagnostics warned.
 inline constexpr int strict_exit_status = 3;
 

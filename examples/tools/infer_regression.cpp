@@ -93,7 +93,7 @@ int run_regression_with(const privpost::tools::release_record& rec, const option
   double moment_shrinkage = 0.0;  // --moments noisy: the weight valid_covariate_moments gave the normal reference
   const inference_options io = driver_options(o);
   const std::optional<convergence_target> until = until_warning_thresholds(o, io, regression_until_rounds);
-  tools::progress_line progress("privpost-infer: sweeps");
+  tools::progress_line progress(std::string(tool_name(o)) + ": sweeps");
   auto tick = [&](const inference_progress& pr) { progress(static_cast<long>(pr.done), static_cast<long>(pr.total)); };
   std::vector<std::string> names;
   for (int k = 0; k < p; ++k)

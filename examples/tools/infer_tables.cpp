@@ -259,9 +259,9 @@ void tables_cost_estimate(Eigen::Index cells, const options& run) {
   const double total = per_sweep * sweeps / at_once;
   const double megabytes = 5.0 * at_once * static_cast<double>(cells) * static_cast<double>(cells) * 8.0 / 1e6;
   std::fprintf(stderr,
-               "privpost-infer: posterior of %lld released cells: about %.3g s a sweep, %.0f sweeps: about %.3g min, some "
+               "%s: posterior of %lld released cells: about %.3g s a sweep, %.0f sweeps: about %.3g min, some "
                "%.0f MB\n",
-               static_cast<long long>(cells), per_sweep, sweeps, total / 60.0, megabytes);
+               tool_name(run), static_cast<long long>(cells), per_sweep, sweeps, total / 60.0, megabytes);
   if (total > 60.0 * run.max_minutes) {
     char what[320];
     std::snprintf(what, sizeof what,
@@ -322,7 +322,7 @@ int sample_tables(const release_record& rec, const options& o, const pairwise_gr
   const tables_run chains = tables_chains(o, shifts);
   options run = chains.run;
   const inference_options io = driver_options(run);
-  progress_line progress("privpost-infer: sweeps");
+  progress_line progress(std::string(tool_name(o)) + ": sweeps");
   auto tick = [&](const inference_progress& p) { progress(static_cast<long>(p.done), static_cast<long>(p.total)); };
   const auto names = cell_names(rec, graph);
   const inference_result r = run_chains(
